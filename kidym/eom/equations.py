@@ -1,0 +1,170 @@
+"""The equations of motion in Cauchy form, ``q̇ = B w + β``, ``M ẇ = F``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+import symengine as se
+import sympy
+
+from kidym.eom.structural import INERTIA_ROUTES, Structural, assemble
+from kidym.eom.system import SystemGraph
+from kidym.model.model import Model
+from kidym.symbolic.graph import Graph
+
+Expr = se.Basic
+
+
+def _to_sympy(expr: Expr) -> sympy.Expr:
+    return sympy.sympify(expr)
+
+
+@dataclass(frozen=True, eq=False)
+class Equations:
+    """Equations of motion of a model, in named (structural) and expanded forms.
+
+    The working form is *structural*: ``mass_matrix_named``, ``forcing_named`` and
+    ``qdot`` are short expressions over the named quantities of ``graph`` (listed
+    in dependency order by :meth:`intermediates`). The SymPy properties
+    ``mass_matrix``, ``forcing``, ``B`` and ``beta`` substitute every name — the
+    swollen form, for small models, tests and printing on request.
+
+    Attributes
+    ----------
+    model : Model
+        The model they were derived from.
+    graph : Graph
+        The named quantities.
+    coordinates : tuple of symengine.Symbol
+        ``q``, shape (n_q,).
+    speeds : tuple of symengine.Symbol
+        ``w``, shape (n_w,).
+    qdot : tuple of Expr
+        ``B w + β``, shape (n_q,).
+    mass_matrix_named : list of list of Expr
+        ``M``, shape (n_w, n_w).
+    forcing_named : list of Expr
+        ``F``, shape (n_w,).
+    energy_named : Expr
+        ``T + Π`` (an output for checking; not used to form the equations).
+    outputs_named : dict of str to Expr
+        The model's requested outputs.
+    inertia : {"full", "principal"}
+        Which inertia route formed them.
+    """
+
+    model: Model
+    graph: Graph
+    coordinates: tuple[se.Symbol, ...]
+    speeds: tuple[se.Symbol, ...]
+    qdot: tuple[Expr, ...]
+    mass_matrix_named: list[list[Expr]]
+    forcing_named: list[Expr]
+    kinetic_energy_named: Expr
+    potential_energy_named: Expr
+    outputs_named: dict[str, Expr]
+    inertia: str
+    principal_moments: dict[str, np.ndarray] = field(default_factory=dict)
+
+    @property
+    def n_q(self) -> int:
+        """Number of coordinates."""
+        return len(self.coordinates)
+
+    @property
+    def n_w(self) -> int:
+        """Number of independent speeds."""
+        return len(self.speeds)
+
+    @property
+    def parameters(self) -> tuple[se.Symbol, ...]:
+        """Parameter symbols in model order."""
+        return tuple(se.Symbol(p.name) for p in self.model.parameters)
+
+    @property
+    def energy_named(self) -> Expr:
+        """``T + Π`` over named quantities."""
+        return self.kinetic_energy_named + self.potential_energy_named
+
+    def roots(self) -> list[Expr]:
+        """Every expression the right-hand side needs: ``q̇``, ``M`` (upper), ``F``."""
+        upper = [self.mass_matrix_named[i][j] for i in range(self.n_w)
+                 for j in range(i, self.n_w)]
+        return [*self.qdot, *upper, *self.forcing_named]
+
+    def intermediates(self, roots: list[Expr] | None = None) -> list[tuple[se.Symbol, Expr]]:
+        """Named quantities needed by ``roots`` (default: the right-hand side), in order."""
+        needed = self.graph.needed(self.roots() if roots is None else roots)
+        return [(s, self.graph.formula(s)) for s in needed]
+
+    # ---------------------------------------------------------- SymPy views
+    def _expand_matrix(self, rows: list[list[Expr]]) -> sympy.Matrix:
+        return sympy.Matrix([[_to_sympy(self.graph.expand(x)) for x in row] for row in rows])
+
+    @cached_property
+    def mass_matrix(self) -> sympy.Matrix:
+        """``M(q, t)`` with every name substituted, shape (n_w, n_w)."""
+        return self._expand_matrix(self.mass_matrix_named)
+
+    @cached_property
+    def forcing(self) -> sympy.Matrix:
+        """``F(q, w, t)`` with every name substituted, shape (n_w, 1)."""
+        return self._expand_matrix([[x] for x in self.forcing_named])
+
+    @cached_property
+    def B(self) -> sympy.Matrix:
+        """``B = ∂q̇/∂w``, shape (n_q, n_w)."""
+        return self._expand_matrix([[self.graph.diff(x, w) for w in self.speeds]
+                                    for x in self.qdot])
+
+    @cached_property
+    def beta(self) -> sympy.Matrix:
+        """``β = q̇|_{w=0}``, shape (n_q, 1)."""
+        zero = {w: 0 for w in self.speeds}
+        return self._expand_matrix([[self.graph.expand(x).xreplace(zero)] for x in self.qdot])
+
+    @cached_property
+    def energy(self) -> sympy.Expr:
+        """Total mechanical energy ``T + Π`` with every name substituted."""
+        return _to_sympy(self.graph.expand(self.energy_named))
+
+    def __repr__(self) -> str:
+        return (f"Equations(model={self.model.name!r}, n_q={self.n_q}, n_w={self.n_w}, "
+                f"named={len(self.graph)})")
+
+
+def derive(model: Model, *, inertia: str = "full") -> Equations:
+    """Form the equations of motion of ``model`` analytically.
+
+    Parameters
+    ----------
+    model : Model
+        A validated model.
+    inertia : {"full", "principal"}
+        Inertia route: the full central tensor in the Euler equations (seed 003
+        eq. (4)), or a constant turn to principal axes by Jacobi rotations (eq. (5)).
+
+    Returns
+    -------
+    Equations
+        ``q̇ = B w + β`` and ``M ẇ = F`` (seed 000 eq. (18)) over named quantities.
+
+    Raises
+    ------
+    DerivationError
+        If the model's formulas cannot be resolved (e.g. a quantity defined through
+        itself) or an unsupported construct is met.
+    """
+    if inertia not in INERTIA_ROUTES:
+        raise ValueError(f"inertia must be one of {INERTIA_ROUTES}, got {inertia!r}")
+    system = SystemGraph(model)
+    st: Structural = assemble(system, inertia=inertia)
+    outputs = {name: system.lookup(name) for name in model.outputs}
+    return Equations(model=model, graph=system.graph, coordinates=system.coordinates,
+                     speeds=system.speeds, qdot=system.qdot,
+                     mass_matrix_named=st.mass_matrix, forcing_named=st.forcing,
+                     kinetic_energy_named=st.kinetic_energy,
+                     potential_energy_named=st.potential_energy, outputs_named=outputs,
+                     inertia=inertia, principal_moments=st.principal_moments)

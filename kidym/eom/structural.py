@@ -1,0 +1,181 @@
+"""Equations of motion by structural matrices (seed 000 eqs. (8)–(9), (14)–(17);
+seed 003 eqs. (2), (4), (5)).
+
+With ``W̃_R``, ``W̃_M`` the partial velocities and angular velocities of each body's
+mass centre (body components, columns ``V_j``, ``Ω_j``) and ``W̃_P`` those of the
+force elements' coordinates, the d'Alembert–Lagrange equations are ::
+
+    U = Σ_b [ W̃_Rᵀ m (a⁰ + W̃_R ẇ) + W̃_Mᵀ (J (ε⁰ + W̃_M ẇ) + ω × J ω) ] − W̃_Pᵀ P = 0
+
+so that ``M = ∂U/∂ẇ = Σ_b m W̃_RᵀW̃_R + W̃_MᵀJW̃_M (+ inertial elements)`` and
+``F = −U|ẇ=0``. No energy is formed. Each body contributes two named 3-vectors,
+``Q = m (Sᵀg − a⁰)`` and ``τ = J ε⁰ + ω × J ω``; ``M`` and ``F`` are short sums
+over named quantities.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import symengine as se
+
+from kidym.eom.principal import jacobi_eigen
+from kidym.eom.system import SystemGraph
+from kidym.errors import DerivationError
+from kidym.kinematics import vectors as vx
+
+Expr = se.Basic
+ZERO = se.Integer(0)
+
+INERTIA_ROUTES = ("full", "principal")
+
+
+@dataclass(frozen=True)
+class Structural:
+    """``M`` and ``F`` over named quantities, plus the energy for checking.
+
+    Attributes
+    ----------
+    mass_matrix : list of list of Expr
+        ``M``, shape (n_w, n_w), symmetric.
+    forcing : list of Expr
+        ``F``, shape (n_w,).
+    kinetic_energy, potential_energy : Expr
+        ``T`` and ``Π`` (gravity, elastic elements, constant forces), outputs only.
+    principal_moments : dict of str to ndarray
+        For bodies turned to principal axes: their principal central moments.
+    """
+
+    mass_matrix: list[list[Expr]]
+    forcing: list[Expr]
+    kinetic_energy: Expr
+    potential_energy: Expr
+    principal_moments: dict[str, np.ndarray]
+
+
+def _principal_axes(system: SystemGraph, name: str, tensor: se.Matrix
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    values = {se.Symbol(k): v for k, v in system.model.parameter_values.items()}
+    try:
+        num = np.array([[float(system.graph.expand(system.resolve(tensor[i, j])).subs(values))
+                         for j in range(3)] for i in range(3)])
+    except (RuntimeError, TypeError, ValueError) as exc:
+        raise DerivationError(
+            f"body `{name}`: the principal-axes route needs a numeric inertia tensor; "
+            "use inertia='full' for symbolic products of inertia") from exc
+    return jacobi_eigen(num)
+
+
+def assemble(system: SystemGraph, *, inertia: str = "full") -> Structural:
+    """Form ``M`` and ``F`` of the holonomic-or-not system in the graph's speeds.
+
+    Parameters
+    ----------
+    system : SystemGraph
+        Kinematics of the model.
+    inertia : {"full", "principal"}
+        ``"full"``: Euler equations with the full central tensor (seed 003 eq. (4));
+        ``"principal"``: bodies with products of inertia are turned by a constant
+        ``V`` to principal central axes found by Jacobi rotations (eq. (5)).
+    """
+    if inertia not in INERTIA_ROUTES:
+        raise ValueError(f"inertia must be one of {INERTIA_ROUTES}, got {inertia!r}")
+    g = system.graph
+    speeds = system.speeds
+    index = {w: i for i, w in enumerate(speeds)}
+    n = len(speeds)
+    M = [[ZERO] * n for _ in range(n)]
+    F = [ZERO] * n
+    T = ZERO
+    PI = ZERO
+    moments: dict[str, np.ndarray] = {}
+    gravity = None
+    if system.model.gravity is not None:
+        gravity = [system.resolve(x) for x in system.model.gravity]
+
+    for name, kin in system.bodies.items():
+        c = kin.centre
+        m = system.resolve(kin.body.inertia.mass)
+        tensor = kin.body.inertia.tensor()
+        omega, Omega, eps = c.omega, c.Omega, c.eps
+        if inertia == "principal" and kin.body.inertia.has_products:
+            pm, V = _principal_axes(system, name, tensor)
+            moments[name] = pm
+            Vt = [[se.Float(float(V[j][i])) for j in range(3)] for i in range(3)]
+            omega = [g.define(f"ωP{a}{name}", x) for a, x in zip("XYZ", vx.matvec(Vt, omega))]
+            Omega = {w: [g.define(f"ωP{a}{name}'{w}", x)
+                         for a, x in zip("XYZ", vx.matvec(Vt, om))] for w, om in Omega.items()}
+            eps = [g.define(f"εP{a}{name}", x) for a, x in zip("XYZ", vx.matvec(Vt, eps))]
+            J = [[se.Float(float(pm[i])) if i == j else ZERO for j in range(3)]
+                 for i in range(3)]
+        else:
+            J = [[system.resolve(tensor[i, j]) for j in range(3)] for i in range(3)]
+
+        def jmul(x: list[Expr], J: list[list[Expr]] = J) -> list[Expr]:
+            return vx.matvec(J, x)
+
+        Jomega = jmul(omega)
+        tau = [g.define(f"τ{a}{name}", x)
+               for a, x in zip("XYZ", vx.add(jmul(eps), vx.cross(omega, Jomega)))]
+        lin = vx.scale(-m, c.acc)
+        if gravity is not None:
+            lin = vx.add(lin, vx.scale(m, vx.tmatvec(c.S, gravity)))
+            PI -= m * vx.dot(gravity, kin.position)
+        Q = [g.define(f"Q{a}{name}", x) for a, x in zip("XYZ", lin)]
+        JOmega = {w: [g.define(f"JΩ{a}{name}'{w}", x) for a, x in zip("XYZ", jmul(om))]
+                  for w, om in Omega.items()}
+        for w, Vw in c.V.items():
+            F[index[w]] += vx.dot(Vw, Q)
+        for w, Om in Omega.items():
+            F[index[w]] -= vx.dot(Om, tau)
+        for w1 in speeds:
+            i = index[w1]
+            for w2 in speeds[i:]:
+                j = index[w2]
+                term = ZERO
+                if w1 in c.V and w2 in c.V:
+                    term += m * vx.dot(c.V[w1], c.V[w2])
+                if w1 in Omega and w2 in JOmega:
+                    term += vx.dot(Omega[w1], JOmega[w2])
+                if term != 0:
+                    M[i][j] += term
+        T += (m * vx.dot(c.v, c.v) + vx.dot(omega, Jomega)) / 2
+
+    for el in system.model.elements:
+        p = system.lookup(el.coordinate)
+        pdot = g.dt(p)
+        Wp = {w: g.diff(pdot, w) for w in speeds if g.depends_on(pdot, w)}
+        value = system.resolve(el.characteristic)
+        if el.kind == "J":
+            if not g.is_constant(value):
+                raise DerivationError(f"inertial element `{el.name}.{el.coordinate}`: its "
+                                      "characteristic must be constant")
+            prem = g.dt(g.define(f"{el.coordinate}'t", pdot))
+            for w1, a in Wp.items():
+                F[index[w1]] -= a * value * prem
+                for w2, b in Wp.items():
+                    if index[w2] >= index[w1]:
+                        M[index[w1]][index[w2]] += value * a * b
+            T += value * pdot**2 / 2
+            continue
+        if el.kind == "P":
+            force = value
+            if g.is_constant(value):
+                PI -= value * p
+        elif el.kind == "C":
+            force = -value * p
+            if g.is_constant(value):
+                PI += value * p**2 / 2
+        elif el.kind == "D":
+            force = -value * pdot
+        else:
+            raise DerivationError(f"element `{el.name}`: unknown class `{el.kind}`")
+        for w, a in Wp.items():
+            F[index[w]] += a * force
+
+    for i in range(n):
+        for j in range(i):
+            M[i][j] = M[j][i]
+    return Structural(mass_matrix=M, forcing=F, kinetic_energy=T, potential_energy=PI,
+                      principal_moments=moments)

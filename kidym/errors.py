@@ -1,0 +1,140 @@
+"""Domain exceptions and source diagnostics.
+
+Every user-facing problem is one of these classes; each subclasses the builtin
+that matches its nature so that callers may catch either.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Span:
+    """A location in a model source: 1-based line and column, and the end column."""
+
+    line: int
+    column: int
+    end_column: int | None = None
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One located problem in a model source.
+
+    Parameters
+    ----------
+    message : str
+        What is wrong, what was expected, and a suggested fix where one exists.
+    span : Span or None
+        Where it is; ``None`` for problems of the model as a whole.
+    severity : {"error", "warning"}
+        Errors stop the pipeline; warnings are reported and the work goes on.
+    """
+
+    message: str
+    span: Span | None = None
+    severity: str = "error"
+
+    def format(self, filename: str, source: str | None) -> str:
+        """Render as ``FILE:LINE:COL: severity: message`` plus the line and a caret."""
+        if self.span is None:
+            return f"{filename}: {self.severity}: {self.message}"
+        head = f"{filename}:{self.span.line}:{self.span.column}: {self.severity}: {self.message}"
+        if not source:
+            return head
+        lines = source.splitlines()
+        if not 1 <= self.span.line <= len(lines):
+            return head
+        text = lines[self.span.line - 1].expandtabs(1)
+        width = 1
+        if self.span.end_column and self.span.end_column > self.span.column:
+            width = self.span.end_column - self.span.column
+        caret = " " * (self.span.column - 1) + "^" + "~" * (width - 1)
+        return f"{head}\n    {text}\n    {caret}"
+
+
+class ParseError(ValueError):
+    """The model text is not valid KiDyM language; carries all located diagnostics.
+
+    Attributes
+    ----------
+    filename, source : str
+        Where the text came from and the text itself.
+    diagnostics : list of Diagnostic
+        Every error (and warning) found in the file, in source order.
+    """
+
+    def __init__(self, diagnostics: list[Diagnostic], *, filename: str = "<string>",
+                 source: str | None = None) -> None:
+        self.diagnostics = list(diagnostics)
+        self.filename = filename
+        self.source = source
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        """All diagnostics, each formatted with its caret line."""
+        return "\n".join(d.format(self.filename, self.source) for d in self.diagnostics)
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        """Only the diagnostics of severity ``error``."""
+        return [d for d in self.diagnostics if d.severity == "error"]
+
+
+class ModelError(ParseError):
+    """The text parses but does not describe a valid mechanical model.
+
+    Same attributes as :class:`ParseError` (it is one: a located problem of the
+    model source); raised by validation, which collects every problem first.
+    """
+
+
+class DerivationError(ValueError):
+    """The equations of motion cannot be formed (e.g. a structural inconsistency)."""
+
+
+class CompileError(RuntimeError):
+    """The C compiler is missing or failed; carries the command and its output."""
+
+    def __init__(self, message: str, *, command: list[str] | None = None,
+                 output: str = "") -> None:
+        self.command = command or []
+        self.output = output
+        text = message
+        if command:
+            text += "\ncommand: " + " ".join(command)
+        if output:
+            text += "\n" + output
+        super().__init__(text)
+
+
+class SimulationError(RuntimeError):
+    """Integration failed; names the time, the state and what to try.
+
+    Attributes
+    ----------
+    time : float
+        Model time at which the failure happened.
+    state : dict of str to float
+        The state there, by name.
+    """
+
+    def __init__(self, message: str, *, time: float, state: dict[str, float],
+                 hint: str = "") -> None:
+        self.time = time
+        self.state = dict(state)
+        self.hint = hint
+        shown = ", ".join(f"{k}={v:.6g}" for k, v in list(self.state.items())[:12])
+        if len(self.state) > 12:
+            shown += ", …"
+        text = f"{message} at t = {time:.9g}\n  state: {shown}"
+        if hint:
+            text += f"\n  try: {hint}"
+        super().__init__(text)
+
+
+def source_name(path: str | Path | None) -> str:
+    """Display name of a source for diagnostics."""
+    return "<string>" if path is None else str(path)

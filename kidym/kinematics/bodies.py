@@ -1,0 +1,266 @@
+"""Kinematics of rigid bodies from their transform chains, as named quantities.
+
+For every elementary transform the frame's state is carried forward recursively,
+as a symbolic Newton–Euler pass would (SPEC §2, "Staying compact"):
+
+* ``S`` (fixed ← frame) and the origin position in the fixed frame,
+* the angular velocity ``ω`` and the origin velocity ``v`` in *frame* components,
+* their partial derivatives by each independent speed, ``Ω_j = ∂ω/∂w_j`` and
+  ``V_j = ∂v/∂w_j`` — the columns of the structural matrices ``W̃_M``, ``W̃_R``
+  (seed 000 eqs. (14)–(15), in body components),
+* the velocity-product parts of the accelerations, ``ε⁰`` and ``a⁰``, so that
+  ``ε = Σ Ω_j ẇ_j + ε⁰`` and ``a = Σ V_j ẇ_j + a⁰``.
+
+Every component is a named quantity of the :class:`~kidym.symbolic.Graph`.
+Rotation about an axis ``e`` by ``θ`` (child components, ``R`` parent ← child)::
+
+    ω' = Rᵀω + e θ̇      Ω'_j = RᵀΩ_j + e ∂θ̇/∂w_j     ε⁰' = Rᵀε⁰ + (Rᵀω)×e θ̇ + e θ̈⁰
+
+Shift by ``d`` (same orientation)::
+
+    v' = v + ω×d + ḋ     V'_j = V_j + Ω_j×d + ∂ḋ/∂w_j
+    a⁰' = a⁰ + ε⁰×d + ω×(ω×d) + 2ω×ḋ + d̈⁰
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import symengine as se
+
+from kidym.errors import DerivationError
+from kidym.kinematics import names
+from kidym.kinematics import vectors as vx
+from kidym.kinematics.rotations import AXES, axis_rotation, quaternion_rotation, unit
+from kidym.model.model import Body, Transform
+from kidym.symbolic.graph import Graph
+
+Expr = se.Basic
+ZERO = se.Integer(0)
+
+
+@dataclass(frozen=True)
+class Frame:
+    """Kinematic state of one frame (see module docstring for the symbols)."""
+
+    S: list[list[Expr]]
+    origin: list[Expr]
+    omega: list[Expr]
+    Omega: dict[se.Symbol, list[Expr]]
+    eps: list[Expr]
+    v: list[Expr]
+    V: dict[se.Symbol, list[Expr]]
+    acc: list[Expr]
+
+
+def fixed_frame() -> Frame:
+    """The fixed (inertial) frame."""
+    one = se.Integer(1)
+    eye = [[one if i == j else ZERO for j in range(3)] for i in range(3)]
+    z = [ZERO, ZERO, ZERO]
+    return Frame(S=eye, origin=list(z), omega=list(z), Omega={}, eps=list(z), v=list(z), V={},
+                 acc=list(z))
+
+
+@dataclass(frozen=True)
+class BodyKinematics:
+    """Kinematics of one body, all in named quantities.
+
+    Attributes
+    ----------
+    frame : Frame
+        The body frame (end of the record's second section).
+    centre : Frame
+        The central frame (end of the third section's transforms); its ``v``, ``V``,
+        ``acc`` are the mass-centre velocity, partial velocities and acceleration
+        remainder, its ``omega``, ``Omega``, ``eps`` the body's angular ones, all in
+        central-frame components.
+    position : list of Expr
+        Mass-centre position ``XC, YC, ZC`` in the fixed frame.
+    """
+
+    body: Body
+    frame: Frame
+    centre: Frame
+    position: list[Expr]
+    generated: dict[str, Expr] = field(default_factory=dict)
+
+
+class BodyBuilder:
+    """Carries frames through transform chains inside one :class:`Graph`.
+
+    Parameters
+    ----------
+    graph : Graph
+        Where named quantities go.
+    resolve : callable
+        Maps a model formula to a graph expression (substitutes definitions).
+    """
+
+    def __init__(self, graph: Graph, resolve) -> None:
+        self.graph = graph
+        self.resolve = resolve
+        self._trig: dict[Expr, tuple[Expr, Expr]] = {}
+
+    # -------------------------------------------------------------- naming
+    def _vec(self, label: str, comps: list[Expr], tags: tuple[str, str, str]) -> list[Expr]:
+        return [self.graph.define(f"{tag}{label}", c) for tag, c in zip(tags, comps)]
+
+    def _name(self, f: Frame, label: str) -> Frame:
+        g = self.graph
+        S = [[g.define(f"S{i + 1}{j + 1}{label}", f.S[i][j]) for j in range(3)] for i in range(3)]
+        xyz = ("X", "Y", "Z")
+        return Frame(
+            S=S,
+            origin=self._vec(label, f.origin, ("XO", "YO", "ZO")),
+            omega=self._vec(label, f.omega, ("ωX", "ωY", "ωZ")),
+            Omega={w: self._vec(f"{label}'{w}", c, ("ωX", "ωY", "ωZ"))
+                   for w, c in f.Omega.items() if not vx.is_zero(c)},
+            eps=self._vec(label, f.eps, ("εX", "εY", "εZ")),
+            v=self._vec(label, f.v, tuple(f"v{a}" for a in xyz)),
+            V={w: self._vec(f"{label}'{w}", c, tuple(f"v{a}" for a in xyz))
+               for w, c in f.V.items() if not vx.is_zero(c)},
+            acc=self._vec(label, f.acc, tuple(f"a{a}" for a in xyz)),
+        )
+
+    def _trig_of(self, angle: Expr, label: str) -> tuple[Expr, Expr]:
+        if angle not in self._trig:
+            c, s = se.cos(angle), se.sin(angle)
+            if not (c.is_Number and s.is_Number):
+                c = self.graph.define(f"cos{label}", c)
+                s = self.graph.define(f"sin{label}", s)
+            self._trig[angle] = (c, s)
+        return self._trig[angle]
+
+    # --------------------------------------------------------- elementary steps
+    def _speed_partials(self, rate: Expr) -> dict[se.Symbol, Expr]:
+        g = self.graph
+        deps = g.dependencies(rate)
+        return {w: g.diff(rate, w) for w in g.speeds if w in deps}
+
+    def shift(self, f: Frame, d: list[Expr], label: str) -> Frame:
+        """Translate the frame origin by ``d`` (frame components)."""
+        if vx.is_zero(d):
+            return f
+        g = self.graph
+        for x in d:
+            if any(w in g.dependencies(x) for w in g.speeds):
+                raise DerivationError(f"a shift of `{label}` depends on a speed; shifts must be "
+                                      "functions of coordinates and time")
+        dd = [g.dt(x) for x in d]
+        ddd = [g.dt(x) for x in dd]
+        partials = [self._speed_partials(x) for x in dd]
+        V = {w: list(c) for w, c in f.V.items()}
+        for w, om in f.Omega.items():
+            V[w] = vx.add(V.get(w, [ZERO] * 3), vx.cross(om, d))
+        for i, p in enumerate(partials):
+            for w, val in p.items():
+                V.setdefault(w, [ZERO] * 3)
+                V[w][i] = V[w][i] + val
+        wxd = vx.cross(f.omega, d)
+        acc = vx.add(vx.add(f.acc, vx.cross(f.eps, d)), vx.cross(f.omega, wxd))
+        acc = vx.add(vx.add(acc, vx.scale(2, vx.cross(f.omega, dd))), ddd)
+        new = replace(f, origin=vx.add(f.origin, vx.matvec(f.S, d)),
+                      v=vx.add(vx.add(f.v, wxd), dd), V=V, acc=acc)
+        return self._name(new, label)
+
+    def rotate(self, f: Frame, R: list[list[Expr]], axis: str | None, angle: Expr | None,
+               label: str) -> Frame:
+        """Turn the frame by the constant-or-angle rotation ``R`` (parent ← child).
+
+        ``axis``/``angle`` give the relative angular velocity ``e θ̇``; for a rotation
+        whose relative angular velocity is given otherwise (quaternions) pass
+        ``None`` and add it with :meth:`add_relative_rate`.
+        """
+        g = self.graph
+
+        def tm(x: list[Expr]) -> list[Expr]:  # parent → child components
+            return vx.tmatvec(R, x)
+
+        omega_p = tm(f.omega)
+        omega = list(omega_p)
+        Omega = {w: tm(c) for w, c in f.Omega.items()}
+        eps = tm(f.eps)
+        if angle is not None and not g.is_constant(angle):
+            k = AXES[axis]
+            rate = g.dt(angle)
+            rate_named = g.define(f"{label}'t", rate)
+            omega[k] = omega[k] + rate_named
+            for w, val in self._speed_partials(rate).items():
+                Omega.setdefault(w, [ZERO] * 3)
+                Omega[w][k] = Omega[w][k] + val
+            e = unit(axis)
+            eps = vx.add(eps, vx.scale(rate_named, vx.cross(omega_p, e)))
+            eps[k] = eps[k] + g.dt(rate_named)
+        new = Frame(S=vx.matmul(f.S, R), origin=f.origin, omega=omega, Omega=Omega, eps=eps,
+                    v=tm(f.v), V={w: tm(c) for w, c in f.V.items()}, acc=tm(f.acc))
+        return self._name(new, label)
+
+    # ------------------------------------------------------------------ chains
+    def chain(self, start: Frame, transforms: tuple[Transform, ...], body: str,
+              final_label: str, step_prefix: str) -> Frame:
+        """Apply a record's transforms; the last frame gets ``final_label``."""
+        f = start
+        pending = [ZERO, ZERO, ZERO]
+        steps = 0
+
+        def label() -> str:
+            nonlocal steps
+            steps += 1
+            return f"{step_prefix}{body}#{steps}"
+
+        for tr in transforms:
+            if tr.kind == "S":
+                pending[AXES[tr.axis]] += self.resolve(tr.args[0])
+                continue
+            f = self.shift(f, pending, label())
+            pending = [ZERO, ZERO, ZERO]
+            if tr.kind == "R":
+                angle = self.resolve(tr.args[0])
+                c, s = self._trig_of(angle, f"{step_prefix}{body}#{steps + 1}")
+                f = self.rotate(f, axis_rotation(tr.axis, c, s), tr.axis, angle, label())
+            else:
+                raise DerivationError(
+                    f"body `{body}`: quaternion transforms Q(…) are not supported yet")
+        f = self.shift(f, pending, label())
+        return self._name(f, final_label) if steps else f
+
+    def body(self, body: Body, base: Frame) -> BodyKinematics:
+        """Kinematics of ``body`` whose record starts in frame ``base``."""
+        frame = self.chain(base, body.transforms, body.name, body.name, "")
+        centre = self.chain(frame, body.central, body.name, "C" + body.name, "C")
+        generated: dict[str, Expr] = {}
+        for i in range(3):
+            for j in range(3):
+                generated[f"S{i + 1}{j + 1}{body.name}"] = frame.S[i][j]
+        for k, tag in enumerate(names.ORIGIN):
+            generated[tag + body.name] = frame.origin[k]
+        for k, tag in enumerate(names.CENTRE):
+            generated[tag + body.name] = centre.origin[k]
+        for k, tag in enumerate(names.OMEGA):
+            generated[tag + body.name] = centre.omega[k]
+        self._register(centre)
+        if frame is not centre:
+            self._register(frame)
+        return BodyKinematics(body=body, frame=frame, centre=centre,
+                              position=list(centre.origin), generated=generated)
+
+    def _register(self, f: Frame) -> None:
+        """Tell the graph the rates and partials the recursion already knows."""
+        g = self.graph
+        fixed_v = vx.matvec(f.S, f.v)
+        for k in range(3):
+            for sym, rate in ((f.origin[k], fixed_v[k]), (f.omega[k], f.eps[k]),
+                              (f.v[k], f.acc[k] - vx.cross(f.omega, f.v)[k])):
+                if sym.is_Symbol and sym in g:
+                    g.set_rate(sym, rate)
+            for comps, partials in ((f.omega, f.Omega), (f.v, f.V)):
+                if comps[k].is_Symbol and comps[k] in g:
+                    for w in g.speeds:
+                        part = partials.get(w)
+                        g.set_partial(comps[k], w, part[k] if part is not None else ZERO)
+
+
+def quaternion_matrix(components: tuple[Expr, ...]) -> list[list[Expr]]:
+    """Rotation matrix of a body record's ``Q(λ0, λ1, λ2, λ3)`` (parent ← child)."""
+    return quaternion_rotation(*components)

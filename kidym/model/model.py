@@ -1,0 +1,257 @@
+"""The validated, immutable mechanical model (SPEC §2).
+
+A :class:`Model` is what the parser (or the Python API) produces and every later
+stage consumes. Formulas are SymEngine expressions over :class:`symengine.Symbol`
+named exactly as in the model text; ``t`` is time. Nothing here derives anything:
+kinematics and equations of motion live in :mod:`kidym.kinematics` and
+:mod:`kidym.eom`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Mapping
+
+import symengine as se
+
+from kidym.errors import Span
+
+Expr = se.Basic
+
+#: The symbol of time in every model.
+TIME = se.Symbol("t")
+
+#: Element class letters (KiDyM ``КОДИРОВКА`` default ``JDCP``): inertial,
+#: dissipative, elastic and force elements.
+ELEMENT_KINDS = {"J": "inertial", "D": "dissipative", "C": "elastic", "P": "force"}
+
+
+@dataclass(frozen=True)
+class Transform:
+    """One elementary transform of a body record.
+
+    Parameters
+    ----------
+    kind : {"R", "S", "Q"}
+        Rotation about an axis, shift along an axis, or a quaternion rotation.
+    axis : {"x", "y", "z"} or None
+        The axis of ``R``/``S``; ``None`` for ``Q``.
+    args : tuple of Expr
+        One angle (radians) or distance; four quaternion components for ``Q``.
+        A rotation written with a plain numeric literal (``Rx(90)``) is in degrees,
+        as in the original KiDyM; the parser has already converted it to radians.
+    span : Span or None
+        Source location, for messages.
+    """
+
+    kind: str
+    axis: str | None
+    args: tuple[Expr, ...]
+    span: Span | None = None
+
+    def __post_init__(self) -> None:
+        assert self.kind in ("R", "S", "Q"), self.kind
+        assert (self.axis is None) == (self.kind == "Q")
+
+
+@dataclass(frozen=True)
+class Inertia:
+    """Mass and central inertia tensor of a body in its central frame.
+
+    The tensor is ``[[Jx, -Jxy, -Jxz], [-Jxy, Jy, -Jyz], [-Jxz, -Jyz, Jz]]``:
+    products of inertia are the positive integrals ``Jxy = ∫ x y dm`` (seed 003,
+    eq. (4)).
+    """
+
+    mass: Expr
+    jx: Expr
+    jy: Expr
+    jz: Expr
+    jxy: Expr = se.Integer(0)
+    jyz: Expr = se.Integer(0)
+    jxz: Expr = se.Integer(0)
+
+    @property
+    def has_products(self) -> bool:
+        """Whether any product of inertia is not identically zero."""
+        return any(p != 0 for p in (self.jxy, self.jyz, self.jxz))
+
+    def tensor(self) -> se.Matrix:
+        """The 3×3 central inertia tensor as a SymEngine matrix."""
+        return se.Matrix([[self.jx, -self.jxy, -self.jxz],
+                          [-self.jxy, self.jy, -self.jyz],
+                          [-self.jxz, -self.jyz, self.jz]])
+
+
+@dataclass(frozen=True)
+class Body:
+    """A rigid-body record ``Name[~Base] | transforms | [central transforms,] inertia;``.
+
+    Parameters
+    ----------
+    name : str
+        Body name; generated quantities are suffixed with it (``S11Name``, ``ωXName``).
+    base : str or None
+        Body in whose frame ``transforms`` start; ``None`` means the fixed frame.
+    transforms : tuple of Transform
+        From the base frame to the body frame (record forms (1) and (6) of seed 003).
+    central : tuple of Transform
+        From the body frame to its central (centre-of-mass) frame (form (6));
+        empty in form (1), where the body frame is the central frame.
+    inertia : Inertia
+        Mass and central tensor.
+    """
+
+    name: str
+    base: str | None
+    transforms: tuple[Transform, ...]
+    central: tuple[Transform, ...]
+    inertia: Inertia
+    span: Span | None = None
+
+
+@dataclass(frozen=True)
+class Element:
+    """A force or inertial element ``<class><label>.<coordinate> = <characteristic>``.
+
+    Parameters
+    ----------
+    name : str
+        Full element name as written, e.g. ``P1`` or ``Cspring``.
+    kind : {"J", "D", "C", "P"}
+        Inertial (adds ``c·p̈`` to the inertia forces), dissipative (force
+        ``−c·ṗ``), elastic (force ``−c·p``) or force (force ``c``).
+    coordinate : str
+        Name of the variable whose formula is the element's structure ``p(q, t)``.
+    characteristic : Expr
+        The value ``c``.
+    """
+
+    name: str
+    kind: str
+    coordinate: str
+    characteristic: Expr
+    span: Span | None = None
+
+
+@dataclass(frozen=True)
+class Definition:
+    """A named formula ``name = formula;`` that is not a plain parameter value.
+
+    Dependent coordinates (``zC = R - sqrt(...)``), derived constants
+    (``a = r/(R-r)``) and any named expression. Substituted through the chain rule.
+    """
+
+    name: str
+    expr: Expr
+    unit: str | None = None
+    span: Span | None = None
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """A parameter with a numeric value (``m = 1;``), changeable at run time."""
+
+    name: str
+    value: float
+    unit: str | None = None
+    span: Span | None = None
+
+
+@dataclass(frozen=True)
+class VelocityDefinition:
+    """A velocity given by a formula, ``xC't = …;``: a dependent velocity."""
+
+    coordinate: str
+    expr: Expr
+    span: Span | None = None
+
+
+@dataclass(frozen=True)
+class Model:
+    """A validated, immutable mechanical model.
+
+    Attributes
+    ----------
+    name : str
+        Model name (file stem, or ``"model"``).
+    source : str or None
+        The model text it came from.
+    parameters : tuple of Parameter
+        Named numeric values (runtime vector of the generated code).
+    definitions : tuple of Definition
+        Named formulas in dependency order.
+    bodies : tuple of Body
+        Rigid bodies, bases before the bodies built on them.
+    elements : tuple of Element
+        Force and inertial elements.
+    coordinates : tuple of str
+        Generalized coordinates ``q`` in state order.
+    pseudo_velocities : tuple of str
+        User-listed independent pseudo-velocities (empty: ``w = q̇``).
+    velocity_definitions : tuple of VelocityDefinition
+        Dependent velocities ``x't = formula``.
+    gravity : tuple of Expr or None
+        Fixed-frame gravity acceleration applied to every body, or ``None``.
+    initial : Mapping of str to float
+        Initial values by name (coordinates and speeds ``q't``); missing ones are 0.
+    t_start, t_end : float
+        Integration span.
+    outputs : tuple of str
+        Names of expressions to record besides the state.
+    calculation : str or None
+        The requested calculation type (``DYNAMICS``, ``KINEMATICS`` …), canonical
+        English spelling.
+    filename : str
+        Where the source came from, for messages.
+    """
+
+    name: str
+    source: str | None
+    parameters: tuple[Parameter, ...]
+    definitions: tuple[Definition, ...]
+    bodies: tuple[Body, ...]
+    elements: tuple[Element, ...]
+    coordinates: tuple[str, ...]
+    pseudo_velocities: tuple[str, ...] = ()
+    velocity_definitions: tuple[VelocityDefinition, ...] = ()
+    gravity: tuple[Expr, Expr, Expr] | None = None
+    initial: Mapping[str, float] = field(default_factory=dict)
+    t_start: float = 0.0
+    t_end: float = 10.0
+    outputs: tuple[str, ...] = ()
+    calculation: str | None = None
+    filename: str = "<string>"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "initial", MappingProxyType(dict(self.initial)))
+
+    # Lookups -----------------------------------------------------------------
+    def parameters_names(self) -> tuple[str, ...]:
+        """Names of the parameters, in model order."""
+        return tuple(p.name for p in self.parameters)
+
+    @property
+    def parameter_values(self) -> dict[str, float]:
+        """Parameter values by name."""
+        return {p.name: p.value for p in self.parameters}
+
+    def body(self, name: str) -> Body:
+        """The body called ``name``; ``KeyError`` if there is none."""
+        for b in self.bodies:
+            if b.name == name:
+                return b
+        raise KeyError(name)
+
+    def definition(self, name: str) -> Definition | None:
+        """The definition of ``name``, or ``None``."""
+        for d in self.definitions:
+            if d.name == name:
+                return d
+        return None
+
+    @property
+    def dof(self) -> int:
+        """Number of independent speeds (degrees of freedom for holonomic models)."""
+        return len(self.coordinates) - len(self.velocity_definitions) + len(self.pseudo_velocities)

@@ -1,0 +1,1 @@
+"""Showing the results: equations in print, machine-readable forms, plots."""

@@ -1,0 +1,204 @@
+"""Time simulation of the Cauchy form ``q̇ = B w + β``, ``M ẇ = F``."""
+
+from __future__ import annotations
+
+import time as _time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.integrate import solve_ivp
+
+from kidym.eom.equations import Equations, derive
+from kidym.errors import SimulationError
+from kidym.model.model import Model
+from kidym.simulate.numpy_engine import generate_python
+from kidym.simulate.result import Result
+
+ENGINES = ("numpy",)
+METHODS = ("DOP853", "RK45", "RK23", "Radau", "BDF", "LSODA")
+
+
+class _Abort(Exception):
+    """Raised inside the right-hand side to stop the integrator with a diagnosis."""
+
+
+@dataclass(frozen=True)
+class NumpySystem:
+    """The numeric workspace of one model: generated function and its layout.
+
+    Attributes
+    ----------
+    equations : Equations
+        What it evaluates.
+    state_names : tuple of str
+        ``y = [q, w]`` names.
+    output_names : tuple of str
+        Recorded outputs (model outputs, then ``energy``).
+    """
+
+    equations: Equations
+    state_names: tuple[str, ...]
+    output_names: tuple[str, ...]
+    function: object
+    source: str
+
+    @classmethod
+    def build(cls, eq: Equations) -> NumpySystem:
+        """Generate the Python evaluation of ``eq``."""
+        outputs = dict(eq.outputs_named)
+        if "energy" not in outputs:
+            outputs["energy"] = eq.energy_named
+        fn = generate_python(eq, outputs)
+        names = tuple(str(s) for s in (*eq.coordinates, *eq.speeds))
+        return cls(eq, names, tuple(outputs), fn.function, fn.source)
+
+    def parameter_vector(self, overrides: Mapping[str, float] | None = None) -> np.ndarray:
+        """Parameter values in model order, with ``overrides`` applied."""
+        values = self.equations.model.parameter_values
+        for k, v in (overrides or {}).items():
+            if k not in values:
+                raise KeyError(f"`{k}` is not a parameter of model "
+                               f"`{self.equations.model.name}`; parameters: "
+                               + ", ".join(values))
+            values[k] = float(v)
+        return np.array([values[p] for p in values], dtype=float)
+
+    def rhs(self, t: float, y: np.ndarray, p: np.ndarray) -> np.ndarray:
+        """``ẏ = [q̇, M⁻¹F]``; raises :class:`SimulationError` on singular ``M`` or NaN."""
+        qdot, M, F, _ = self.function(t, y, p)
+        try:
+            wdot = np.linalg.solve(M, F)
+        except np.linalg.LinAlgError as exc:
+            raise SimulationError(
+                "the mass matrix is singular", time=t, state=dict(zip(self.state_names, y)),
+                hint="check masses and moments of inertia (a zero moment about an axis "
+                     "that a speed turns makes M singular), or the coordinates chosen") from exc
+        ydot = np.concatenate([qdot, wdot])
+        if not np.all(np.isfinite(ydot)):
+            bad = [n for n, v in zip(self.state_names, ydot) if not np.isfinite(v)]
+            raise SimulationError(
+                "the right-hand side is not finite (NaN or infinity in the rates of "
+                + ", ".join(bad) + ")", time=t, state=dict(zip(self.state_names, y)),
+                hint="look for a formula undefined at this state (sqrt of a negative, "
+                     "division by zero), or a blow-up; shorten t_end or tighten rtol")
+        return ydot
+
+    def outputs(self, t: float, y: np.ndarray, p: np.ndarray) -> np.ndarray:
+        """Output values at one state."""
+        return self.function(t, y, p)[3]
+
+
+def _initial_state(system: NumpySystem, model: Model,
+                   initial: Mapping[str, float] | None) -> np.ndarray:
+    values = dict(model.initial)
+    for k, v in (initial or {}).items():
+        if k not in system.state_names:
+            raise KeyError(f"`{k}` is not a state of model `{model.name}`; the state is "
+                           + ", ".join(system.state_names))
+        values[k] = float(v)
+    return np.array([values.get(n, 0.0) for n in system.state_names], dtype=float)
+
+
+def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = None,
+             t_start: float | None = None, initial: Mapping[str, float] | None = None,
+             parameters: Mapping[str, float] | None = None,
+             t_eval: Sequence[float] | None = None, n_points: int = 501,
+             method: str = "DOP853", rtol: float = 1e-9, atol: float = 1e-12,
+             max_step: float = np.inf, engine: str = "numpy",
+             raise_on_failure: bool = True) -> Result:
+    """Integrate the equations of motion over time.
+
+    Parameters
+    ----------
+    system : Model, Equations or NumpySystem
+        What to simulate; a model is derived first.
+    t_end, t_start : float, optional
+        Span; default the model's (``ВРЕМЯ``/``TIME`` or initial ``t(…)``).
+    initial : mapping of str to float, optional
+        Initial values by state name (``x``, ``x't``) overriding the model's; any
+        state given nowhere starts at 0.
+    parameters : mapping of str to float, optional
+        Parameter values overriding the model's.
+    t_eval : sequence of float, optional
+        Output times (dense output); default ``n_points`` evenly spaced times.
+    method : str
+        A SciPy ``solve_ivp`` method (``DOP853``, ``RK45``, ``Radau``, ``BDF``, …).
+    rtol, atol : float
+        Relative and absolute error tolerances of the adaptive step control.
+    max_step : float
+        Largest step allowed.
+    engine : {"numpy"}
+        Evaluation engine of the right-hand side.
+    raise_on_failure : bool
+        Raise :class:`SimulationError` when integration fails (default), else return
+        the partial result with ``success=False``.
+
+    Returns
+    -------
+    Result
+        Arrays by name: coordinates, speeds, outputs and ``energy``.
+
+    Raises
+    ------
+    SimulationError
+        Singular mass matrix, a non-finite right-hand side, or integrator failure;
+        the message names the time, the state and what to try.
+    """
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    if isinstance(system, Model):
+        system = derive(system)
+    if isinstance(system, Equations):
+        system = NumpySystem.build(system)
+    model = system.equations.model
+    t0 = model.t_start if t_start is None else float(t_start)
+    t1 = model.t_end if t_end is None else float(t_end)
+    if not t1 > t0:
+        raise ValueError(f"t_end ({t1}) must be greater than t_start ({t0})")
+    p = system.parameter_vector(parameters)
+    y0 = _initial_state(system, model, initial)
+    times = np.linspace(t0, t1, n_points) if t_eval is None else np.asarray(t_eval, float)
+    failure: SimulationError | None = None
+
+    def fun(t: float, y: np.ndarray) -> np.ndarray:
+        nonlocal failure
+        try:
+            return system.rhs(t, y, p)
+        except SimulationError as exc:
+            failure = exc
+            raise _Abort from exc
+
+    started = _time.perf_counter()
+    try:
+        sol = solve_ivp(fun, (t0, t1), y0, method=method, t_eval=times, rtol=rtol, atol=atol,
+                        max_step=max_step)
+        ok, status, message, nfev = sol.success, sol.status, sol.message, sol.nfev
+        t_out, y_out = sol.t, sol.y
+        if not ok and raise_on_failure:
+            last = sol.t[-1] if sol.t.size else t0
+            state = sol.y[:, -1] if sol.t.size else y0
+            raise SimulationError(f"the integrator ({method}) failed: {message}", time=last,
+                                  state=dict(zip(system.state_names, state)),
+                                  hint="use a stiff method (method='Radau' or 'BDF'), "
+                                       "loosen rtol/atol, or check the model near this state")
+    except _Abort:
+        assert failure is not None
+        if raise_on_failure:
+            raise failure from None
+        ok, status, message, nfev = False, -1, str(failure), 0
+        t_out, y_out = np.empty(0), np.empty((len(y0), 0))
+    wall = _time.perf_counter() - started
+    values = {n: y_out[i] for i, n in enumerate(system.state_names)}
+    outs = (np.array([system.outputs(t, y_out[:, k], p) for k, t in enumerate(t_out)])
+            if t_out.size else np.empty((0, len(system.output_names))))
+    for i, n in enumerate(system.output_names):
+        if n not in values:
+            values[n] = outs[:, i]
+    return Result(t=t_out, values=values, state_names=system.state_names, success=bool(ok),
+                  status=int(status), message=str(message), nfev=int(nfev),
+                  parameters=dict(zip(model.parameter_values, p.tolist())),
+                  stats={"engine": engine, "method": method, "rtol": rtol, "atol": atol,
+                         "wall_time_s": wall, "max_step": max_step})

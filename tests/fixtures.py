@@ -1,0 +1,61 @@
+"""Canonical mechanisms as small inline model texts, shared by the tests."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from make_chain import chain_text  # examples/chain/make_chain.py (on the pytest path)
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+
+__all__ = ["BIPED_FIG2", "BIPED_FIG3", "DOUBLE_PENDULUM", "EXAMPLES", "chain_text"]
+
+DOUBLE_PENDULUM = """
+m1 = 1.3; m2 = 0.7; l1 = 1.1; l2 = 0.9; g = 9.81;
+Rod1      | Rz(phi1)         | Sx(l1/2), m1, 0, m1*l1^2/12, m1*l1^2/12;
+Rod2~Rod1 | Sx(l1), Rz(phi2) | Sx(l2/2), m2, 0, m2*l2^2/12, m2*l2^2/12;
+GRAVITY := 0, -g, 0;
+"""
+
+#: Seed 003, Fig. 2: the biped's records in the old form (1), character for character.
+FIG2_RECORDS = """Taz |Sx(Ax), Sy(Ay), Sz(Az) | m(mt), Jx(Jtx), Jy(Jty), Jz(Jtz);
+ Mvv~Taz |Sx(Tx-Ax), Sy(Ty-Ay), Sz(Tz+hv-Az) | m(mV), Jx(Jmvx), Jy(Jmvy), Jz(Jmvz);
+ Efl~Taz |Sx(-Ax), Sy(a2L-Ay), Sz(-Az), Ry(psiL), Rz(tetaSL), Sz(-cL), Rx(alfaSL),
+ Sx(Elx), Sy(Ely), Sz(Elz) | m(meL), Jx(Jex), Jy(Jey), Jz(Jez);
+ BdL~Efl |Sx(-Elx), Sy(fL-Ely), Sz(-Elz-eL), Ry(-gammaSL-psiL),
+ Sx(Blx), Sy(Bly), Sz(Blz) | m(mbL), Jx(Jbx), Jy(Jby), Jz(Jbz);
+ GIL~BdL |Sx(-Blx), Sy(-Bly), Sz(-Blz-bL), Ry(betaSL),
+ Sx(Glx), Sy(Gly), Sz(Glz) | m(mgL), Jx(Jgx), Jy(Jgy), Jz(Jgz);
+ GsL~GIL |Sx(kL-Glx), Sy(-Gly), Sz(-Glz-qL), Ry(-nuSL),
+ Sx(Qlx), Sy(Qly), Sz(Qlz) | m(mpL), Jx(Jpx), Jy(Jpy), Jz(Jpz);
+ StL~GsL |Sx(-Qlx), Sy(-Qly), Sz(-Qlz-sL), Rx(epsilonSL),
+ Sx(Slx), Sy(Sly), Sz(Slz) | m(msL), Jx(Jsx), Jy(Jsy), Jz(Jsz);
+ Efr~Taz |Sx(-Ax), Sy(-Ay-a2R), Sz(-Az), Ry(psiR), Rz(-tetaSR), Sz(-cR), Rx(alfaSR),
+ Sx(Erx), Sy(Ery), Sz(Erz) | m(meR), Jx(Jex), Jy(Jey), Jz(Jez);
+ Bdr~Efr |Sx(-Erx), Sy(-fr-Ery), Sz(-Erz-eR), Ry(-gammaSR-psiR),
+ Sx(Brx), Sy(Bry), Sz(Brz) | m(mbR), Jx(Jbx), Jy(Jby), Jz(Jbz);
+ GIR~Bdr |Sx(-Brx), Sy(-Bry), Sz(-Brz-bR), Ry(betaSR),
+ Sx(Grx), Sy(Gry), Sz(Grz) | m(mgR), Jx(Jgx), Jy(Jgy), Jz(Jgz);
+ GsR~GIR |Sx(kR-Grx), Sy(-Gry), Sz(-qR-Grz), Ry(-nuSR),
+ Sx(Qrx), Sy(Qry), Sz(Qrz) | m(mpR), Jx(Jpx), Jy(Jpy), Jz(Jpz);
+ StR~GsR |Sx(-Qrx), Sy(-Qry), Sz(-Qrz-sR), Rx(-epsilonSR),
+ Sx(Srx), Sy(Sry), Sz(Srz) | m(msR), Jx(Jsx), Jy(Jsy), Jz(Jsz);
+"""
+
+
+def _biped_fig3() -> str:
+    return (EXAMPLES / "biped" / "biped.kdm").read_text(encoding="utf-8")
+
+
+def _biped_fig2(fig3: str) -> str:
+    start = fig3.index("Taz |Sx(XO)")
+    end = fig3.index("ОБОБЩЕННЫЕ КООРДИНАТЫ")
+    text = fig3[:start] + FIG2_RECORDS + "\n" + fig3[end:]
+    # the old form has no separate frame origin: drop the XO/YO/ZO definitions
+    return re.sub(r"XO = 0;\s+YO = 0;\s+ZO = 0;", "", text)
+
+
+BIPED_FIG3 = _biped_fig3()
+BIPED_FIG2 = _biped_fig2(BIPED_FIG3)
