@@ -64,9 +64,20 @@ class NumpySystem:
             values[k] = float(v)
         return np.array([values[p] for p in values], dtype=float)
 
+    def evaluate(self, t: float, y: np.ndarray, p: np.ndarray) -> tuple:
+        """``(q̇, M, F, outputs)`` at one state; a math domain fault is a SimulationError."""
+        try:
+            return self.function(float(t), y.tolist(), p.tolist())
+        except (ZeroDivisionError, ValueError, OverflowError) as exc:
+            raise SimulationError(
+                f"a formula cannot be evaluated ({exc})", time=float(t),
+                state=dict(zip(self.state_names, y)),
+                hint="look for a formula undefined at this state (sqrt or log of a negative, "
+                     "division by zero), or a blow-up; shorten t_end or tighten rtol") from exc
+
     def rhs(self, t: float, y: np.ndarray, p: np.ndarray) -> np.ndarray:
         """``ẏ = [q̇, M⁻¹F]``; raises :class:`SimulationError` on singular ``M`` or NaN."""
-        qdot, M, F, _ = self.function(t, y, p)
+        qdot, M, F, _ = self.evaluate(t, y, p)
         try:
             wdot = np.linalg.solve(M, F)
         except np.linalg.LinAlgError as exc:
@@ -86,7 +97,7 @@ class NumpySystem:
 
     def outputs(self, t: float, y: np.ndarray, p: np.ndarray) -> np.ndarray:
         """Output values at one state."""
-        return self.function(t, y, p)[3]
+        return self.evaluate(t, y, p)[3]
 
 
 def _initial_state(system: NumpySystem, model: Model,

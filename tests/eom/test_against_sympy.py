@@ -37,7 +37,7 @@ def test_numpy_engine_matches_kanes_method(label, text, oracle):
         params = _params(rng, eq.model.parameter_values)
         p = system.parameter_vector(params)
         y = np.array([state[n] for n in system.state_names])
-        _, M, F, _ = system.function(0.0, y, p)
+        _, M, F, _ = system.evaluate(0.0, y, p)
         M_ref, F_ref = ref.evaluate({**state, **params})
         np.testing.assert_allclose(M, M_ref, rtol=1e-10, atol=1e-10)
         np.testing.assert_allclose(F, F_ref, rtol=1e-10, atol=1e-10)

@@ -17,8 +17,8 @@ def test_fig2_and_fig3_records_give_the_same_equations():
     rng = np.random.default_rng(9)
     for _ in range(6):
         y = rng.uniform(-1.5, 1.5, 24)
-        _, M2, F2, _ = s2.function(0.0, y, s2.parameter_vector())
-        _, M3, F3, _ = s3.function(0.0, y, s3.parameter_vector())
+        _, M2, F2, _ = s2.evaluate(0.0, y, s2.parameter_vector())
+        _, M3, F3, _ = s3.evaluate(0.0, y, s3.parameter_vector())
         np.testing.assert_allclose(M2, M3, rtol=1e-11, atol=1e-12)
         np.testing.assert_allclose(F2, F3, rtol=1e-11, atol=1e-11)
         assert np.all(np.linalg.eigvalsh(M3) > 0)

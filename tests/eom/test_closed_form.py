@@ -13,7 +13,7 @@ def _mf(text, t, state, **derive_opts):
     eq = kidym.derive(kidym.parse(text), **derive_opts)
     system = NumpySystem.build(eq)
     y = np.array([state[n] for n in system.state_names])
-    _, M, F, _ = system.function(t, y, system.parameter_vector())
+    _, M, F, _ = system.evaluate(t, y, system.parameter_vector())
     return M, F
 
 

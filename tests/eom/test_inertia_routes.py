@@ -20,7 +20,7 @@ def _evaluate(eq, rng, n=6):
     out = []
     for _ in range(n):
         y = rng.uniform(-2, 2, len(system.state_names))
-        _, M, F, _ = system.function(0.0, y, p)
+        _, M, F, _ = system.evaluate(0.0, y, p)
         out.append((M, F))
     return out
 

@@ -1,0 +1,63 @@
+"""Simulation driver: options, failures named with time and state, atomic output."""
+
+import numpy as np
+import pytest
+
+import kidym
+from kidym.simulate.result import write_atomically
+from tests.fixtures import DOUBLE_PENDULUM
+
+
+def test_methods_agree_and_converge():
+    model = kidym.parse(DOUBLE_PENDULUM)
+    init = {"phi1": 0.4, "phi2": -0.3}
+    ref = kidym.simulate(model, t_end=2, initial=init, rtol=1e-12, atol=1e-13)
+    for method in ("RK45", "Radau"):
+        r = kidym.simulate(model, t_end=2, initial=init, method=method, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(r.y, ref.y, atol=1e-6)
+
+
+def test_small_oscillation_period_of_a_physical_pendulum():
+    text = "m = 1; l = 1; Rod | Rz(phi) | Sx(l/2), m, 0, m*l^2/12, m*l^2/12; GRAVITY := g, 0, 0;"
+    r = kidym.simulate(kidym.parse(text), t_end=10, initial={"phi": 1e-4},
+                       t_eval=np.linspace(0, 10, 10001), rtol=1e-11, atol=1e-14)
+    phi = r["phi"]
+    ups = [r.t[k - 1] - phi[k - 1] * (r.t[k] - r.t[k - 1]) / (phi[k] - phi[k - 1])
+           for k in range(1, len(phi)) if phi[k - 1] < 0 <= phi[k]]
+    period = np.diff(ups).mean()
+    # physical pendulum: T = 2π sqrt(I_O / (m g d)), I_O = m l²/3, d = l/2, g = 9.8062
+    assert period == pytest.approx(2 * np.pi * np.sqrt((1 / 3) / (9.8062 / 2)), rel=1e-6)
+
+
+def test_singular_mass_matrix_is_named_with_time_and_state():
+    text = "m = 1; Spin | Rz(phi) | m, 0, 0, 0;"   # a point mass spinning about itself
+    with pytest.raises(kidym.SimulationError, match=r"mass matrix is singular at t = 0") as e:
+        kidym.simulate(kidym.parse(text), t_end=1)
+    assert "phi" in e.value.state and "try:" in str(e.value)
+
+
+def test_non_finite_rhs_is_reported_and_optional():
+    text = "m = 1; Slider | Sx(x) | m, 0, 0, 0; Pf.x = 1/(1 - x);"
+    model = kidym.parse(text)
+    with pytest.raises(kidym.SimulationError, match=r"cannot be evaluated \(.*\) at t = 0"):
+        kidym.simulate(model, t_end=5, initial={"x": 1.0})
+    r = kidym.simulate(model, t_end=5, initial={"x": 1.0}, raise_on_failure=False)
+    assert not r.success
+
+
+def test_unknown_initial_name():
+    with pytest.raises(KeyError, match="not a state"):
+        kidym.simulate(kidym.parse(DOUBLE_PENDULUM), t_end=1, initial={"phi3": 1})
+
+
+def test_atomic_write_leaves_nothing_on_failure(tmp_path):
+    class Boom(str):
+        def __len__(self):
+            raise RuntimeError("boom")
+
+    target = tmp_path / "r.csv"
+    write_atomically(target, "a,b\n")
+    with pytest.raises(TypeError):
+        write_atomically(target, 12345)  # type: ignore[arg-type]
+    assert target.read_text() == "a,b\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["r.csv"]
