@@ -21,8 +21,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "examples" / "chain"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import kidym  # noqa: E402
 from make_chain import chain_text  # noqa: E402
+
+import kidym  # noqa: E402
 
 
 def time_kidym(text: str, repeat: int = 3) -> tuple[float, int]:
@@ -43,9 +44,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--kane-max", type=int, default=10,
                     help="largest n to run KanesMethod for (default 10)")
     args = ap.parse_args(argv)
-    import sympy
     import symengine
-
+    import sympy
     from _kane_chain import time_kane
 
     print(f"python {platform.python_version()}, sympy {sympy.__version__}, "

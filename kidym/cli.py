@@ -98,7 +98,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     energy = result.values.get("energy")
     if energy is not None and energy.size:
         scale = max(abs(energy[0]), 1e-300)
-        print(f"energy drift: max |E - E(0)| / |E(0)| = {abs(energy - energy[0]).max() / scale:.3g}")
+        drift = abs(energy - energy[0]).max() / scale
+        print(f"energy drift: max |E - E(0)| / |E(0)| = {drift:.3g}")
     print(f"results: {csv_path}")
     for p in plots:
         print(f"plot:    {p}")

@@ -9,15 +9,16 @@ kinematics and equations of motion live in :mod:`kidym.kinematics` and
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Mapping
 
 import symengine as se
 
 from kidym.errors import Span
 
 Expr = se.Basic
+_ZERO = se.Integer(0)
 
 #: The symbol of time in every model.
 TIME = se.Symbol("t")
@@ -68,9 +69,9 @@ class Inertia:
     jx: Expr
     jy: Expr
     jz: Expr
-    jxy: Expr = se.Integer(0)
-    jyz: Expr = se.Integer(0)
-    jxz: Expr = se.Integer(0)
+    jxy: Expr = _ZERO
+    jyz: Expr = _ZERO
+    jxz: Expr = _ZERO
 
     @property
     def has_products(self) -> bool:
@@ -250,8 +251,3 @@ class Model:
             if d.name == name:
                 return d
         return None
-
-    @property
-    def dof(self) -> int:
-        """Number of independent speeds (degrees of freedom for holonomic models)."""
-        return len(self.coordinates) - len(self.velocity_definitions) + len(self.pseudo_velocities)

@@ -8,10 +8,10 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
-from kidym.model.model import Model  # noqa: E402
-from kidym.simulate.result import Result, write_atomically  # noqa: E402
+from kidym.model.model import Model
+from kidym.simulate.result import Result, write_atomically
 
 
 def _save(fig, path: Path) -> Path:

@@ -111,5 +111,5 @@ def generate_python(eq: Equations, outputs: dict[str, Expr] | None = None) -> Py
         lines.append("    return qdot, M, F, out")
     source = "\n".join(lines) + "\n"
     namespace = dict(_NAMESPACE)
-    exec(compile(source, f"<kidym:{eq.model.name}>", "exec"), namespace)  # noqa: S102
+    exec(compile(source, f"<kidym:{eq.model.name}>", "exec"), namespace)
     return PythonFunction(source=source, function=namespace["rhs"])

@@ -19,7 +19,7 @@ ENGINES = ("numpy",)
 METHODS = ("DOP853", "RK45", "RK23", "Radau", "BDF", "LSODA")
 
 
-class _Abort(Exception):
+class _AbortError(Exception):
     """Raised inside the right-hand side to stop the integrator with a diagnosis."""
 
 
@@ -180,7 +180,7 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
             return system.rhs(t, y, p)
         except SimulationError as exc:
             failure = exc
-            raise _Abort from exc
+            raise _AbortError from exc
 
     started = _time.perf_counter()
     try:
@@ -195,7 +195,7 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
                                   state=dict(zip(system.state_names, state)),
                                   hint="use a stiff method (method='Radau' or 'BDF'), "
                                        "loosen rtol/atol, or check the model near this state")
-    except _Abort:
+    except _AbortError:
         assert failure is not None
         if raise_on_failure:
             raise failure from None

@@ -1,0 +1,165 @@
+"""Instruction names and calculation types of the KiDyM language, in every spelling.
+
+Instruction names are case-insensitive sequences of words; Russian (the original
+KiDyM), Ukrainian (the 2025 paper) and English spellings are accepted, and `Ё` is
+the same letter as `Е`. Each instruction has one canonical English key; the parser
+and the model builder only ever see keys.
+
+Examples
+--------
+>>> lookup("Обобщенные   координаты")
+'COORDINATES'
+>>> lookup("РАСЧЁТ")
+'CALCULATION'
+>>> closest("ПОКАЗАТ")
+'ПОКАЗАТЬ'
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+
+#: Canonical key → accepted spellings (the first one is shown in messages).
+KEYWORDS: dict[str, tuple[str, ...]] = {
+    # -- implemented -----------------------------------------------------------
+    "COORDINATES": ("ОБОБЩЕННЫЕ КООРДИНАТЫ", "УЗАГАЛЬНЕНІ КООРДИНАТИ", "COORDINATES",
+                    "GENERALIZED COORDINATES"),
+    "PSEUDOVELOCITIES": ("ПСЕВДОСКОРОСТИ", "КВАЗИСКОРОСТИ", "ПСЕВДОШВИДКОСТІ",
+                         "КВАЗІШВИДКОСТІ", "PSEUDOVELOCITIES", "QUASIVELOCITIES"),
+    "INITIAL": ("НАЧАЛЬНЫЕ УСЛОВИЯ", "ПОЧАТКОВІ УМОВИ", "INITIAL", "INITIAL CONDITIONS"),
+    "TIME": ("ВРЕМЯ", "ЧАС", "TIME"),
+    "VARY": ("ВАРЬИРОВАТЬ", "ВАРІЮВАТИ", "VARY"),
+    "SHOW": ("ПОКАЗАТЬ", "ПЕЧАТАТЬ", "ПОКАЗАТИ", "ДРУКУВАТИ", "SHOW"),
+    "GRAVITY": ("ГРАВИТАЦИЯ", "ГРАВІТАЦІЯ", "GRAVITY"),
+    "CALCULATION": ("РАСЧЕТ", "РАСЧЁТ", "РОЗРАХУНОК", "CALCULATION"),
+    "END": ("КОНЕЦ", "КІНЕЦЬ", "END"),
+    # -- recognised, not implemented yet (a warning; the statement is ignored) -----
+    "TASK": ("РАБОТА", "РОБОТА", "TASK"),
+    "AUTHOR": ("ВЫПОЛНИЛ", "ВЫПОЛНИЛА", "ВЫПОЛНИЛИ", "ВИКОНАВ", "ВИКОНАЛА", "ВИКОНАЛИ",
+               "AUTHOR"),
+    "VARIANT": ("ВАРИАНТ", "ВАРІАНТ", "VARIANT"),
+    "QUATERNION": ("КВАТЕРНИОН", "КВАТЕРНІОН", "QUATERNION"),
+    "BODIES": ("ТВЕРДЫЕ ТЕЛА", "ТВЁРДЫЕ ТЕЛА", "ТВЕРДОЕ ТЕЛО", "ТВЁРДОЕ ТЕЛО", "ТВЕРДІ ТІЛА",
+               "ТВЕРДЕ ТІЛО", "BODIES"),
+    "UNITS": ("РАЗМЕРНОСТИ", "ЕДИНИЦЫ ИЗМЕРЕНИЯ", "РОЗМІРНОСТІ", "ОДИНИЦІ ВИМІРЮВАННЯ",
+              "UNITS"),
+    "CODING": ("КОДИРОВКА", "КОДУВАННЯ", "CODING"),
+    "RANGE": ("ДИАПАЗОН", "ДИАПАЗОНЫ", "ДІАПАЗОН", "ДІАПАЗОНИ", "RANGE"),
+    "COMPARE": ("СРАВНИТЬ", "ПОРІВНЯТИ", "COMPARE"),
+    "COMBINE": ("СОВМЕСТИТЬ", "СУМІСТИТИ", "COMBINE"),
+    "ANIMATION": ("АНИМАЦИЯ", "АНИМАЦИЯ3D", "АНІМАЦІЯ", "АНІМАЦІЯ3D", "ANIMATION",
+                  "ANIMATION3D"),
+    "BACKGROUND": ("ФОН", "ФОН3D", "BACKGROUND", "BACKGROUND3D"),
+    "PICTURES": ("РИСУНОК", "РИСУНКИ", "МАЛЮНОК", "МАЛЮНКИ", "PICTURES"),
+    "UNKNOWNS": ("НЕИЗВЕСТНЫЕ", "НЕВІДОМІ", "UNKNOWNS"),
+    "NEW_VALUES": ("НОВЫЕ ЗНАЧЕНИЯ", "НОВІ ЗНАЧЕННЯ", "NEW VALUES"),
+    "WITHDRAW": ("ИЗЪЯТЬ", "ИЗЬЯТЬ", "ВИЛУЧИТИ", "WITHDRAW"),
+    "IK_EQUATIONS": ("УРАВНЕНИЯ", "УРАВНЕНИЕ", "РІВНЯННЯ", "EQUATIONS"),
+    "INITIAL_GUESS": ("НАЧАЛЬНОЕ ПОЛОЖЕНИЕ", "НАЧАЛЬНОЕ ПРИБЛИЖЕНИЕ", "ПОЧАТКОВЕ ПОЛОЖЕННЯ",
+                      "ПОЧАТКОВЕ НАБЛИЖЕННЯ", "INITIAL GUESS"),
+    "LIMITS": ("ОГРАНИЧЕНИЯ", "ОБМЕЖЕННЯ", "LIMITS"),
+    "ANGLES": ("УГЛЫ", "ВСЕ УГЛЫ", "КУТИ", "ВСІ КУТИ", "ANGLES"),
+    "TABLE": ("ТАБЛИЦА", "ТАБЛИЦЯ", "TABLE"),
+    "SMALL": ("СЧИТАТЬ МАЛЫМИ", "ВВАЖАТИ МАЛИМИ", "SMALL"),
+    "STRUCTURES": ("СТРУКТУРЫ", "СТРУКТУРИ", "STRUCTURES"),
+    "MULTIPLY": ("РАЗМНОЖИТЬ", "РОЗМНОЖИТИ", "MULTIPLY"),
+    "ELASTIC_RODS": ("УПРУГИЙ СТЕРЖЕНЬ", "УПРУГИЕ СТЕРЖНИ", "ПРУЖНИЙ СТРИЖЕНЬ",
+                     "ПРУЖНІ СТРИЖНІ", "ELASTIC RODS"),
+    "SHEET": ("ЛИСТ", "АРКУШ", "SHEET"),
+}
+
+#: Instructions that the builder implements.
+IMPLEMENTED = frozenset({"COORDINATES", "PSEUDOVELOCITIES", "INITIAL", "TIME", "VARY", "SHOW",
+                         "GRAVITY", "CALCULATION", "END"})
+
+#: Instructions whose list is parsed as formulas (the rest keep their text raw).
+PARSED_ITEMS = frozenset({"COORDINATES", "PSEUDOVELOCITIES", "INITIAL", "TIME", "VARY",
+                          "SHOW", "GRAVITY", "QUATERNION", "BODIES"})
+
+#: Canonical calculation type → accepted spellings of the value of `РАСЧЕТ`.
+CALCULATIONS: dict[str, tuple[str, ...]] = {
+    "DYNAMICS": ("ДИНАМИКА", "ДИНАМІКА", "DYNAMICS"),
+    "KINEMATICS": ("КИНЕМАТИКА", "КІНЕМАТИКА", "KINEMATICS"),
+    "EQUATIONS": ("ПЕЧАТЬ УРАВНЕНИЙ", "ДРУК РІВНЯНЬ", "EQUATIONS"),
+    # later work (SPEC §3): accepted, with a warning that they are not supported yet
+    "STATICS": ("СТАТИКА", "STATICS"),
+    "KINETOSTATICS": ("КИНЕТОСТАТИКА", "КІНЕТОСТАТИКА", "KINETOSTATICS"),
+    "FREE_VIBRATIONS": ("СВОБОДНЫЕ КОЛЕБАНИЯ", "ВІЛЬНІ КОЛИВАННЯ", "FREE VIBRATIONS"),
+    "INVERSE_KINEMATICS": ("ОБРАТНАЯ ЗАДАЧА КИНЕМАТИКИ", "ОБЕРНЕНА ЗАДАЧА КІНЕМАТИКИ",
+                           "INVERSE KINEMATICS"),
+    "DIAGNOSTICS": ("ДИАГНОСТИКА", "ДІАГНОСТИКА", "DIAGNOSTICS"),
+}
+
+#: Calculation types that later stages implement.
+SUPPORTED_CALCULATIONS = frozenset({"DYNAMICS", "KINEMATICS", "EQUATIONS"})
+
+_SPACES = re.compile(r"\s+")
+
+
+def normalize(name: str) -> str:
+    """Upper-case ``name``, treat `Ё` as `Е` and collapse inner whitespace."""
+    return _SPACES.sub(" ", name.strip()).upper().replace("Ё", "Е")
+
+
+def _index(table: dict[str, tuple[str, ...]]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for key, spellings in table.items():
+        for spelling in spellings:
+            out.setdefault(normalize(spelling), key)
+    return out
+
+
+_KEYWORD_INDEX = _index(KEYWORDS)
+_CALCULATION_INDEX = _index(CALCULATIONS)
+
+
+def lookup(name: str) -> str | None:
+    """Canonical key of the instruction spelt ``name``, or ``None`` if there is none.
+
+    Parameters
+    ----------
+    name : str
+        The instruction name as written (any case, Е or Ё, any inner spacing).
+
+    Returns
+    -------
+    str or None
+        A key of :data:`KEYWORDS`.
+    """
+    return _KEYWORD_INDEX.get(normalize(name))
+
+
+def lookup_calculation(value: str) -> str | None:
+    """Canonical calculation type spelt ``value`` (``"ДИНАМИКА"`` → ``"DYNAMICS"``)."""
+    return _CALCULATION_INDEX.get(normalize(value))
+
+
+def _closest(name: str, table: dict[str, tuple[str, ...]], cutoff: float) -> str | None:
+    wanted = normalize(name)
+    best: tuple[float, str] | None = None
+    for spellings in table.values():
+        for spelling in spellings:
+            ratio = difflib.SequenceMatcher(None, wanted, normalize(spelling)).ratio()
+            if ratio >= cutoff and (best is None or ratio > best[0]):
+                best = (ratio, spelling)
+    return None if best is None else best[1]
+
+
+def closest(name: str) -> str | None:
+    """The accepted instruction spelling nearest to ``name``, for "did you mean".
+
+    Ties go to the spelling listed first in :data:`KEYWORDS`; ``None`` when nothing
+    is reasonably close.
+    """
+    return _closest(name, KEYWORDS, 0.6)
+
+
+def closest_calculation(value: str) -> str | None:
+    """The accepted calculation-type spelling nearest to ``value``, or ``None``."""
+    return _closest(value, CALCULATIONS, 0.6)
+
+
+def spelling(key: str) -> str:
+    """The spelling of instruction ``key`` shown in messages (the first listed)."""
+    return KEYWORDS[key][0]

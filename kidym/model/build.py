@@ -1,0 +1,1065 @@
+"""Statements → validated, immutable :class:`~kidym.model.model.Model`.
+
+Gives the parsed statements their meaning (SPEC §3, ``KIDYM_LANGUAGE.md`` §3):
+
+* ``name = formula`` is a :class:`Parameter` when the formula is a number, else a
+  :class:`Definition`; ``x't = formula`` is a :class:`VelocityDefinition`;
+* ``E.c = formula`` is one :class:`Element` per coordinate;
+* body records become :class:`Body` (transforms, central transforms, inertia);
+* instructions set the coordinate order, pseudo-velocities, initial values, time
+  span, outputs, gravity and calculation type.
+
+Every name a formula uses that the file does not define is classified as in
+KiDyM: listed in ``ПСЕВДОСКОРОСТИ`` → pseudo-velocity; used in a body's position
+or as an element coordinate (directly or through definitions) or given a velocity
+formula → generalized coordinate; otherwise it is a value the file forgot to
+give, which is an error. All problems are collected and reported together.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from fractions import Fraction
+
+import symengine as se
+
+from kidym.errors import Diagnostic, Span
+from kidym.kinematics import names as generated
+from kidym.lang import ast, keywords
+from kidym.lang.formulas import (
+    CONSTANTS,
+    FUNCTIONS,
+    Converter,
+    FormulaError,
+    _short,
+    rational,
+    suggest,
+)
+from kidym.lang.parser import ParsedSource
+from kidym.model.model import (
+    TIME,
+    Body,
+    Definition,
+    Element,
+    Inertia,
+    Model,
+    Parameter,
+    Transform,
+    VelocityDefinition,
+)
+
+Expr = se.Basic
+
+#: KiDyM's predefined gravity acceleration, m/s² (InitCA).
+G_VALUE = 9.8062
+
+#: Transform names of body records → (kind, axis, number of arguments).
+TRANSFORMS: dict[str, tuple[str, str | None, int]] = {
+    "Rx": ("R", "x", 1), "Ry": ("R", "y", 1), "Rz": ("R", "z", 1),
+    "Sx": ("S", "x", 1), "Sy": ("S", "y", 1), "Sz": ("S", "z", 1),
+    "Q": ("Q", None, 4),
+}
+
+#: Named inertia items → field of :class:`Inertia` (products in either order).
+INERTIA_ITEMS: dict[str, str] = {
+    "m": "mass", "Jx": "jx", "Jy": "jy", "Jz": "jz",
+    "Jxy": "jxy", "Jyz": "jyz", "Jxz": "jxz", "Jyx": "jxy", "Jzy": "jyz", "Jzx": "jxz",
+}
+_POSITIONAL = ("mass", "jx", "jy", "jz", "jxy", "jyz", "jxz")
+_LABEL = {"mass": "mass", "jx": "moment of inertia `Jx`", "jy": "moment of inertia `Jy`",
+          "jz": "moment of inertia `Jz`", "jxy": "product of inertia `Jxy`",
+          "jyz": "product of inertia `Jyz`", "jxz": "product of inertia `Jxz`"}
+
+#: Element class letters (KiDyM default coding ``JDCP``).
+ELEMENT_CLASSES = "JDCP"
+
+
+def split_derivative(name: str) -> tuple[str, int]:
+    """``"x't't"`` → ``("x", 2)``: the differentiated name and the derivative order."""
+    order = 0
+    while name.endswith("'t") and len(name) > 2:
+        name = name[:-2]
+        order += 1
+    return name, order
+
+
+@dataclass(frozen=True)
+class _Use:
+    """One use of a name in a formula (or as an element coordinate)."""
+
+    name: str      # canonical, with its 't suffixes
+    base: str
+    order: int
+    span: Span
+    start: int
+    kind: str      # position (body transforms) | structure (element coordinates) | inertia |
+    #                characteristic | definition | velocity | gravity | value
+    where: str     # for messages: "mass of body `Taz`"
+    owner: str | None = None   # the definition whose formula it is in
+
+
+@dataclass
+class _Var:
+    stmt: ast.Variable
+    expr: Expr | None
+    value: float | None
+
+
+class _Builder:
+    def __init__(self, parsed: ParsedSource, filename: str, name: str) -> None:
+        self.parsed = parsed
+        self.filename = filename
+        self.name = name
+        self.diags: list[Diagnostic] = []
+        self.uses: list[_Use] = []
+        self.aliases: dict[str, str] = {}
+        self.owner_of_generated: dict[str, str] = {}
+        self.convert = Converter(self.rename)
+        self.missing: set[str] = set()
+
+    # ------------------------------------------------------------ helpers
+    def error(self, message: str, span: Span | None) -> None:
+        self.diags.append(Diagnostic(message, span))
+
+    def warn(self, message: str, span: Span | None) -> None:
+        self.diags.append(Diagnostic(message, span, "warning"))
+
+    def text(self, node: ast.Node) -> str:
+        return " ".join(self.parsed.source[node.start:node.end].split())
+
+    def rename(self, name: str) -> str:
+        base, order = split_derivative(name)
+        base = self.aliases.get(base, base)
+        return base + "'t" * order
+
+    def line(self, node: ast.Node) -> int:
+        return node.span.line
+
+    def record(self, node: ast.Expr | ast.Item, kind: str, where: str,
+               owner: str | None = None) -> None:
+        """Record the names ``node`` uses (for classification and messages)."""
+        for n in ast.iter_names(node):
+            if n.name in CONSTANTS:
+                continue
+            canonical = self.rename(n.name)
+            base, order = split_derivative(canonical)
+            self.uses.append(_Use(canonical, base, order, n.span, n.start, kind, where, owner))
+
+    def formula(self, node: ast.Expr, kind: str, where: str,
+                owner: str | None = None) -> Expr | None:
+        """Convert ``node`` and record the names it uses."""
+        self.record(node, kind, where, owner)
+        try:
+            return self.convert(node)
+        except FormulaError as e:
+            self.diags.append(e.diagnostic)
+            return None
+
+    # ------------------------------------------------------------ phase 1: collect
+    def collect(self) -> None:
+        self.variables: dict[str, _Var] = {}
+        self.velocities: dict[str, tuple[ast.Variable, Expr | None]] = {}
+        self.elements: dict[tuple[str, str], tuple[ast.ElementRecord, ast.Name, Expr | None]] = {}
+        self.body_records: list[ast.BodyRecord] = []
+        self.instructions: dict[str, ast.Instruction] = {}
+        seen_vars: dict[str, ast.Variable] = {}
+        seen_bodies: dict[str, ast.BodyRecord] = {}
+        for stmt in self.parsed.statements:
+            if isinstance(stmt, ast.BodyRecord):
+                first = seen_bodies.get(stmt.name.name)
+                if first is not None:
+                    self.error(f"body `{stmt.name.name}` is defined twice (first at line "
+                               f"{self.line(first)}); rename one of them", stmt.name.span)
+                    continue
+                seen_bodies[stmt.name.name] = stmt
+                self.body_records.append(stmt)
+            elif isinstance(stmt, ast.Variable):
+                key = stmt.name.name
+                if key in seen_vars:
+                    self.warn(f"redefinition of `{key}` (the last definition wins; the "
+                              f"previous one is at line {self.line(seen_vars[key])})",
+                              stmt.name.span)
+                seen_vars[key] = stmt
+            elif isinstance(stmt, ast.Instruction):
+                if stmt.key in self.instructions and stmt.key in keywords.IMPLEMENTED:
+                    self.warn(f"instruction `{stmt.written}` is given again (the last one "
+                              f"wins; the previous one is at line "
+                              f"{self.line(self.instructions[stmt.key])})", stmt.name_span)
+                self.instructions[stmt.key] = stmt
+        # aliases of generated names are known once all body names are
+        for rec in self.body_records:
+            body = rec.name.name
+            self.aliases.update(generated.aliases(body))
+            for g in generated.generated_names(body):
+                self.owner_of_generated[g] = body
+        # winners, in source order of the winning statement
+        for stmt in sorted(seen_vars.values(), key=lambda s: s.start):
+            self.variable(stmt)
+        for stmt in self.parsed.statements:
+            if isinstance(stmt, ast.ElementRecord):
+                self.element(stmt)
+
+    def variable(self, stmt: ast.Variable) -> None:
+        written = stmt.name.name
+        base, order = split_derivative(written)
+        span = stmt.name.span
+        if order == 0:
+            if written in CONSTANTS:
+                self.error(f"`{written}` is a predefined constant and cannot be redefined; "
+                           "choose another name", span)
+                return
+            if written == TIME.name:
+                self.error("`t` is time and cannot be defined; choose another name", span)
+                return
+            canonical = self.rename(written)
+            if canonical in self.owner_of_generated:
+                self.error(f"`{written}` is generated for body "
+                           f"`{self.owner_of_generated[canonical]}` and cannot be defined; "
+                           "choose another name", span)
+                return
+            expr = self.formula(stmt.expr, "definition", f"definition of `{written}`", written)
+            value = None
+            if expr is not None and not expr.free_symbols:
+                value = _to_float(expr)
+                if value is None:
+                    self.error(f"value of `{written}` {_not_a_float(expr)}; check the formula",
+                               stmt.expr.span)
+            self.variables[written] = _Var(stmt, expr, value)
+        elif order == 1:
+            target = self.rename(base)
+            if target in self.velocities:
+                first = self.velocities[target][0]
+                self.warn(f"redefinition of `{target}'t` (the last definition wins; the "
+                          f"previous one is at line {self.line(first)})", span)
+            # a unit written after a velocity formula is accepted and dropped (units are
+            # kept raw on parameters and definitions only; conversion is later work)
+            expr = self.formula(stmt.expr, "velocity", f"velocity formula `{written}`")
+            self.velocities[target] = (stmt, expr)
+        else:
+            self.error(f"`{written} = …`: only a velocity `{base}'t = …` can be given by a "
+                       "formula, not a higher derivative", span)
+
+    def element(self, stmt: ast.ElementRecord) -> None:
+        label = stmt.label.name
+        first = stmt.coordinates[0].name
+        if label[0] not in ELEMENT_CLASSES:
+            self.error(f"unrecognised element class `{label[0]}` in `{label}.{first}` "
+                       "(expected J, D, C or P); the first letter of an element name is its "
+                       "class: J inertial, D dissipative, C elastic, P force", stmt.label.span)
+            for coord in stmt.coordinates:  # still a coordinate: avoids echo errors
+                self.record(coord, "structure", f"element `{label}.{coord.name}`")
+            self.record(stmt.expr, "characteristic", f"characteristic of element `{label}`")
+            return
+        where = f"characteristic of element `{label}.{'.'.join(c.name for c in stmt.coordinates)}`"
+        expr = self.formula(stmt.expr, "characteristic", where)
+        for coord in stmt.coordinates:
+            canonical = self.rename(coord.name)
+            key = (label, canonical)
+            if key in self.elements:
+                prev = self.elements.pop(key)[0]
+                self.warn(f"redefinition of element `{label}.{coord.name}` (the last "
+                          f"definition wins; the previous one is at line {self.line(prev)})",
+                          coord.span)
+            base, order = split_derivative(canonical)
+            self.uses.append(_Use(canonical, base, order, coord.span, coord.start, "structure",
+                                  f"element `{label}.{coord.name}`"))
+            self.elements[key] = (stmt, coord, expr)
+
+    # ------------------------------------------------------------ bodies
+    def bodies(self) -> None:
+        self.body_data: dict[str, tuple[ast.BodyRecord, tuple[Transform, ...],
+                                        tuple[Transform, ...], Inertia | None]] = {}
+        for rec in self.body_records:
+            body = rec.name.name
+            chain = tuple(t for t in (self.transform(i, body) for i in rec.transforms)
+                          if t is not None)
+            central, inertia = self.tail(rec)
+            self.body_data[body] = (rec, chain, central, inertia)
+
+    def transform(self, item: ast.Expr, body: str) -> Transform | None:
+        if not isinstance(item, ast.Call) or item.func.name not in TRANSFORMS:
+            what = f"`{self.text(item)}`"
+            hint = ""
+            if isinstance(item, ast.Call):
+                hint = suggest(item.func.name, TRANSFORMS)
+            self.error(f"expected a transform `Rx(…)`, `Ry(…)`, `Rz(…)`, `Sx(…)`, `Sy(…)`, "
+                       f"`Sz(…)` or `Q(λ0, λ1, λ2, λ3)` in body `{body}`, got {what}{hint}",
+                       item.span)
+            return None
+        kind, axis, arity = TRANSFORMS[item.func.name]
+        where = f"transform `{item.func.name}` of body `{body}`"
+        if len(item.args) != arity:
+            for a in item.args:
+                self.record(a, "position", where)
+            self.error(f"transform `{item.func.name}` of body `{body}` takes {arity} "
+                       f"argument{'s' if arity > 1 else ''}, got {len(item.args)}", item.span)
+            return None
+        args = []
+        for a in item.args:
+            expr = self.formula(a, "position", where)
+            if expr is None:
+                return None
+            if kind == "R" and _is_literal(a):
+                expr = expr * se.pi / 180
+            args.append(expr)
+        return Transform(kind, axis, tuple(args), item.span)
+
+    def tail(self, rec: ast.BodyRecord) -> tuple[tuple[Transform, ...], Inertia | None]:
+        body = rec.name.name
+        central: list[Transform] = []
+        items = list(rec.tail)
+        while items and isinstance(items[0], ast.Call) and items[0].func.name in TRANSFORMS:
+            t = self.transform(items.pop(0), body)
+            if t is not None:
+                central.append(t)
+        named: dict[str, tuple[ast.Call, Expr | None]] = {}
+        positional: list[ast.Expr] = []
+        ok = True
+        for item in items:
+            if isinstance(item, ast.Call) and item.func.name in TRANSFORMS:
+                if TRANSFORMS[item.func.name][0] != "S":
+                    self.error(f"rotation `{self.text(item)}` in body `{body}` must come before "
+                               "the inertia items (central transforms lead the third "
+                               "section)", item.span)
+                    ok = False
+                    continue
+                t = self.transform(item, body)  # older centre-of-mass offset
+                if t is not None:
+                    central.append(t)
+                continue
+            if isinstance(item, ast.Call) and item.func.name not in FUNCTIONS:
+                fname = item.func.name
+                if fname not in INERTIA_ITEMS:
+                    self.error(f"unknown inertia item `{fname}` in body `{body}`"
+                               f"{suggest(fname, [*INERTIA_ITEMS, *TRANSFORMS])}; expected "
+                               "m(…), Jx(…), Jy(…), Jz(…), Jxy(…), Jyz(…), Jxz(…)", item.func.span)
+                    ok = False
+                    continue
+                field_name = INERTIA_ITEMS[fname]
+                if len(item.args) != 1:
+                    self.error(f"inertia item `{fname}` of body `{body}` takes 1 value, got "
+                               f"{len(item.args)}", item.span)
+                    ok = False
+                    continue
+                if field_name in named:
+                    self.error(f"inertia item `{fname}` of body `{body}` is given twice",
+                               item.span)
+                    ok = False
+                    continue
+                expr = self.formula(item.args[0], "inertia",
+                                    f"{_LABEL[field_name]} of body `{body}`")
+                named[field_name] = (item, expr)
+                ok = ok and expr is not None
+            else:
+                positional.append(item)
+        if named and positional:
+            self.error(f"body `{body}` mixes named inertia items (`m(…)`, `Jx(…)` …) with plain "
+                       f"values (`{self.text(positional[0])}`); use one form", positional[0].span)
+            return tuple(central), None
+        values: dict[str, Expr | None] = {k: v[1] for k, v in named.items()}
+        if positional:
+            if len(positional) not in (1, 4, 7):
+                self.error(f"body `{body}`: plain inertia values are `m`, `m, Jx, Jy, Jz` or "
+                           f"`m, Jx, Jy, Jz, Jxy, Jyz, Jxz` (1, 4 or 7 values), got "
+                           f"{len(positional)}", positional[0].span)
+                return tuple(central), None
+            for field_name, node in zip(_POSITIONAL, positional, strict=False):
+                values[field_name] = self.formula(node, "inertia",
+                                                  f"{_LABEL[field_name]} of body `{body}`")
+        if "mass" not in values:
+            self.error(f"body `{body}` has no mass: add `m(…)` (or a plain value) to its third "
+                       "section", rec.name.span)
+            return tuple(central), None
+        if not ok or any(v is None for v in values.values()):
+            return tuple(central), None
+        zero = se.Integer(0)
+        return tuple(central), Inertia(**{f: values.get(f, zero) for f in _POSITIONAL})
+
+    # ------------------------------------------------------------ instructions (local part)
+    def instruction_lists(self) -> None:
+        self.listed_coordinates: list[ast.Name] | None = None
+        self.pseudo: list[ast.Name] = []
+        self.gravity: tuple[Expr, Expr, Expr] | None = None
+        self.calculation: str | None = None
+        for key, ins in self.instructions.items():
+            if key not in keywords.IMPLEMENTED:
+                self.warn(f"instruction `{ins.written}` is recognised but not supported yet; "
+                          "ignored", ins.name_span)
+            elif ins.bare and key != "END":
+                self.error(f"instruction `{ins.written}` needs a list: `{ins.written} := …;`",
+                           ins.name_span)
+            elif key == "COORDINATES":
+                self.listed_coordinates = self.name_list(ins, "a coordinate name")
+            elif key == "PSEUDOVELOCITIES":
+                self.pseudo = self.name_list(ins, "a pseudo-velocity name")
+            elif key == "GRAVITY":
+                self.gravity_of(ins)
+            elif key == "CALCULATION":
+                self.calculation_of(ins)
+            elif key in ("INITIAL", "TIME", "VARY"):
+                for node, label in self.value_items(ins):
+                    self.formula(node, "value", label)
+
+    @staticmethod
+    def value_items(ins: ast.Instruction) -> list[tuple[ast.Expr, str]]:
+        """The value formulas of an ``INITIAL``/``TIME``/``VARY`` list, with labels."""
+        out: list[tuple[ast.Expr, str]] = []
+        for i, item in enumerate(ins.items):
+            if isinstance(item, ast.NamedItem):
+                out.append((item.value, f"value of `{item.name.name}` in `{ins.written}`"))
+            elif isinstance(item, ast.Call) and item.func.name not in FUNCTIONS:
+                out.extend((a, f"value of `{item.func.name}` in `{ins.written}`")
+                           for a in item.args)
+            elif ins.key == "VARY" and i > 0 and not isinstance(item, ast.BasedItem):
+                out.append((item, f"a value in `{ins.written}`"))
+        return out
+
+    def name_list(self, ins: ast.Instruction, what: str) -> list[ast.Name]:
+        out: list[ast.Name] = []
+        seen: set[str] = set()
+        for item in ins.items:
+            if not isinstance(item, ast.Name):
+                self.error(f"`{ins.written}` lists names; expected {what}, got "
+                           f"`{self.text(item)}`", item.span)
+                continue
+            canonical = self.rename(item.name)
+            if canonical in seen:
+                self.error(f"`{item.name}` is listed twice in `{ins.written}`", item.span)
+                continue
+            seen.add(canonical)
+            out.append(ast.Name(name=canonical, span=item.span, start=item.start, end=item.end))
+        return out
+
+    def gravity_of(self, ins: ast.Instruction) -> None:
+        items = ins.items
+        if len(items) not in (1, 3) or any(isinstance(i, ast.NamedItem | ast.BasedItem)
+                                           for i in items):
+            self.error(f"`{ins.written}` takes one value `g` (gravity along −z) or three "
+                       f"components of the gravity acceleration, got {len(items)} item"
+                       f"{'s' if len(items) != 1 else ''}", ins.name_span)
+            return
+        exprs = [self.formula(i, "gravity", f"`{ins.written}`") for i in items]  # type: ignore[arg-type]
+        if any(e is None for e in exprs):
+            return
+        if len(exprs) == 1:
+            self.gravity = (se.Integer(0), se.Integer(0), -exprs[0])
+        else:
+            self.gravity = (exprs[0], exprs[1], exprs[2])
+
+    def calculation_of(self, ins: ast.Instruction) -> None:
+        if not ins.raw:
+            self.error(f"`{ins.written}` needs a calculation type, e.g. `{ins.written} := "
+                       "ДИНАМИКА;`", ins.name_span)
+            return
+        key = keywords.lookup_calculation(ins.raw)
+        if key is None:
+            near = keywords.closest_calculation(ins.raw)
+            hint = f" (did you mean `{near}`?)" if near else ""
+            known = ", ".join(v[0] for v in keywords.CALCULATIONS.values())
+            self.error(f"unknown calculation type `{ins.raw}`{hint}; expected one of: {known}",
+                       ins.raw_span)
+            return
+        if key not in keywords.SUPPORTED_CALCULATIONS:
+            self.warn(f"calculation `{ins.raw}` is recognised but not supported yet", ins.raw_span)
+        self.calculation = key
+
+    # ------------------------------------------------------------ phase 2: names
+    def classify(self) -> None:
+        params = {n for n, v in self.variables.items() if v.value is not None}
+        defs = {n for n, v in self.variables.items() if v.value is None}
+        self.params, self.defs = params, defs
+        self.def_uses: dict[str, list[_Use]] = {n: [] for n in defs}
+        for u in self.uses:
+            if u.kind == "definition" and u.owner in self.def_uses:
+                self.def_uses[u.owner].append(u)
+        pseudo = {n.name for n in self.pseudo}
+        self.known = params | defs | set(self.owner_of_generated) | {TIME.name, "g"}
+        structural: set[str] = set()
+        positional: dict[str, _Use] = {}
+        for target in self.velocities:
+            structural.add(split_derivative(target)[0])
+        # (use, whether it lies in a body position rather than an element coordinate)
+        stack = [(u, u.kind == "position") for u in self.uses
+                 if u.kind in ("position", "structure")]
+        done: set[tuple[str, bool]] = set()
+        while stack:
+            u, in_position = stack.pop()
+            if (u.base, in_position) in done:
+                continue
+            done.add((u.base, in_position))
+            structural.add(u.base)
+            if in_position:
+                positional.setdefault(u.base, u)
+            for du in self.def_uses.get(u.base, ()):
+                stack.append((_Use(du.name, du.base, du.order, du.span, du.start, "structure",
+                                   u.where), in_position))
+        self.structural = structural
+        first: dict[str, _Use] = {}
+        for u in sorted(self.uses, key=lambda u: u.start):
+            first.setdefault(u.base, u)
+        for target, (stmt, _e) in self.velocities.items():
+            base, _ = split_derivative(target)
+            if base not in first or stmt.start < first[base].start:
+                first[base] = _Use(target + "'t", base, 1, stmt.name.span, stmt.start,
+                                   "structure", f"velocity formula `{stmt.name.name}`")
+        listed = {n.name for n in self.listed_coordinates or ()}
+        coordinates: list[str] = []
+        self.pseudo_names: list[str] = [n.name for n in self.pseudo]
+        for base, u in sorted(first.items(), key=lambda kv: kv[1].start):
+            if base in self.known:
+                continue
+            if "@" in base:
+                body = base.split("@", 1)[1]
+                hint = suggest(body, [r.name.name for r in self.body_records])
+                self.error(f"`{base}` names a generated quantity of body `{body}`, which is not "
+                           f"defined{hint}", u.span)
+                self.missing.add(base)
+            elif "'" in base:
+                self.error(f"`{base}`: only time derivatives `x't`, `x't't` are supported in "
+                           "names (partial derivatives `x'y` are not supported yet)", u.span)
+                self.missing.add(base)
+            elif base in pseudo:
+                if base in positional:
+                    w = positional[base]
+                    self.error(f"pseudo-velocity `{base}` is used in the {w.where}; a "
+                               "pseudo-velocity is a speed and cannot enter a body position",
+                               w.span)
+            elif base in structural:
+                coordinates.append(base)
+            elif base in listed:
+                coordinates.append(base)  # reported: it never appears in a body or element
+                self.missing.add(base)
+            else:
+                self.missing.add(base)
+                self.report_missing(base)
+        for n in self.pseudo:
+            if n.name in params or n.name in defs:
+                listing = self.instructions["PSEUDOVELOCITIES"].written
+                self.error(f"`{n.name}` is listed in `{listing}` but has a value or formula; a "
+                           "pseudo-velocity must not be defined", n.span)
+            elif n.name == TIME.name:
+                self.error("`t` is time, not a pseudo-velocity", n.span)
+        self.coordinates = self.order_coordinates(coordinates, listed, first)
+
+    def report_missing(self, base: str) -> None:
+        uses = [u for u in self.uses if u.base == base]
+        u = min(uses, key=lambda u: u.start)
+        hint = suggest(base, sorted(self.params | self.defs))
+        if all(x.order > 0 for x in uses):
+            self.error(f"{u.where} uses `{u.name}`, a time derivative of `{base}`, but `{base}` "
+                       "is not a coordinate: it appears in no body transform, element "
+                       f"coordinate or velocity formula{hint}", u.span)
+        else:
+            self.error(f"{u.where} depends on `{base}`, which has no value: define it "
+                       f"(`{base} = …;`){hint}", u.span)
+
+    def order_coordinates(self, detected: list[str], listed: set[str],
+                          first: dict[str, _Use]) -> list[str]:
+        if self.listed_coordinates is None:
+            return detected
+        ins = self.instructions["COORDINATES"]
+        out: list[str] = []
+        for n in self.listed_coordinates:
+            name = n.name
+            if name in self.params or name in self.defs:
+                self.error(f"`{name}` is listed in `{ins.written}` but is defined (line "
+                           f"{self.line(self.variables[name].stmt)}); a generalized coordinate "
+                           "has no formula", n.span)
+            elif name in self.owner_of_generated or name == TIME.name:
+                self.error(f"`{name}` is listed in `{ins.written}` but is a predefined or "
+                           "generated name", n.span)
+            elif name in {p.name for p in self.pseudo}:
+                self.error(f"`{name}` is listed both in `{ins.written}` and as a "
+                           "pseudo-velocity", n.span)
+            elif name not in self.structural:
+                self.error(f"coordinate `{name}` never appears in a body or element; remove it "
+                           f"from `{ins.written}` or use it", n.span)
+            else:
+                out.append(name)
+        for name in detected:
+            if name not in listed:
+                u = first[name]
+                self.error(f"coordinate `{name}` (used in the {u.where}) is missing from "
+                           f"`{ins.written}`; add it to the list", u.span)
+        return out
+
+    # ------------------------------------------------------------ phase 3: checks
+    def check_derivatives(self) -> None:
+        for u in self.uses:
+            if u.order == 0 or u.base in self.missing:
+                continue
+            if u.order > 2:
+                self.error(f"`{u.name}`: only first and second time derivatives (`x't`, "
+                           "`x't't`) are supported", u.span)
+            elif u.base in self.params or (u.base == "g" and "g" not in self.variables):
+                self.error(f"{u.where} uses `{u.name}`, the time derivative of parameter "
+                           f"`{u.base}`, which is constant; write 0", u.span)
+            elif u.base == TIME.name:
+                self.error(f"`{u.name}`: the time derivative of time is 1; write 1", u.span)
+
+    def check_velocities(self) -> None:
+        pseudo = set(self.pseudo_names)
+        for target, (stmt, _e) in self.velocities.items():
+            span = stmt.name.span
+            if target in self.variables:
+                self.error(f"`{stmt.name.name} = …` gives the velocity of `{target}`, which is "
+                           f"itself defined (line {self.line(self.variables[target].stmt)}); "
+                           "remove one of the two", span)
+            elif target in self.owner_of_generated:
+                self.error(f"`{stmt.name.name} = …`: `{target}` is generated for body "
+                           f"`{self.owner_of_generated[target]}`; its velocity follows from "
+                           "the body record", span)
+            elif target in pseudo:
+                self.error(f"`{stmt.name.name} = …`: `{target}` is a pseudo-velocity; only "
+                           "coordinates have velocity formulas", span)
+            elif target == TIME.name:
+                self.error("`t't` cannot be defined: it is 1", span)
+
+    def check_elements(self) -> None:
+        for (label, coord), (_stmt, node, _e) in self.elements.items():
+            base, _ = split_derivative(coord)
+            if base in self.params or base == TIME.name:
+                what = "time" if base == TIME.name else "a parameter (a constant)"
+                self.error(f"element `{label}.{node.name}` has coordinate `{base}`, which is "
+                           f"{what}; an element coordinate must depend on the generalized "
+                           "coordinates", node.span)
+
+    def definition_order(self) -> list[str]:
+        graph = {n: sorted({u.base for u in self.def_uses[n] if u.base in self.defs})
+                 for n in self.defs}
+        cyclic = _cycles(graph, key=lambda n: self.variables[n].stmt.start)
+        self.cyclic: set[str] = set()
+        for cycle in cyclic:
+            self.cyclic.update(cycle)
+            path = " → ".join(f"`{n}`" for n in [*cycle, cycle[0]])
+            self.error(f"definitions depend on themselves: {path}; break the cycle",
+                       self.variables[cycle[0]].stmt.name.span)
+        return _topological(graph, key=lambda n: self.variables[n].stmt.start)
+
+    def body_order(self) -> list[str]:
+        names = [r.name.name for r in self.body_records]
+        graph: dict[str, list[str]] = {}
+        for rec in self.body_records:
+            deps: list[str] = []
+            if rec.base is not None:
+                base = rec.base.name
+                if base not in self.body_data:
+                    self.error(f"body `{rec.name.name}` refers to base `{base}`, which is not "
+                               f"defined{suggest(base, names)}", rec.base.span)
+                else:
+                    deps.append(base)
+            graph[rec.name.name] = deps
+        start = {r.name.name: r.start for r in self.body_records}
+        for cycle in _cycles(graph, key=lambda n: start[n]):
+            path = " → ".join(f"`{n}`" for n in [*cycle, cycle[0]])
+            rec = self.body_data[cycle[0]][0]
+            self.error(f"bodies form a cycle of bases: {path}; one of them must be built on "
+                       "the fixed frame or another body", rec.base.span if rec.base else None)
+        return _topological(graph, key=lambda n: start[n])
+
+    def expand(self, expr: Expr) -> Expr:
+        """``expr`` with every (acyclic) definition substituted, recursively."""
+        for _ in range(len(self.defs) + 1):
+            subs = {}
+            for s in expr.free_symbols:
+                n = s.name
+                if n in self.defs and n not in self.cyclic and self.variables[n].expr is not None:
+                    subs[s] = self.variables[n].expr
+            if not subs:
+                return expr
+            expr = expr.xreplace(subs)
+        return expr
+
+    def check_constant(self, expr: Expr | None, where: str, span: Span | None,
+                       allow_time: bool = False) -> None:
+        if expr is None:
+            return
+        params = self.params | {"g"}
+        for s in sorted(self.expand(expr).free_symbols, key=lambda s: s.name):
+            n = s.name
+            if n in params or n in self.missing or n in self.broken or (
+                    allow_time and n == TIME.name):
+                continue
+            base, order = split_derivative(n)
+            if base in self.missing:
+                continue
+            if n == TIME.name:
+                what = "time `t`"
+            elif order:
+                what = f"the derivative `{n}`"
+            elif n in self.coordinates:
+                what = f"coordinate `{n}`"
+            elif n in self.pseudo_names:
+                what = f"pseudo-velocity `{n}`"
+            elif n in self.owner_of_generated:
+                what = f"`{n}`, generated for body `{self.owner_of_generated[n]}`,"
+            else:
+                what = f"`{n}`"
+            constant = "constant in time" if allow_time else "constant"
+            self.error(f"{where} depends on {what}; it must be {constant} (parameters only)",
+                       span)
+
+    # ------------------------------------------------------------ instructions (global part)
+    def value(self, node: ast.Expr, where: str) -> float | None:
+        try:
+            expr = self.convert(node)
+        except FormulaError:
+            return None  # reported when the formula was first converted
+        expr = self.expand(expr)
+        names = {s.name for s in expr.free_symbols}
+        if names & (self.missing | self.broken) or any(
+                split_derivative(n)[0] in self.missing for n in names):
+            return None
+        subs = {se.Symbol(n): v for n, v in self.param_exprs.items()}
+        expr = expr.xreplace(subs)
+        if expr.free_symbols:
+            bad = ", ".join(f"`{s.name}`" for s in sorted(expr.free_symbols, key=lambda s: s.name))
+            self.error(f"{where} must be a number, but `{self.text(node)}` depends on {bad}",
+                       node.span)
+            return None
+        v = _to_float(expr)
+        if v is None:
+            self.error(f"{where} {_not_a_float(expr)}", node.span)
+        return v
+
+    def speeds_allowed(self) -> dict[str, str]:
+        """Names that take initial values → what they are."""
+        dependent = set(self.velocities)
+        out = {q: "coordinate" for q in self.coordinates}
+        out.update({f"{q}'t": "speed" for q in self.coordinates if q not in dependent})
+        out.update({w: "pseudo-velocity" for w in self.pseudo_names})
+        return out
+
+    def initial(self) -> tuple[dict[str, float], float | None]:
+        ins = self.instructions.get("INITIAL")
+        values: dict[str, float] = {}
+        t_start = None
+        if ins is None:
+            return values, t_start
+        allowed = self.speeds_allowed()
+        dependent = {f"{q}'t" for q in self.velocities}
+        for item in ins.items:
+            if isinstance(item, ast.Call) and len(item.args) == 1 and \
+                    item.func.name not in FUNCTIONS:
+                name_node, value_node = item.func, item.args[0]
+            elif isinstance(item, ast.NamedItem):
+                name_node, value_node = item.name, item.value
+            else:
+                self.error(f"`{ins.written}` items are `name(value)` or `name = value`, got "
+                           f"`{self.text(item)}`", item.span)
+                continue
+            name = self.rename(name_node.name)
+            span = name_node.span
+            if name == TIME.name:
+                t_start = self.value(value_node, "initial time")
+                continue
+            if name in dependent:
+                self.warn(f"initial value of `{name}` is ignored: `{name}` is given by a "
+                          "formula", span)
+                continue
+            if name not in allowed:
+                base, _ = split_derivative(name)
+                if name in self.params:
+                    self.error(f"`{name}` is a parameter, not a coordinate or speed: change its "
+                               f"value with `{name} = …;`", span)
+                elif name in self.defs or name in self.owner_of_generated:
+                    self.error(f"`{name}` is given by a formula; only coordinates, their "
+                               "speeds and pseudo-velocities take initial values", span)
+                elif base not in self.missing:
+                    self.error(f"initial value for `{name}`, which is not a coordinate, speed or "
+                               f"pseudo-velocity{suggest(name, allowed)}", span)
+                continue
+            v = self.value(value_node, f"initial value of `{name}`")
+            if v is None:
+                continue
+            if name in values:
+                self.warn(f"initial value of `{name}` is given twice (the last one wins)", span)
+            values[name] = v
+        return values, t_start
+
+    def time_span(self) -> tuple[float | None, float | None, Span | None]:
+        t0 = t1 = None
+        where: Span | None = None
+        for key in ("TIME", "VARY"):
+            ins = self.instructions.get(key)
+            if ins is None:
+                continue
+            where = ins.name_span
+            items = ins.items
+            if key == "TIME":
+                if len(items) != 1 or not isinstance(items[0], ast.Call) or \
+                        items[0].func.name != TIME.name or len(items[0].args) != 2:
+                    self.error(f"`{ins.written}` takes `t(t_start, t_end)`, got "
+                               f"`{ins.written} := {', '.join(self.text(i) for i in items)}`",
+                               ins.name_span)
+                    continue
+                t0 = self.value(items[0].args[0], "start time")
+                t1 = self.value(items[0].args[1], "end time")
+            else:
+                if not 3 <= len(items) <= 4 or any(isinstance(i, ast.NamedItem | ast.BasedItem)
+                                                   for i in items):
+                    self.error(f"`{ins.written}` takes `t, t_start, t_end[, step]`, got "
+                               f"{len(items)} items", ins.name_span)
+                    continue
+                first = items[0]
+                if not isinstance(first, ast.Name) or first.name != TIME.name:
+                    self.error(f"`{ins.written}`: only time `t` can be varied yet, got "
+                               f"`{self.text(first)}`", first.span)
+                    continue
+                t0 = self.value(items[1], "start time")  # type: ignore[arg-type]
+                t1 = self.value(items[2], "end time")  # type: ignore[arg-type]
+                if len(items) == 4:
+                    self.value(items[3], "time step")  # type: ignore[arg-type]
+        return t0, t1, where
+
+    def outputs(self) -> list[str]:
+        ins = self.instructions.get("SHOW")
+        if ins is None:
+            return []
+        base_known = (self.params | self.defs | set(self.owner_of_generated)
+                      | set(self.coordinates) | set(self.pseudo_names) | {"g"})
+        if "g" not in self.variables and not any(u.base == "g" for u in self.uses):
+            base_known.discard("g")
+        out: list[str] = []
+
+        def add(node: ast.Name) -> None:
+            name = self.rename(node.name)
+            if name == TIME.name:
+                return
+            base, order = split_derivative(name)
+            ok = base in base_known and order <= 2 and not (order and base in self.params)
+            if not ok:
+                hint = suggest(name, sorted(base_known))
+                self.error(f"`{ins.written}` lists `{node.name}`, which is not defined in the "
+                           f"model{hint}", node.span)
+                return
+            if name not in out:
+                out.append(name)
+
+        for item in ins.items:
+            if isinstance(item, ast.Name):
+                add(item)
+            elif isinstance(item, ast.Call) and all(isinstance(a, ast.Name) for a in item.args):
+                add(item.func)
+                for a in item.args:
+                    add(a)  # type: ignore[arg-type]
+            else:
+                self.error(f"`{ins.written}` lists names or `y(x)` pairs, got "
+                           f"`{self.text(item)}`", item.span)
+        return out
+
+    # ------------------------------------------------------------ assemble
+    def build(self) -> tuple[Model | None, list[Diagnostic]]:
+        self.collect()
+        self.bodies()
+        self.instruction_lists()
+        if self.parsed.has_errors:
+            # statements are missing: global checks would only report echoes of that
+            return None, self.diags
+        self.broken = {n for n, v in self.variables.items() if v.expr is None}
+        self.classify()
+        self.check_derivatives()
+        self.check_velocities()
+        self.check_elements()
+        def_order = self.definition_order()
+        body_order = self.body_order()
+        self.param_exprs = {n: v.expr for n, v in self.variables.items() if v.value is not None}
+        uses_g = any(u.base == "g" for u in self.uses)
+        if uses_g and "g" not in self.variables:
+            self.param_exprs["g"] = rational(Fraction(str(G_VALUE)))
+        for body, (rec, _c, _cc, inertia) in self.body_data.items():
+            if inertia is None:
+                continue
+            for f in _POSITIONAL:
+                self.check_constant(getattr(inertia, f), f"{_LABEL[f]} of body `{body}`",
+                                    rec.name.span)
+        if self.gravity is not None:
+            ins = self.instructions["GRAVITY"]
+            for g in self.gravity:
+                self.check_constant(g, f"`{ins.written}`", ins.name_span, allow_time=True)
+        initial, t_init = self.initial()
+        t0, t1, t_span = self.time_span()
+        if t_init is not None:
+            if t0 is not None and t0 != t_init:
+                self.warn(f"the start time is given both by the time range ({t0:g}) and by the "
+                          f"initial conditions ({t_init:g}); using {t_init:g}",
+                          self.instructions["INITIAL"].name_span)
+            t0 = t_init
+        t_start = 0.0 if t0 is None else t0
+        t_end = 10.0 if t1 is None else t1
+        if t_end <= t_start:
+            self.error(f"the time range must increase: start {t_start:g}, end {t_end:g}",
+                       t_span)
+        outputs = self.outputs()
+        if _has_errors(self.diags):
+            return None, self.diags
+        parameters = []
+        if uses_g and "g" not in self.variables:
+            parameters.append(Parameter("g", G_VALUE))
+        for n, v in self.variables.items():
+            if v.value is not None:
+                parameters.append(Parameter(n, v.value, v.stmt.unit, v.stmt.span))
+        definitions = [Definition(n, self.variables[n].expr, self.variables[n].stmt.unit,
+                                  self.variables[n].stmt.span) for n in def_order]
+        bodies = []
+        for name in body_order:
+            rec, chain, central, inertia = self.body_data[name]
+            assert inertia is not None
+            bodies.append(Body(name, rec.base.name if rec.base else None, chain, central,
+                               inertia, rec.span))
+        elements = [Element(label, label[0], coord, expr, node.span)
+                    for (label, coord), (_s, node, expr) in self.elements.items()]
+        velocity_definitions = [VelocityDefinition(target, expr, stmt.span)
+                                for target, (stmt, expr) in sorted(
+                                    self.velocities.items(), key=lambda kv: kv[1][0].start)]
+        model = Model(
+            name=self.name, source=self.parsed.source, parameters=tuple(parameters),
+            definitions=tuple(definitions), bodies=tuple(bodies), elements=tuple(elements),
+            coordinates=tuple(self.coordinates), pseudo_velocities=tuple(self.pseudo_names),
+            velocity_definitions=tuple(velocity_definitions), gravity=self.gravity,
+            initial=initial, t_start=t_start, t_end=t_end, outputs=tuple(outputs),
+            calculation=self.calculation, filename=self.filename)
+        return model, self.diags
+
+
+# ---------------------------------------------------------------- utilities
+def _has_errors(diags: Iterable[Diagnostic]) -> bool:
+    return any(d.severity == "error" for d in diags)
+
+
+def _is_literal(node: ast.Expr) -> bool:
+    """A plain, optionally signed numeric literal (`90`, `-22.5`): degrees in rotations."""
+    while isinstance(node, ast.Unary):
+        node = node.operand
+    return isinstance(node, ast.Number)
+
+
+def _to_float(expr: Expr) -> float | None:
+    try:
+        value = float(expr)
+    except (RuntimeError, TypeError, ValueError, OverflowError):
+        return None
+    return value if math.isfinite(value) else None
+
+
+def _not_a_float(expr: Expr) -> str:
+    """Why ``expr`` (free of symbols) has no float value, for messages."""
+    if isinstance(expr, se.Integer | se.Rational):
+        return "is too large for a floating-point number (beyond ±1.8e308)"
+    return f"is not a finite real number (it evaluates to `{_short(expr)}`)"
+
+
+def _cycles(graph: dict[str, list[str]], *, key: Callable[[str], int]) -> list[list[str]]:
+    """Elementary cycles, one per strongly connected component, each from its first node."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    components: list[list[str]] = []
+    counter = 0
+    for root in sorted(graph, key=key):
+        if root in index:
+            continue
+        work = [(root, iter(graph.get(root, ())))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, it = work[-1]
+            advanced = False
+            for nxt in it:
+                if nxt not in graph:
+                    continue
+                if nxt not in index:
+                    index[nxt] = low[nxt] = counter
+                    counter += 1
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, iter(graph.get(nxt, ()))))
+                    advanced = True
+                    break
+                if nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    comp.append(w)
+                    if w == node:
+                        break
+                if len(comp) > 1 or node in graph.get(node, ()):
+                    components.append(comp)
+    cycles = []
+    for comp in components:
+        members = set(comp)
+        start = min(comp, key=key)
+        path = [start]
+        seen = {start}
+        node = start
+        while True:
+            nxt = [n for n in graph[node] if n in members]
+            if start in nxt:
+                break
+            step = next((n for n in nxt if n not in seen), None)
+            if step is None:
+                break
+            path.append(step)
+            seen.add(step)
+            node = step
+        cycles.append(path)
+    return sorted(cycles, key=lambda c: key(c[0]))
+
+
+def _topological(graph: dict[str, list[str]], *, key: Callable[[str], int]) -> list[str]:
+    """Dependencies first; among the ready nodes, the earliest in the source first."""
+    deps = {n: {d for d in graph[n] if d in graph and d != n} for n in graph}
+    users: dict[str, list[str]] = {n: [] for n in graph}
+    for n, ds in deps.items():
+        for d in ds:
+            users[d].append(n)
+    ready = [(key(n), n) for n, ds in deps.items() if not ds]
+    heapq.heapify(ready)
+    out: list[str] = []
+    while ready:
+        _k, n = heapq.heappop(ready)
+        out.append(n)
+        for u in users[n]:
+            deps[u].discard(n)
+            if not deps[u]:
+                heapq.heappush(ready, (key(u), u))
+    # members of cycles (already reported) keep source order at the end
+    rest = sorted((n for n in graph if n not in set(out)), key=key)
+    return out + rest
+
+
+def build_model(parsed: ParsedSource, *, filename: str = "<string>",
+                name: str = "model") -> tuple[Model | None, list[Diagnostic]]:
+    """Give parsed statements their meaning and validate them.
+
+    Parameters
+    ----------
+    parsed : ParsedSource
+        The output of :func:`kidym.lang.parser.parse_statements`.
+    filename, name : str
+        Stored on the model.
+
+    Returns
+    -------
+    model : Model or None
+        ``None`` when any error was found (or the text had syntax errors, in which
+        case only the checks local to each statement are run).
+    diagnostics : list of Diagnostic
+        Every model error and warning found.
+    """
+    return _Builder(parsed, filename, name).build()

@@ -1,0 +1,139 @@
+"""Formula grammar and its SymEngine meaning: precedence, literals, functions."""
+
+from __future__ import annotations
+
+import pytest
+import symengine as se
+
+from kidym.errors import ParseError
+from kidym.lang import ast, parse
+from kidym.lang.formulas import Converter, FormulaError
+from kidym.lang.parser import parse_statements
+from kidym.model.model import TIME
+
+x, y, a, b = se.symbols("x y a b")
+
+
+def formula(text: str) -> se.Basic:
+    """The SymEngine expression of ``text`` (parsed as the right side of ``f = …``)."""
+    parsed = parse_statements(f"f = {text};")
+    assert not parsed.diagnostics, [d.message for d in parsed.diagnostics]
+    stmt = parsed.statements[0]
+    assert isinstance(stmt, ast.Variable)
+    return Converter()(stmt.expr)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("-x^2", -(x**2)),
+    ("-2^2", se.Integer(-4)),
+    ("2^3^2", se.Integer(512)),
+    ("(2^3)^2", se.Integer(64)),
+    ("2^-1", se.Rational(1, 2)),
+    ("-x^-2", -(x**-2)),
+    ("a - b - x", a - b - x),
+    ("a / b / x", a / (b * x)),
+    ("a - -b", a + b),
+    ("a*-b", -a * b),
+    ("a + b*x^2", a + b * x**2),
+    ("(a + b)*x", (a + b) * x),
+    ("+x", x),
+    ("7 % 3", se.Integer(1)),
+    ("-7 % 3", se.Integer(2)),
+    ("x % y", x - y * se.floor(x / y)),
+])
+def test_precedence_and_associativity(text: str, expected: se.Basic) -> None:
+    assert formula(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("12", se.Integer(12)),
+    ("0.4", se.Rational(2, 5)),
+    ("1.5", se.Rational(3, 2)),
+    (".5", se.Rational(1, 2)),
+    ("1e-3", se.Rational(1, 1000)),
+    ("2.5E+2", se.Integer(250)),
+    ("3.", se.Integer(3)),
+])
+def test_numbers_are_exact(text: str, expected: se.Basic) -> None:
+    value = formula(text)
+    assert value == expected
+    assert isinstance(value, se.Integer | se.Rational)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("sqrt(x)", se.sqrt(x)), ("tg(x)", se.tan(x)), ("tan(x)", se.tan(x)),
+    ("ctg(x)", se.cot(x)), ("arcsin(x)", se.asin(x)), ("arccos(x)", se.acos(x)),
+    ("arctg(x)", se.atan(x)), ("atan2(y, x)", se.atan2(y, x)), ("exp(x)", se.exp(x)),
+    ("ln(x)", se.log(x)), ("log(x)", se.log(x)), ("sh(x)", se.sinh(x)), ("ch(x)", se.cosh(x)),
+    ("th(x)", se.tanh(x)), ("arsh(x)", se.asinh(x)), ("abs(x)", se.Abs(x)),
+    ("sign(x)", se.sign(x)), ("floor(x)", se.floor(x)), ("ceil(x)", se.ceiling(x)),
+    ("pi/2", se.pi / 2), ("exp", se.E), ("exp^2", se.E**2), ("t", TIME),
+])
+def test_functions_and_constants(text: str, expected: se.Basic) -> None:
+    assert formula(text) == expected
+
+
+def test_atan2_takes_y_then_x() -> None:
+    assert float(formula("atan2(1, 0)")) == pytest.approx(1.5707963267948966)
+    assert float(formula("atan2(0, -1)")) == pytest.approx(3.141592653589793)
+
+
+@pytest.mark.parametrize(("op", "value_at_1", "value_at_3"), [
+    ("<", 10, 20), (">", 20, 10), ("<=", 10, 20), (">=", 20, 10), ("==", 20, 20),
+    ("\\=", 10, 10),
+])
+def test_conditional(op: str, value_at_1: int, value_at_3: int) -> None:
+    expr = formula(f"x {op} 2 ? 10 ! 20")
+    assert isinstance(expr, se.Piecewise)
+    assert expr.subs({x: 1}) == value_at_1
+    assert expr.subs({x: 3}) == value_at_3
+
+
+def test_conditional_is_loosest_and_nests_in_the_else_branch() -> None:
+    expr = formula("x + 1 < 0 ? -1 ! x > 0 ? 1 ! 0")
+    assert [expr.subs({x: v}) for v in (-5, 0, 5)] == [-1, 0, 1]
+
+
+def test_names_keep_quotes_and_scripts() -> None:
+    assert formula("x't + λ0 + ωХКуля + Куля_1 + x't't") == (
+        se.Symbol("x't") + se.Symbol("λ0") + se.Symbol("ωХКуля") + se.Symbol("Куля_1")
+        + se.Symbol("x't't"))
+
+
+def test_names_are_case_sensitive() -> None:
+    assert formula("X - x") == se.Symbol("X") - x
+
+
+def test_renaming_applies_to_derivatives() -> None:
+    parsed = parse_statements("f = omegax@B + omegax@B't;")
+    conv = Converter(lambda n: "ωXB" + n[len("omegax@B"):] if n.startswith("omegax@B") else n)
+    assert conv(parsed.statements[0].expr) == se.Symbol("ωXB") + se.Symbol("ωXB't")
+
+
+@pytest.mark.parametrize(("text", "match"), [
+    ("sinn(x)", r"unknown function `sinn` \(did you mean `sin`\?\)"),
+    ("atan2(x)", "function `atan2` takes 2 arguments, got 1"),
+    ("sin(x, y)", "function `sin` takes 1 argument, got 2"),
+    ("9^9^9^9", "number too large"),
+    ("1/0", "undefined or infinite"),
+])
+def test_formula_errors(text: str, match: str) -> None:
+    with pytest.raises(FormulaError, match=match):
+        formula(text)
+
+
+def test_unknown_function_in_a_model_is_located() -> None:
+    with pytest.raises(ParseError, match="unknown function `sinn`") as info:
+        parse("m = 1;\nJm.x = m*sinn(2);")
+    [d] = info.value.errors
+    assert (d.span.line, d.span.column, d.span.end_column) == (2, 10, 14)
+
+
+def test_incomplete_conditional_is_a_syntax_error() -> None:
+    with pytest.raises(ParseError, match=r"needs its `! b` branch"):
+        parse("m = 1; Jm.x = x > 0 ? m;")
+
+
+def test_huge_exponent_literal_is_refused() -> None:
+    with pytest.raises(ParseError, match=r"number `1e999` is out of range"):
+        parse("m = 1e999;")

@@ -1,0 +1,88 @@
+"""Any input gives a model or a ParseError/ModelError — never another exception."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from kidym.errors import ParseError
+from kidym.lang import parse
+from kidym.lang.source import decode
+from kidym.model import Model
+from tests.lang.fixtures import BALL, FIG2, FIG3, PENDULUM
+
+PIECES = [
+    *"xyzmJPCDRSQ()|~,;:=+-*/^%?!<>#{}.'@$ \n\t0123456789eEλКуля°№\\\"",
+    "Rx(", "Sx(", "Q(", "m(", ":=", "ПОКАЗАТЬ", "КОНЕЦ;", "ПСЕВДОСКОРОСТИ:=", "Jm.x",
+    "x't", "x't't", "\\=", "<=", "omegax@B", "1e9", ".5", "sqrt(", "atan2(", "1/0", "9^9^9",
+    "INITIAL:=", "TIME:=t(", "GRAVITY:=", "COORDINATES:=", "SHOW:=", "РАСЧЕТ:=",
+]
+
+
+def _check(text: str) -> None:
+    try:
+        model = parse(text)
+    except ParseError as e:  # ModelError is a ParseError
+        assert e.errors, "raised without an error diagnostic"
+        rendered = e.render()
+        assert rendered
+        lines = max(1, len(text.splitlines()) + 1)
+        for d in e.diagnostics:
+            assert d.severity in ("error", "warning")
+            if d.span is not None:
+                assert 1 <= d.span.line <= lines
+                assert d.span.column >= 1
+    else:
+        assert isinstance(model, Model)
+
+
+def _mutate(rng: random.Random, text: str) -> str:
+    chars = list(text)
+    for _ in range(rng.randint(1, 6)):
+        op = rng.random()
+        pos = rng.randrange(len(chars) + 1)
+        if op < 0.4 and chars:
+            del chars[min(pos, len(chars) - 1)]
+        elif op < 0.8:
+            chars.insert(pos, rng.choice(PIECES))
+        elif chars:
+            i, j = rng.randrange(len(chars)), rng.randrange(len(chars))
+            chars[i], chars[j] = chars[j], chars[i]
+    return "".join(chars)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_garbage(seed: int) -> None:
+    rng = random.Random(seed)
+    for _ in range(150):
+        _check("".join(rng.choice(PIECES) for _ in range(rng.randint(0, 60))))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_bytes(seed: int) -> None:
+    rng = random.Random(100 + seed)
+    for _ in range(100):
+        data = bytes(rng.randrange(256) for _ in range(rng.randint(0, 80)))
+        text, _encoding = decode(data)
+        _check(text)
+
+
+@pytest.mark.parametrize(("seed", "fixture"), enumerate([FIG2, FIG3, BALL, PENDULUM]),
+                         ids=["fig2", "fig3", "ball", "pendulum"])
+def test_mutated_valid_models(seed: int, fixture: str) -> None:
+    rng = random.Random(200 + seed)
+    for _ in range(120):
+        _check(_mutate(rng, fixture))
+
+
+@pytest.mark.parametrize("text", [
+    "", ";", ";;;", "КОНЕЦ;", "{", "#", "}", "x", "x =", "= 1;", "|;", "||;", "a|b|c|d;",
+    "x = " + "(" * 3000 + "1" + ")" * 3000 + ";",
+    "x = " + "+".join(["y"] * 5000) + "; Jm.y = 1;",
+    "x = " + "-" * 2000 + "1;",
+    "x = 2^2^2^2^2^2^2;", "x = 1e400;", "x = 0/0;", "B | Rx(1/0) | m(1);",
+    "B | Sx(q) | m(1); INITIAL := q(1/0);", "x = (1/0 > 1 ? 1 ! 2);",
+])
+def test_edge_cases(text: str) -> None:
+    _check(text)
