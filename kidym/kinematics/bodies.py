@@ -124,11 +124,13 @@ class BodyBuilder:
         )
 
     def _trig_of(self, angle: Expr, label: str) -> tuple[Expr, Expr]:
+        """``cos`` and ``sin`` of an angle, computed once per distinct angle."""
         if angle not in self._trig:
             c, s = se.cos(angle), se.sin(angle)
             if not (c.is_Number and s.is_Number):
-                c = self.graph.define(f"cos{label}", c)
-                s = self.graph.define(f"sin{label}", s)
+                tag = str(angle) if angle.is_Symbol else label
+                c = self.graph.define(f"cos{tag}", c)
+                s = self.graph.define(f"sin{tag}", s)
             self._trig[angle] = (c, s)
         return self._trig[angle]
 
@@ -199,31 +201,36 @@ class BodyBuilder:
     # ------------------------------------------------------------------ chains
     def chain(self, start: Frame, transforms: tuple[Transform, ...], body: str,
               final_label: str, step_prefix: str) -> Frame:
-        """Apply a record's transforms; the last frame gets ``final_label``."""
-        f = start
+        """Apply a record's transforms; the frame they end in is named ``final_label``.
+
+        Consecutive shifts are merged into one step; every rotation is a step.
+        Intermediate frames are labelled ``<prefix><body>#k``.
+        """
+        steps: list[tuple[str, object]] = []
         pending = [ZERO, ZERO, ZERO]
-        steps = 0
-
-        def label() -> str:
-            nonlocal steps
-            steps += 1
-            return f"{step_prefix}{body}#{steps}"
-
         for tr in transforms:
             if tr.kind == "S":
                 pending[AXES[tr.axis]] += self.resolve(tr.args[0])
                 continue
-            f = self.shift(f, pending, label())
-            pending = [ZERO, ZERO, ZERO]
-            if tr.kind == "R":
-                angle = self.resolve(tr.args[0])
-                c, s = self._trig_of(angle, f"{step_prefix}{body}#{steps + 1}")
-                f = self.rotate(f, axis_rotation(tr.axis, c, s), tr.axis, angle, label())
-            else:
+            if not vx.is_zero(pending):
+                steps.append(("S", pending))
+                pending = [ZERO, ZERO, ZERO]
+            if tr.kind != "R":
                 raise DerivationError(
                     f"body `{body}`: quaternion transforms Q(…) are not supported yet")
-        f = self.shift(f, pending, label())
-        return self._name(f, final_label) if steps else f
+            steps.append(("R", tr))
+        if not vx.is_zero(pending):
+            steps.append(("S", pending))
+        f = start
+        for k, (kind, item) in enumerate(steps, start=1):
+            label = final_label if k == len(steps) else f"{step_prefix}{body}#{k}"
+            if kind == "S":
+                f = self.shift(f, item, label)
+            else:
+                angle = self.resolve(item.args[0])
+                c, s = self._trig_of(angle, label)
+                f = self.rotate(f, axis_rotation(item.axis, c, s), item.axis, angle, label)
+        return f
 
     def body(self, body: Body, base: Frame) -> BodyKinematics:
         """Kinematics of ``body`` whose record starts in frame ``base``."""

@@ -68,7 +68,7 @@ def test_random_bytes(seed: int) -> None:
         _check(text)
 
 
-@pytest.mark.parametrize(("seed", "fixture"), enumerate([FIG2, FIG3, BALL, PENDULUM]),
+@pytest.mark.parametrize(("seed", "fixture"), list(enumerate([FIG2, FIG3, BALL, PENDULUM])),
                          ids=["fig2", "fig3", "ball", "pendulum"])
 def test_mutated_valid_models(seed: int, fixture: str) -> None:
     rng = random.Random(200 + seed)
