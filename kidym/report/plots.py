@@ -40,8 +40,9 @@ def plot_run(result: Result, model: Model, out: str | Path) -> list[Path]:
         if not names:
             continue
         fig, ax = plt.subplots(figsize=(8, 4.5))
-        for n in names:
-            ax.plot(result.t, result[n], label=n)
+        colors = plt.get_cmap("tab20" if len(names) > 10 else "tab10").colors
+        for k, n in enumerate(names):
+            ax.plot(result.t, result[n], label=n, color=colors[k % len(colors)])
         ax.set_xlabel("t")
         ax.set_title(f"{model.name}: {title}")
         ax.grid(True, alpha=0.3)
