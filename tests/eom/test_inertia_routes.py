@@ -80,5 +80,5 @@ def test_inertia_must_be_parameters_so_principal_axes_are_always_numeric():
     which is what guarantees the Jacobi route a numeric tensor."""
     text = """m = 1; Jq = 0.1;
     B | Rz(a) | m(m), Jx(Jq), Jy(Jq), Jz(Jq), Jxy(k*a);"""
-    with pytest.raises(kidym.ModelError, match="`k`.*no value"):
+    with pytest.raises(kidym.ModelError, match=r"`k`.*no value"):
         kidym.parse(text)
