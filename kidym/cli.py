@@ -85,7 +85,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     model = _load(args.model)
     out = Path(args.out) if args.out else Path("kidym-out") / model.name
     eq = derive(model)
-    result = simulate(eq, t_end=args.t_end, initial=_pairs(args.initial, "--initial"),
+    initial = _pairs(args.initial, "--initial")
+    unset = [str(s) for s in (*eq.coordinates, *eq.speeds)
+             if str(s) not in model.initial and str(s) not in initial]
+    if unset:
+        print("note: no initial value given for " + ", ".join(unset) + "; taken as 0",
+              file=sys.stderr)
+    result = simulate(eq, t_end=args.t_end, initial=initial,
                       parameters=_pairs(args.set, "--set"), engine=args.engine,
                       method=args.method, rtol=args.rtol, atol=args.atol,
                       n_points=args.points)

@@ -90,7 +90,9 @@ def test_run_writes_csv_with_model_names(pendulum, tmp_path, capsys):
     code = main(["run", str(pendulum), "--t-end", "1", "--set", "m2=2",
                  "--initial", "phi1=0.3", "--out", str(out_dir), "--points", "11"])
     assert code == 0
-    printed = capsys.readouterr().out
+    captured = capsys.readouterr()
+    printed = captured.out
+    assert "no initial value given for phi2, phi1't, phi2't; taken as 0" in captured.err
     assert str(out_dir / "results.csv") in printed
     with open(out_dir / "results.csv", newline="", encoding="utf-8") as fh:
         rows = list(csv.reader(fh))
