@@ -31,7 +31,7 @@ import symengine as se
 from kidym.errors import DerivationError
 from kidym.kinematics import names
 from kidym.kinematics import vectors as vx
-from kidym.kinematics.rotations import AXES, axis_rotation, quaternion_rotation, unit
+from kidym.kinematics.rotations import AXES, axis_rotation, unit
 from kidym.model.model import Body, Transform
 from kidym.symbolic.graph import Graph
 
@@ -267,7 +267,3 @@ class BodyBuilder:
                         part = partials.get(w)
                         g.set_partial(comps[k], w, part[k] if part is not None else ZERO)
 
-
-def quaternion_matrix(components: tuple[Expr, ...]) -> list[list[Expr]]:
-    """Rotation matrix of a body record's ``Q(λ0, λ1, λ2, λ3)`` (parent ← child)."""
-    return quaternion_rotation(*components)

@@ -7,8 +7,6 @@ Conventions (written once, used everywhere; see ``docs/theory.md``):
   child components to parent components (``v_parent = R · v_child``), so the
   columns of ``R`` are the child axes in the parent frame.
 * A body's matrix ``S`` maps body components to fixed-frame components.
-* Quaternions are Hamilton's, ``Λ = λ0 + λ1 i + λ2 j + λ3 k``, and ``Q(λ)`` turns the
-  parent frame into the child frame by the rotation ``v ↦ Λ v Λ̃``.
 """
 
 from __future__ import annotations
@@ -29,15 +27,6 @@ def axis_rotation(axis: str, c: Expr, s: Expr) -> list[list[Expr]]:
     if axis == "z":
         return [[c, -s, zero], [s, c, zero], [zero, zero, one]]
     raise ValueError(f"unknown axis {axis!r}")
-
-
-def quaternion_rotation(l0: Expr, l1: Expr, l2: Expr, l3: Expr) -> list[list[Expr]]:
-    """Matrix (parent ← child) of the Hamilton quaternion ``(l0, l1, l2, l3)`` (unit norm)."""
-    return [
-        [l0**2 + l1**2 - l2**2 - l3**2, 2 * (l1 * l2 - l0 * l3), 2 * (l1 * l3 + l0 * l2)],
-        [2 * (l1 * l2 + l0 * l3), l0**2 - l1**2 + l2**2 - l3**2, 2 * (l2 * l3 - l0 * l1)],
-        [2 * (l1 * l3 - l0 * l2), 2 * (l2 * l3 + l0 * l1), l0**2 - l1**2 - l2**2 + l3**2],
-    ]
 
 
 def unit(axis: str) -> list[Expr]:
