@@ -80,14 +80,13 @@ def cmd_equations(args: argparse.Namespace) -> int:
 def cmd_run(args: argparse.Namespace) -> int:
     from kidym.eom.equations import derive
     from kidym.report.plots import plot_run
-    from kidym.simulate.simulate import simulate
+    from kidym.simulate.simulate import defaulted_states, simulate
 
     model = _load(args.model)
     out = Path(args.out) if args.out else Path("kidym-out") / model.name
     eq = derive(model)
     initial = _pairs(args.initial, "--initial")
-    unset = [str(s) for s in (*eq.coordinates, *eq.speeds)
-             if str(s) not in model.initial and str(s) not in initial]
+    unset = defaulted_states([str(s) for s in (*eq.coordinates, *eq.speeds)], model, initial)
     if unset:
         print("note: no initial value given for " + ", ".join(unset) + "; taken as 0",
               file=sys.stderr)

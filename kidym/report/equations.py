@@ -12,14 +12,12 @@ import json
 import sympy
 
 from kidym.eom.equations import Equations
+from kidym.eom.system import speed_name
 from kidym.symbolic.identifiers import IdentifierMap
 
-#: Above this many operations the expanded form is left out of JSON unless asked.
-EXPANDED_LIMIT = 20_000
-
-
-def _dot(name: str) -> str:
-    return f"{name}'t"
+#: Above this many operations in the named quantities, the expanded form is left out of
+#: JSON unless asked for.
+EXPANDED_LIMIT = 1_000
 
 
 def to_text(eq: Equations, *, expanded: bool = False) -> str:
@@ -42,7 +40,7 @@ def to_text(eq: Equations, *, expanded: bool = False) -> str:
     out.append("")
     out.append("Kinematic equations  q̇ = B·w + β:")
     for q, rate in zip(eq.coordinates, eq.qdot):
-        out.append(f"  {_dot(str(q))} = {rate}")
+        out.append(f"  {speed_name(str(q))} = {rate}")
     inter = eq.intermediates()
     out.append("")
     out.append(f"Named quantities ({len(inter)}, in evaluation order):")
@@ -106,7 +104,7 @@ def to_json(eq: Equations, *, expanded: bool | None = None) -> str:
     }
     if expanded is None:
         size = sum(sympy.count_ops(sympy.sympify(e)) for _, e in inter)
-        expanded = size < EXPANDED_LIMIT // 20
+        expanded = size < EXPANDED_LIMIT
     if expanded:
         doc["mass_matrix_expanded"] = [[text(eq.mass_matrix[i, j]) for j in range(eq.n_w)]
                                        for i in range(eq.n_w)]

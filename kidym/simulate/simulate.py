@@ -19,6 +19,10 @@ ENGINES = ("numpy",)
 METHODS = ("DOP853", "RK45", "RK23", "Radau", "BDF", "LSODA")
 
 
+_UNDEFINED_HINT = ("look for a formula undefined at this state (sqrt or log of a negative, "
+                   "division by zero), or a blow-up; shorten t_end or tighten rtol")
+
+
 class _AbortError(Exception):
     """Raised inside the right-hand side to stop the integrator with a diagnosis."""
 
@@ -72,8 +76,7 @@ class NumpySystem:
             raise SimulationError(
                 f"a formula cannot be evaluated ({exc})", time=float(t),
                 state=dict(zip(self.state_names, y)),
-                hint="look for a formula undefined at this state (sqrt or log of a negative, "
-                     "division by zero), or a blow-up; shorten t_end or tighten rtol") from exc
+                hint=_UNDEFINED_HINT) from exc
 
     def rhs(self, t: float, y: np.ndarray, p: np.ndarray) -> np.ndarray:
         """``ẏ = [q̇, M⁻¹F]``; raises :class:`SimulationError` on singular ``M`` or NaN."""
@@ -91,13 +94,19 @@ class NumpySystem:
             raise SimulationError(
                 "the right-hand side is not finite (NaN or infinity in the rates of "
                 + ", ".join(bad) + ")", time=t, state=dict(zip(self.state_names, y)),
-                hint="look for a formula undefined at this state (sqrt of a negative, "
-                     "division by zero), or a blow-up; shorten t_end or tighten rtol")
+                hint=_UNDEFINED_HINT)
         return ydot
 
     def outputs(self, t: float, y: np.ndarray, p: np.ndarray) -> np.ndarray:
         """Output values at one state."""
         return self.evaluate(t, y, p)[3]
+
+
+def defaulted_states(state_names: Sequence[str], model: Model,
+                     initial: Mapping[str, float] | None = None) -> list[str]:
+    """States given an initial value neither by the model nor by ``initial``: they start at 0."""
+    given = initial or {}
+    return [n for n in state_names if n not in model.initial and n not in given]
 
 
 def _initial_state(system: NumpySystem, model: Model,

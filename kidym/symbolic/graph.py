@@ -141,10 +141,6 @@ class Graph:
             raise RuntimeError("coordinate rates must be set before any derivative is taken")
         self._rates[q] = se.sympify(rate)
 
-    def rate(self, q: se.Symbol) -> Expr:
-        """The rate ``q̇`` of coordinate ``q`` as set."""
-        return self._rates[q]
-
     # ------------------------------------------------------------ dependencies
     def dependencies(self, expr: Expr) -> frozenset[se.Symbol]:
         """State symbols (coordinates, speeds, time) that ``expr`` depends on."""
