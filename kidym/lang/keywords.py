@@ -71,7 +71,7 @@ KEYWORDS: dict[str, tuple[str, ...]] = {
 
 #: Instructions that the builder implements.
 IMPLEMENTED = frozenset({"COORDINATES", "PSEUDOVELOCITIES", "INITIAL", "TIME", "VARY", "SHOW",
-                         "GRAVITY", "CALCULATION", "END"})
+                         "GRAVITY", "CALCULATION", "END", "QUATERNION"})
 
 #: Instructions whose list is parsed as formulas (the rest keep their text raw).
 PARSED_ITEMS = frozenset({"COORDINATES", "PSEUDOVELOCITIES", "INITIAL", "TIME", "VARY",

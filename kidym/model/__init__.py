@@ -14,6 +14,7 @@ from kidym.model.model import (
     Inertia,
     Model,
     Parameter,
+    QuaternionInstruction,
     Transform,
     VelocityDefinition,
 )
@@ -27,6 +28,7 @@ __all__ = [
     "Inertia",
     "Model",
     "Parameter",
+    "QuaternionInstruction",
     "Transform",
     "VelocityDefinition",
 ]

@@ -47,6 +47,7 @@ from kidym.model.model import (
     Inertia,
     Model,
     Parameter,
+    QuaternionInstruction,
     Transform,
     VelocityDefinition,
 )
@@ -384,6 +385,7 @@ class _Builder:
         self.pseudo: list[ast.Name] = []
         self.gravity: tuple[Expr, Expr, Expr] | None = None
         self.calculation: str | None = None
+        self.quaternion: QuaternionInstruction | None = None
         for key, ins in self.instructions.items():
             if key not in keywords.IMPLEMENTED:
                 self.warn(f"instruction `{ins.written}` is recognised but not supported yet; "
@@ -399,6 +401,8 @@ class _Builder:
                 self.gravity_of(ins)
             elif key == "CALCULATION":
                 self.calculation_of(ins)
+            elif key == "QUATERNION":
+                self.quaternion_of(ins)
             elif key in ("INITIAL", "TIME", "VARY"):
                 for node, label in self.value_items(ins):
                     self.formula(node, "value", label)
@@ -448,6 +452,58 @@ class _Builder:
             self.gravity = (se.Integer(0), se.Integer(0), -exprs[0])
         else:
             self.gravity = (exprs[0], exprs[1], exprs[2])
+
+    def quaternion_of(self, ins: ast.Instruction) -> None:
+        """``КВАТЕРНИОН : [P(…),] Q(…), Ry(ψ), … [, E(…)];`` as written (no semantics)."""
+        parts: dict[str, tuple[str, ...]] = {}
+        rotations: list[Transform] = []
+        ok = True
+        for item in ins.items:
+            head = item.func.name if isinstance(item, ast.Call) else None
+            if head in ("P", "Q", "E"):
+                assert isinstance(item, ast.Call)
+                if head in parts:
+                    self.error(f"`{head}(…)` is given twice in `{ins.written}`", item.span)
+                    ok = False
+                    continue
+                if any(not isinstance(a, ast.Name) for a in item.args) or (
+                        head != "E" and len(item.args) != 4):
+                    need = "names" if head == "E" else "four names"
+                    self.error(f"`{head}(…)` in `{ins.written}` takes {need}, got "
+                               f"`{self.text(item)}`", item.span)
+                    ok = False
+                    continue
+                parts[head] = tuple(self.rename(a.name) for a in item.args)  # type: ignore[union-attr]
+            elif head in ("Rx", "Ry", "Rz"):
+                assert isinstance(item, ast.Call)
+                if len(item.args) != 1:
+                    self.error(f"rotation `{head}` in `{ins.written}` takes one angle, got "
+                               f"{len(item.args)}", item.span)
+                    ok = False
+                    continue
+                arg = item.args[0]
+                if isinstance(arg, ast.Name):
+                    angle: Expr = se.Symbol(self.rename(arg.name))
+                elif _is_literal(arg):
+                    angle = self.convert(arg) * se.pi / 180
+                else:
+                    self.error(f"rotation `{head}` in `{ins.written}` takes an angle name or a "
+                               f"number of degrees, got `{self.text(arg)}`", arg.span)
+                    ok = False
+                    continue
+                rotations.append(Transform("R", head[1], (angle,), item.span))
+            else:
+                self.error(f"`{ins.written}` lists `P(…)`, `Q(λ0, λ1, λ2, λ3)`, rotations "
+                           f"`Rx/Ry/Rz(…)` and `E(…)`; got `{self.text(item)}`", item.span)
+                ok = False
+        if ok and "Q" not in parts:
+            self.error(f"`{ins.written}` needs the quaternion `Q(λ0, λ1, λ2, λ3)`", ins.name_span)
+            ok = False
+        if ok:
+            q, p = parts["Q"], parts.get("P")
+            self.quaternion = QuaternionInstruction(
+                (q[0], q[1], q[2], q[3]), tuple(rotations),
+                None if p is None else (p[0], p[1], p[2], p[3]), parts.get("E"), ins.span)
 
     def calculation_of(self, ins: ast.Instruction) -> None:
         if not ins.raw:
@@ -921,6 +977,7 @@ class _Builder:
             coordinates=tuple(self.coordinates), pseudo_velocities=tuple(self.pseudo_names),
             velocity_definitions=tuple(velocity_definitions), gravity=self.gravity,
             initial=initial, t_start=t_start, t_end=t_end, outputs=tuple(outputs),
+            quaternions=() if self.quaternion is None else (self.quaternion,),
             calculation=self.calculation, filename=self.filename)
         return model, self.diags
 

@@ -170,6 +170,34 @@ class VelocityDefinition:
 
 
 @dataclass(frozen=True)
+class QuaternionInstruction:
+    """The ``КВАТЕРНИОН : [P(p0…p3),] Q(λ0…λ3), Ry(ψ), Rx(θ), Rz(φ) [, E(…)];`` operator.
+
+    As parsed: what the names mean (the quaternion of the rotation sequence, the
+    angles as functions of the quaternion) is decided by the equation builder.
+
+    Attributes
+    ----------
+    quaternion : tuple of str
+        The four component names of ``Q(…)``.
+    rotations : tuple of Transform
+        The elementary rotations, in the order written (kind ``"R"``). A rotation by a
+        plain name (``Ry(ψ)``) names an angle; a numeric literal is in degrees and is
+        already converted to radians, as in body records.
+    prior : tuple of str or None
+        The four component names of ``P(…)``, a quaternion the sequence starts from.
+    euler : tuple of str or None
+        The names given by ``E(…)``.
+    """
+
+    quaternion: tuple[str, str, str, str]
+    rotations: tuple[Transform, ...]
+    prior: tuple[str, str, str, str] | None = None
+    euler: tuple[str, ...] | None = None
+    span: Span | None = None
+
+
+@dataclass(frozen=True)
 class Model:
     """A validated, immutable mechanical model.
 
@@ -201,6 +229,8 @@ class Model:
         Integration span.
     outputs : tuple of str
         Names of expressions to record besides the state.
+    quaternions : tuple of QuaternionInstruction
+        The ``КВАТЕРНИОН`` operators of the file, as parsed.
     calculation : str or None
         The requested calculation type (``DYNAMICS``, ``KINEMATICS`` …), canonical
         English spelling.
@@ -222,6 +252,7 @@ class Model:
     t_start: float = 0.0
     t_end: float = 10.0
     outputs: tuple[str, ...] = ()
+    quaternions: tuple[QuaternionInstruction, ...] = ()
     calculation: str | None = None
     filename: str = "<string>"
 

@@ -69,10 +69,10 @@ def test_bodies_operator_items_parse() -> None:
 def test_unsupported_instructions_warn() -> None:
     warnings: list = []
     parse("РАБОТА:=№1/1 - text; ВЫПОЛНИЛА:=Иванова; РАЗМЕРНОСТИ:=m(кг), l(см);"
-          "КВАТЕРНИОН: Q(λ0, λ1, λ2, λ3), Ry(ψ); m = 1; Jm.x = m;", warnings=warnings)
+          "СЧИТАТЬ МАЛЫМИ: a; m = 1; Jm.x = m;", warnings=warnings)
     messages = [w.message for w in warnings]
     assert len(messages) == 4
-    assert "instruction `КВАТЕРНИОН` is recognised but not supported yet; ignored" in messages
+    assert "instruction `СЧИТАТЬ МАЛЫМИ` is recognised but not supported yet; ignored" in messages
     assert all(w.severity == "warning" for w in warnings)
 
 

@@ -109,8 +109,34 @@ def test_ball_model_of_seed_000() -> None:
     assert model.calculation == "DYNAMICS"
     [element] = model.elements
     assert (element.kind, element.coordinate) == ("P", "zC")
-    assert [w.message for w in warnings] == [
-        "instruction `КВАТЕРНІОН` is recognised but not supported yet; ignored"]
+    assert warnings == []
+    [quaternion] = model.quaternions
+    assert quaternion.quaternion == ("λ0", "λ1", "λ2", "λ3")
+    assert [(r.axis, r.args) for r in quaternion.rotations] == [
+        ("y", (se.Symbol("ψ"),)), ("x", (se.Symbol("θ"),)), ("z", (se.Symbol("φ"),))]
+    assert quaternion.prior is None and quaternion.euler is None
+
+
+@pytest.mark.parametrize(("written", "message"), [
+    ("КВАТЕРНІОН: Ry(ψ);", "needs the quaternion `Q(λ0, λ1, λ2, λ3)`"),
+    ("КВАТЕРНІОН: Q(a, b, c), Ry(ψ);", "`Q(…)` in `КВАТЕРНІОН` takes four names"),
+    ("КВАТЕРНІОН: Q(a, b, c, d), Ry(ψ+1);", "takes an angle name or a number of degrees"),
+    ("КВАТЕРНІОН: Q(a, b, c, d), Zq(3);", "lists `P(…)`, `Q(λ0, λ1, λ2, λ3)`"),
+])
+def test_quaternion_operator_errors(written: str, message: str) -> None:
+    text = BALL.replace("КВАТЕРНІОН: Q(λ0, λ1, λ2, λ3), Ry(ψ), Rx(θ), Rz(φ);", written)
+    with pytest.raises(ModelError, match=re.escape(message)):
+        parse(text, name="ball")
+
+
+def test_quaternion_operator_degrees_and_parts() -> None:
+    text = BALL.replace("КВАТЕРНІОН: Q(λ0, λ1, λ2, λ3), Ry(ψ), Rx(θ), Rz(φ);",
+                        "КВАТЕРНИОН : P(p0, p1, p2, p3), Q(λ0, λ1, λ2, λ3), Rx(90), Ry(α), "
+                        "E(ψ, θ, φ);")
+    [quaternion] = parse(text, name="ball").quaternions
+    assert quaternion.prior == ("p0", "p1", "p2", "p3")
+    assert quaternion.euler == ("ψ", "θ", "φ")
+    assert quaternion.rotations[0].args == (se.pi / 2,)
 
 
 def test_pendulum_fixture() -> None:
