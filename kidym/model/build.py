@@ -47,6 +47,7 @@ from kidym.model.model import (
     Inertia,
     Model,
     Parameter,
+    Plot,
     QuaternionInstruction,
     Transform,
     VelocityDefinition,
@@ -872,6 +873,7 @@ class _Builder:
         return t0, t1, where
 
     def outputs(self) -> list[str]:
+        self.plots: list[Plot] = []
         ins = self.instructions.get("SHOW")
         if ins is None:
             return []
@@ -895,13 +897,29 @@ class _Builder:
             if name not in out:
                 out.append(name)
 
+        def plotted(node: ast.Name) -> bool:
+            name = self.rename(node.name)
+            return name == TIME.name or name in out
+
         for item in ins.items:
             if isinstance(item, ast.Name):
                 add(item)
+                if plotted(item):
+                    self.plots.append(Plot((self.rename(item.name),), (), "show",
+                                           self.text(item), item.span))
             elif isinstance(item, ast.Call) and all(isinstance(a, ast.Name) for a in item.args):
                 add(item.func)
                 for a in item.args:
                     add(a)  # type: ignore[arg-type]
+                args: list[ast.Name] = list(item.args)  # type: ignore[arg-type]
+                if plotted(item.func) and all(plotted(a) for a in args):
+                    if len(args) > 2:
+                        self.error(f"`{ins.written}` plots `y(x)` or `z(x, y)`, got "
+                                   f"{len(args)} arguments in `{self.text(item)}`", item.span)
+                    self.plots.append(Plot(
+                        (self.rename(item.func.name),),
+                        tuple(n for n in (self.rename(a.name) for a in args) if n != TIME.name),
+                        "show", self.text(item), item.span))
             else:
                 self.error(f"`{ins.written}` lists names or `y(x)` pairs, got "
                            f"`{self.text(item)}`", item.span)
@@ -977,6 +995,7 @@ class _Builder:
             coordinates=tuple(self.coordinates), pseudo_velocities=tuple(self.pseudo_names),
             velocity_definitions=tuple(velocity_definitions), gravity=self.gravity,
             initial=initial, t_start=t_start, t_end=t_end, outputs=tuple(outputs),
+            plots=tuple(self.plots),
             quaternions=() if self.quaternion is None else (self.quaternion,),
             calculation=self.calculation, filename=self.filename)
         return model, self.diags

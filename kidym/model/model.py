@@ -170,6 +170,32 @@ class VelocityDefinition:
 
 
 @dataclass(frozen=True)
+class Plot:
+    """One plot a model asks for (``ПОКАЗАТЬ``, ``СРАВНИТЬ``, ``СОВМЕСТИТЬ``).
+
+    Attributes
+    ----------
+    curves : tuple of str
+        The plotted quantities (one for ``ПОКАЗАТЬ``, several on one plot otherwise).
+    against : tuple of str
+        Empty for a time history; one name for a hodograph ``y(x)``; two names for a
+        3-D curve ``z(x, y)``.
+    kind : str
+        ``"show"`` (``ПОКАЗАТЬ``), ``"compare"`` (``СРАВНИТЬ``) or ``"overlay"``
+        (``СОВМЕСТИТЬ``).
+    title : str
+        The title: the written item (``yC(xC)``) or the list's name (``ХУ`` in
+        ``СРАВНИТЬ := ХУ(x, y)``).
+    """
+
+    curves: tuple[str, ...]
+    against: tuple[str, ...] = ()
+    kind: str = "show"
+    title: str = ""
+    span: Span | None = None
+
+
+@dataclass(frozen=True)
 class QuaternionInstruction:
     """The ``КВАТЕРНИОН : [P(p0…p3),] Q(λ0…λ3), Ry(ψ), Rx(θ), Rz(φ) [, E(…)];`` operator.
 
@@ -229,6 +255,8 @@ class Model:
         Integration span.
     outputs : tuple of str
         Names of expressions to record besides the state.
+    plots : tuple of Plot
+        The plots the model asks for, in the order written.
     quaternions : tuple of QuaternionInstruction
         The ``КВАТЕРНИОН`` operators of the file, as parsed.
     calculation : str or None
@@ -252,6 +280,7 @@ class Model:
     t_start: float = 0.0
     t_end: float = 10.0
     outputs: tuple[str, ...] = ()
+    plots: tuple[Plot, ...] = ()
     quaternions: tuple[QuaternionInstruction, ...] = ()
     calculation: str | None = None
     filename: str = "<string>"

@@ -139,6 +139,16 @@ def test_quaternion_operator_degrees_and_parts() -> None:
     assert quaternion.rotations[0].args == (se.pi / 2,)
 
 
+def test_show_list_becomes_plots() -> None:
+    model = parse(BALL.replace("ПОКАЗАТИ := yC(xC), zC(yC), ωZКуля;",
+                               "ПОКАЗАТИ := yC(xC), zC(xC, yC), ωZКуля, xC(t);"), name="ball")
+    assert [(p.curves, p.against, p.kind, p.title) for p in model.plots] == [
+        (("yC",), ("xC",), "show", "yC(xC)"), (("zC",), ("xC", "yC"), "show", "zC(xC, yC)"),
+        (("ωZКуля",), (), "show", "ωZКуля"), (("xC",), (), "show", "xC(t)")]
+    with pytest.raises(ModelError, match=r"plots `y\(x\)` or `z\(x, y\)`, got 3 arguments"):
+        parse(BALL.replace("ПОКАЗАТИ := yC(xC)", "ПОКАЗАТИ := zC(xC, yC, ωZКуля)"), name="b")
+
+
 def test_pendulum_fixture() -> None:
     model = parse(PENDULUM)
     assert model.coordinates == ("phi",)
