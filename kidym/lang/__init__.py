@@ -12,6 +12,6 @@ Modules: :mod:`~kidym.lang.source` (encodings, comments, statements, locations),
 the statements is given by :mod:`kidym.model.build`.
 """
 
-from kidym.lang.parser import load, parse
+from kidym.lang.parser import load, load_tasks, parse, parse_tasks
 
-__all__ = ["load", "parse"]
+__all__ = ["load", "load_tasks", "parse", "parse_tasks"]

@@ -71,11 +71,14 @@ KEYWORDS: dict[str, tuple[str, ...]] = {
 
 #: Instructions that the builder implements.
 IMPLEMENTED = frozenset({"COORDINATES", "PSEUDOVELOCITIES", "INITIAL", "TIME", "VARY", "SHOW",
-                         "GRAVITY", "CALCULATION", "END", "QUATERNION"})
+                         "GRAVITY", "CALCULATION", "END", "QUATERNION", "TASK", "AUTHOR",
+                         "VARIANT", "BODIES", "UNITS", "CODING", "COMPARE", "COMBINE",
+                         "WITHDRAW", "MULTIPLY"})
 
 #: Instructions whose list is parsed as formulas (the rest keep their text raw).
 PARSED_ITEMS = frozenset({"COORDINATES", "PSEUDOVELOCITIES", "INITIAL", "TIME", "VARY",
-                          "SHOW", "GRAVITY", "QUATERNION", "BODIES"})
+                          "SHOW", "GRAVITY", "QUATERNION", "BODIES", "COMPARE", "COMBINE",
+                          "MULTIPLY"})
 
 #: Canonical calculation type → accepted spellings of the value of `РАСЧЕТ`.
 CALCULATIONS: dict[str, tuple[str, ...]] = {

@@ -13,7 +13,7 @@ reported and the others still parse. The statement's shape picks the start rule:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -33,7 +33,7 @@ from kidym.lang import ast, keywords
 from kidym.lang.source import Chunk, LineIndex, decode, split_statements, strip_comments
 from kidym.model.model import Model
 
-_ID = r"[^\W\d][\w'@$]*"
+_ID = r"[^\W\d](?:[\w'@]|\$(?:\w+|\([^()]*\))?)*"
 _WORDS = rf"{_ID}(?:\s+{_ID})*"
 _INSTRUCTION = re.compile(rf"\s*(?P<name>{_WORDS})\s*(?P<sep>:=|:)")
 _BARE = re.compile(rf"\s*(?P<name>{_WORDS})\s*\Z")
@@ -50,6 +50,7 @@ _TERMINALS = {
     "MINUS": "`-`", "STAR": "`*`", "SLASH": "`/`", "PERCENT": "`%`", "CARET": "`^`",
     "$END": "the end of the statement",
 }
+_TRANSFORM_NAMES = frozenset({"Rx", "Ry", "Rz", "Sx", "Sy", "Sz", "Q"})
 _FORMULA_START = {"NAME", "NUMBER", "LPAR", "MINUS", "PLUS"}
 _BINARY = {"PLUS", "MINUS", "STAR", "SLASH", "PERCENT", "CARET"}
 _ORDER = list(_TERMINALS)
@@ -194,12 +195,20 @@ class ParsedSource:
         Statements that parsed, in source order, up to ``КОНЕЦ``/``END``.
     diagnostics : list of Diagnostic
         Syntax errors and reading warnings.
+    tasks : list of list of Statement
+        The statements of each task as written (a task ends at ``КОНЕЦ``/``END``);
+        :func:`kidym.lang.tasks.task_statements` merges them.
+    unsure : set of str
+        Every name written in a statement that could not be read: the builder does
+        not report them as undefined (the broken statement may have defined them).
     """
 
     source: str
     index: LineIndex
     statements: list[ast.Statement] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    tasks: list[list[ast.Statement]] = field(default_factory=list)
+    unsure: set[str] = field(default_factory=set)
 
     @property
     def has_errors(self) -> bool:
@@ -271,6 +280,41 @@ class _StatementParser:
         message = got + (f"; expected {wanted}" if wanted else "")
         end = None if tok.type == "$END" else where + max(1, len(str(tok)))
         self.error(message, where, end)
+
+    def body_list(self, ins: ast.Instruction) -> list[ast.BodyRecord]:
+        """``ТВЕРДЫЕ ТЕЛА : B1~B0(Rz(fi), Sx(l), J(m, Jx, Jy, Jz)), …;`` → body records.
+
+        The leading transforms of each item are its chain; ``J(…)`` holds the
+        positional inertia values; any other item (``m(…)``, central shifts) goes
+        to the third section as written.
+        """
+        out: list[ast.BodyRecord] = []
+        for item in ins.items:
+            if isinstance(item, ast.BasedItem):
+                name, base, args = item.name, item.base, item.args
+            elif isinstance(item, ast.Call):
+                name, base, args = item.func, None, item.args
+            else:
+                self.parsed.diagnostics.append(Diagnostic(
+                    f"`{ins.written}` lists bodies `Name~Base(transforms, J(m, Jx, Jy, Jz))`, "
+                    f"got `{' '.join(self.parsed.source[item.start:item.end].split())}`",
+                    item.span))
+                continue
+            chain: list[ast.Expr] = []
+            tail: list[ast.Expr] = []
+            for a in args:
+                is_transform = (isinstance(a, ast.Call) and a.func.name in _TRANSFORM_NAMES
+                                and not tail)
+                if is_transform:
+                    chain.append(a)
+                elif isinstance(a, ast.Call) and a.func.name == "J":
+                    tail.extend(a.args)
+                else:
+                    tail.append(a)
+            out.append(ast.BodyRecord(name=name, base=base, transforms=tuple(chain),
+                                      tail=tuple(tail), span=item.span, start=item.start,
+                                      end=item.end))
+        return out
 
     # statement kinds -------------------------------------------------------------
     def statement(self, chunk: Chunk) -> ast.Statement | None:
@@ -362,37 +406,109 @@ def parse_statements(text: str) -> ParsedSource:
     Returns
     -------
     ParsedSource
-        Statements up to ``КОНЕЦ``/``END`` and the diagnostics (errors, warnings).
+        The statements of every task (``tasks``; ``statements`` holds the first
+        task's) and the diagnostics (errors, warnings).
     """
     parsed = ParsedSource(source=text, index=LineIndex(text))
     work = " " + text[1:] if text.startswith("\ufeff") else text
     clean, diags = strip_comments(work, parsed.index)
     parsed.diagnostics.extend(diags)
     reader = _StatementParser(parsed)
-    chunks = split_statements(clean)
-    for i, chunk in enumerate(chunks):
+    current: list[ast.Statement] = []
+    for chunk in split_statements(clean):
+        before = len(parsed.diagnostics)
         stmt = reader.statement(chunk)
         if not chunk.terminated:
             end = chunk.start + len(chunk.text.rstrip())
             reader.error("missing `;` at the end of the statement: every statement ends "
                          "with `;`", end)
         if stmt is None:
+            if any(d.severity == "error" for d in parsed.diagnostics[before:]):
+                parsed.unsure.update(re.findall(_ID, chunk.text))
             continue
-        parsed.statements.append(stmt)
         if isinstance(stmt, ast.Instruction) and stmt.key == "END":
-            rest = chunks[i + 1:]
-            if rest:
-                reader.error(f"text after `{stmt.written}` is ignored (files with several "
-                             "tasks are not supported yet)", rest[0].start
-                             + (len(rest[0].text) - len(rest[0].text.lstrip())),
-                             severity="warning")
-            break
+            parsed.tasks.append(current)
+            current = []
+            continue
+        if isinstance(stmt, ast.Instruction) and stmt.key == "BODIES" and not stmt.bare:
+            current.extend(reader.body_list(stmt))
+            continue
+        current.append(stmt)
+    if current or not parsed.tasks:
+        parsed.tasks.append(current)
+    parsed.statements = list(parsed.tasks[0])
     return parsed
+
+
+def parse_tasks(text: str, *, filename: str | None = None, name: str | None = None,
+                warnings: list[Diagnostic] | None = None) -> list[Model]:
+    """Read every task of a model file (tasks end with ``КОНЕЦ;``/``END;``).
+
+    Task *k* sees the statements of tasks 1…k, later definitions replacing earlier
+    ones (:mod:`kidym.lang.tasks`). Every syntax and model error of every task is
+    collected before anything is raised.
+
+    Parameters
+    ----------
+    text, filename, name, warnings
+        As in :func:`parse`. With several tasks the models are named
+        ``NAME_1``, ``NAME_2`` …
+
+    Returns
+    -------
+    list of Model
+        One model per task, in file order (at least one).
+
+    Raises
+    ------
+    ParseError, ModelError
+        As :func:`parse`, carrying the diagnostics of all tasks.
+    """
+    from kidym.lang.tasks import task_statements
+    from kidym.model.build import build_model  # the model layer builds on this one
+
+    display = source_name(filename)
+    base = name or "model"
+    parsed = parse_statements(text)
+    everything: list[Diagnostic] = list(parsed.diagnostics)
+    statements = task_statements(parsed.tasks, everything)
+    syntax_errors = any(d.severity == "error" for d in everything)
+    models: list[Model | None] = []
+    model_errors = False
+    for k, stmts in enumerate(statements):
+        task = replace(parsed, statements=stmts)
+        label = base if len(statements) == 1 else f"{base}_{k + 1}"
+        model, diags = build_model(task, filename=display, name=label)
+        everything.extend(diags)
+        model_errors = model_errors or model is None or any(
+            d.severity == "error" for d in diags)
+        models.append(model)
+    everything = sorted(_unique(everything), key=_order)
+    if warnings is not None:
+        warnings.extend(d for d in everything if d.severity == "warning")
+    if syntax_errors:
+        raise ParseError(everything, filename=display, source=text)
+    if model_errors:
+        raise ModelError(everything, filename=display, source=text)
+    return [m for m in models if m is not None]
+
+
+def _unique(diags: list[Diagnostic]) -> list[Diagnostic]:
+    seen: set[Diagnostic] = set()
+    out = []
+    for d in diags:
+        if d not in seen:
+            seen.add(d)
+            out.append(d)
+    return out
 
 
 def parse(text: str, *, filename: str | None = None, name: str | None = None,
           warnings: list[Diagnostic] | None = None) -> Model:
     """Read a model written in the KiDyM language.
+
+    A file with several tasks must be valid as a whole; the model of its **first**
+    task is returned (:func:`parse_tasks` returns all of them).
 
     Parameters
     ----------
@@ -425,19 +541,7 @@ def parse(text: str, *, filename: str | None = None, name: str | None = None,
     >>> model.coordinates
     ('x',)
     """
-    from kidym.model.build import build_model  # the model layer builds on this one
-
-    display = source_name(filename)
-    parsed = parse_statements(text)
-    model, diags = build_model(parsed, filename=display, name=name or "model")
-    everything = sorted(parsed.diagnostics + diags, key=_order)
-    if warnings is not None:
-        warnings.extend(d for d in everything if d.severity == "warning")
-    if parsed.has_errors:
-        raise ParseError(everything, filename=display, source=text)
-    if model is None or any(d.severity == "error" for d in diags):
-        raise ModelError(everything, filename=display, source=text)
-    return model
+    return parse_tasks(text, filename=filename, name=name, warnings=warnings)[0]
 
 
 def _order(d: Diagnostic) -> tuple[int, int]:
@@ -459,6 +563,7 @@ def load(path: str | Path, *, warnings: list[Diagnostic] | None = None) -> Model
     Returns
     -------
     Model
+        The first task's model (see :func:`parse`).
 
     Raises
     ------
@@ -467,6 +572,11 @@ def load(path: str | Path, *, warnings: list[Diagnostic] | None = None) -> Model
     OSError
         The file cannot be read.
     """
+    return load_tasks(path, warnings=warnings)[0]
+
+
+def load_tasks(path: str | Path, *, warnings: list[Diagnostic] | None = None) -> list[Model]:
+    """Every task of a model file, as :func:`parse_tasks`; see :func:`load`."""
     path = Path(path)
     text, _encoding = decode(path.read_bytes())
-    return parse(text, filename=str(path), name=path.stem, warnings=warnings)
+    return parse_tasks(text, filename=str(path), name=path.stem, warnings=warnings)

@@ -39,6 +39,7 @@ from kidym.lang.formulas import (
     suggest,
 )
 from kidym.lang.parser import ParsedSource
+from kidym.lang.tasks import REPEATABLE
 from kidym.model.model import (
     TIME,
     Body,
@@ -167,6 +168,7 @@ class _Builder:
         self.elements: dict[tuple[str, str], tuple[ast.ElementRecord, ast.Name, Expr | None]] = {}
         self.body_records: list[ast.BodyRecord] = []
         self.instructions: dict[str, ast.Instruction] = {}
+        self.repeated: list[ast.Instruction] = []
         seen_vars: dict[str, ast.Variable] = {}
         seen_bodies: dict[str, ast.BodyRecord] = {}
         for stmt in self.parsed.statements:
@@ -186,6 +188,9 @@ class _Builder:
                               stmt.name.span)
                 seen_vars[key] = stmt
             elif isinstance(stmt, ast.Instruction):
+                if stmt.key in REPEATABLE:
+                    self.repeated.append(stmt)
+                    continue
                 if stmt.key in self.instructions and stmt.key in keywords.IMPLEMENTED:
                     self.warn(f"instruction `{stmt.written}` is given again (the last one "
                               f"wins; the previous one is at line "
@@ -197,12 +202,90 @@ class _Builder:
             self.aliases.update(generated.aliases(body))
             for g in generated.generated_names(body):
                 self.owner_of_generated[g] = body
+        self.unit_names: dict[str, str] = {}
+        self.unsure = set(self.parsed.unsure)
+        for n in self.parsed.unsure:  # a broken body record may have defined these
+            self.unsure.update(generated.generated_names(n))
+            self.unsure.update(generated.aliases(n))
+        self.coding()
         # winners, in source order of the winning statement
         for stmt in sorted(seen_vars.values(), key=lambda s: s.start):
             self.variable(stmt)
         for stmt in self.parsed.statements:
             if isinstance(stmt, ast.ElementRecord):
                 self.element(stmt)
+        self.partials()
+
+    def coding(self) -> None:
+        """``КОДИРОВКА := ИДУСН;``: the letters of the element classes."""
+        self.classes = dict(zip(ELEMENT_CLASSES, ELEMENT_CLASSES))
+        self.nonlinear: str | None = "N"
+        ins = self.instructions.get("CODING")
+        if ins is None:
+            return
+        letters = (ins.raw or "").replace(" ", "")
+        if len(letters) not in (5, 6) or len(set(letters)) != len(letters) or \
+                not all(c.isalpha() for c in letters):
+            self.error(f"`{ins.written}` takes 5 different letters naming the inertial, "
+                       "dissipative, elastic, force and nonlinear element classes (default "
+                       f"`JDCPN`), got `{ins.raw or ''}`", ins.raw_span or ins.name_span)
+            return
+        self.classes = dict(zip(letters[:4], ELEMENT_CLASSES))
+        self.nonlinear = letters[4]
+
+    def expand_except(self, expr: Expr, keep: str) -> Expr | None:
+        """``expr`` with every definition but ``keep`` substituted (``None``: a cycle)."""
+        for _ in range(len(self.variables) + 1):
+            subs = {}
+            for sym in expr.free_symbols:
+                v = self.variables.get(sym.name)
+                if sym.name != keep and v is not None and v.value is None and \
+                        v.expr is not None:
+                    subs[sym] = v.expr
+            if not subs:
+                return expr
+            expr = expr.xreplace(subs)
+        return None
+
+    def partials(self) -> None:
+        """``x'y`` names: ∂x/∂y, formed analytically (definitions other than ``y`` expanded)."""
+        done: set[str] = set()
+        for u in sorted(self.uses, key=lambda u: u.start):
+            base = u.base
+            if "'" not in base or base in done or base in self.variables:
+                continue
+            done.add(base)
+            f, _, v = base.rpartition("'")
+            if not f or not v:
+                self.error(f"`{base}`: a `'` in a name marks a derivative, `x't` (by time) or "
+                           "`x'y` (partial, by `y`)", u.span)
+                self.missing.add(base)
+                continue
+            if f not in self.variables:
+                hint = suggest(f, sorted(self.variables))
+                self.error(f"partial derivative `{base}`: `{f}` is not defined{hint}", u.span)
+                self.missing.add(base)
+                continue
+            var = self.variables[f]
+            if var.expr is None:
+                self.missing.add(base)
+                continue
+            expanded = self.expand_except(var.expr, v)
+            if expanded is None:
+                self.missing.add(base)  # the cycle is reported with the definitions
+                continue
+            expr = expanded.diff(TIME if v == TIME.name else se.Symbol(v))
+            stmt = ast.Variable(name=ast.Name(name=base, span=u.span, start=u.start,
+                                              end=u.start + len(base)),
+                                expr=ast.Name(name=base, span=u.span, start=u.start,
+                                              end=u.start), span=u.span, start=u.start,
+                                end=u.start)
+            value = _to_float(expr) if not expr.free_symbols else None
+            self.variables[base] = _Var(stmt, expr, value)
+            for sym in expr.free_symbols:
+                b, order = split_derivative(sym.name)
+                self.uses.append(_Use(sym.name, b, order, u.span, u.start, "definition",
+                                      f"partial derivative `{base}`", base))
 
     def variable(self, stmt: ast.Variable) -> None:
         written = stmt.name.name
@@ -247,10 +330,16 @@ class _Builder:
     def element(self, stmt: ast.ElementRecord) -> None:
         label = stmt.label.name
         first = stmt.coordinates[0].name
-        if label[0] not in ELEMENT_CLASSES:
-            self.error(f"unrecognised element class `{label[0]}` in `{label}.{first}` "
-                       "(expected J, D, C or P); the first letter of an element name is its "
-                       "class: J inertial, D dissipative, C elastic, P force", stmt.label.span)
+        if label[0] not in self.classes:
+            letters = ", ".join(list(self.classes)[:-1]) + " or " + list(self.classes)[-1]
+            if label[0] == self.nonlinear:
+                why = (f"nonlinear elements (class `{label[0]}`) are not supported; write the "
+                       "nonlinear law as the characteristic of a force element `P`")
+            else:
+                why = (f"unrecognised element class `{label[0]}` in `{label}.{first}` "
+                       f"(expected {letters}); the first letter of an element name is its "
+                       "class: inertial, dissipative, elastic, force")
+            self.error(why, stmt.label.span)
             for coord in stmt.coordinates:  # still a coordinate: avoids echo errors
                 self.record(coord, "structure", f"element `{label}.{coord.name}`")
             self.record(stmt.expr, "characteristic", f"characteristic of element `{label}`")
@@ -387,10 +476,13 @@ class _Builder:
         self.gravity: tuple[Expr, Expr, Expr] | None = None
         self.calculation: str | None = None
         self.quaternion: QuaternionInstruction | None = None
+        self.titles: dict[str, str] = {}
         for key, ins in self.instructions.items():
             if key not in keywords.IMPLEMENTED:
                 self.warn(f"instruction `{ins.written}` is recognised but not supported yet; "
                           "ignored", ins.name_span)
+            elif key in ("CODING", "WITHDRAW", "MULTIPLY", "BODIES", "UNITS"):
+                pass  # applied while reading (kidym.lang.tasks) or in collect()
             elif ins.bare and key != "END":
                 self.error(f"instruction `{ins.written}` needs a list: `{ins.written} := …;`",
                            ins.name_span)
@@ -404,6 +496,9 @@ class _Builder:
                 self.calculation_of(ins)
             elif key == "QUATERNION":
                 self.quaternion_of(ins)
+            elif key in ("TASK", "AUTHOR", "VARIANT"):
+                if ins.raw:
+                    self.titles[key] = ins.raw
             elif key in ("INITIAL", "TIME", "VARY"):
                 for node, label in self.value_items(ins):
                     self.formula(node, "value", label)
@@ -523,6 +618,10 @@ class _Builder:
             self.warn(f"calculation `{ins.raw}` is recognised but not supported yet", ins.raw_span)
         self.calculation = key
 
+    def title(self) -> str | None:
+        parts = [self.titles[k] for k in ("TASK", "AUTHOR", "VARIANT") if k in self.titles]
+        return " — ".join(parts) if parts else None
+
     # ------------------------------------------------------------ phase 2: names
     def classify(self) -> None:
         params = {n for n, v in self.variables.items() if v.value is not None}
@@ -566,7 +665,10 @@ class _Builder:
         coordinates: list[str] = []
         self.pseudo_names: list[str] = [n.name for n in self.pseudo]
         for base, u in sorted(first.items(), key=lambda kv: kv[1].start):
-            if base in self.known:
+            if base in self.known or base in self.missing:
+                continue
+            if base in self.unsure and base not in structural:
+                self.missing.add(base)  # maybe defined by a statement that did not parse
                 continue
             if "@" in base:
                 body = base.split("@", 1)[1]
@@ -575,9 +677,7 @@ class _Builder:
                            f"defined{hint}", u.span)
                 self.missing.add(base)
             elif "'" in base:
-                self.error(f"`{base}`: only time derivatives `x't`, `x't't` are supported in "
-                           "names (partial derivatives `x'y` are not supported yet)", u.span)
-                self.missing.add(base)
+                self.missing.add(base)  # an `x'y` whose `x` is missing: reported already
             elif base in pseudo:
                 if base in positional:
                     w = positional[base]
@@ -703,7 +803,9 @@ class _Builder:
             deps: list[str] = []
             if rec.base is not None:
                 base = rec.base.name
-                if base not in self.body_data:
+                if base not in self.body_data and base in self.unsure:
+                    pass
+                elif base not in self.body_data:
                     self.error(f"body `{rec.name.name}` refers to base `{base}`, which is not "
                                f"defined{suggest(base, names)}", rec.base.span)
                 else:
@@ -930,9 +1032,6 @@ class _Builder:
         self.collect()
         self.bodies()
         self.instruction_lists()
-        if self.parsed.has_errors:
-            # statements are missing: global checks would only report echoes of that
-            return None, self.diags
         self.broken = {n for n, v in self.variables.items() if v.expr is None}
         self.classify()
         self.check_derivatives()
@@ -968,7 +1067,7 @@ class _Builder:
             self.error(f"the time range must increase: start {t_start:g}, end {t_end:g}",
                        t_span)
         outputs = self.outputs()
-        if _has_errors(self.diags):
+        if _has_errors(self.diags) or self.parsed.has_errors:
             return None, self.diags
         parameters = []
         if uses_g and "g" not in self.variables:
@@ -984,7 +1083,7 @@ class _Builder:
             assert inertia is not None
             bodies.append(Body(name, rec.base.name if rec.base else None, chain, central,
                                inertia, rec.span))
-        elements = [Element(label, label[0], coord, expr, node.span)
+        elements = [Element(label, self.classes[label[0]], coord, expr, node.span)
                     for (label, coord), (_s, node, expr) in self.elements.items()]
         velocity_definitions = [VelocityDefinition(target, expr, stmt.span)
                                 for target, (stmt, expr) in sorted(
@@ -997,7 +1096,8 @@ class _Builder:
             initial=initial, t_start=t_start, t_end=t_end, outputs=tuple(outputs),
             plots=tuple(self.plots),
             quaternions=() if self.quaternion is None else (self.quaternion,),
-            calculation=self.calculation, filename=self.filename)
+            calculation=self.calculation, filename=self.filename, title=self.title(),
+            units=self.unit_names)
         return model, self.diags
 
 

@@ -264,6 +264,11 @@ class Model:
         English spelling.
     filename : str
         Where the source came from, for messages.
+    title : str or None
+        The task's title (``РАБОТА := …;``, with ``ВЫПОЛНИЛ``/``ВАРИАНТ`` appended).
+    units : Mapping of str to str
+        Unit of each parameter and definition that has one, in the model's base
+        units after ``РАЗМЕРНОСТИ`` conversion (``{"x": "m"}``); see docs/language.md.
     """
 
     name: str
@@ -284,9 +289,12 @@ class Model:
     quaternions: tuple[QuaternionInstruction, ...] = ()
     calculation: str | None = None
     filename: str = "<string>"
+    title: str | None = None
+    units: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "initial", MappingProxyType(dict(self.initial)))
+        object.__setattr__(self, "units", MappingProxyType(dict(self.units)))
 
     # Lookups -----------------------------------------------------------------
     def parameters_names(self) -> tuple[str, ...]:

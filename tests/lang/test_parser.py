@@ -25,8 +25,9 @@ def test_statement_forms() -> None:
         КВАТЕРНІОН: Q(λ0, λ1, λ2, λ3), Ry(ψ), Rx(θ), Rz(φ);
         КОНЕЦ;
     """
+    # `КОНЕЦ;` ends the task: it is no statement of it
     assert kinds(text) == ["Variable", "Variable", "ElementRecord", "BodyRecord",
-                           "Instruction", "Instruction", "Instruction"]
+                           "Instruction", "Instruction"]
 
 
 def test_unit_is_kept_raw() -> None:
@@ -58,12 +59,13 @@ def test_raw_instruction_text() -> None:
     assert calc.raw == "ПЕЧАТЬ УРАВНЕНИЙ"
 
 
-def test_bodies_operator_items_parse() -> None:
-    [ins] = parse_statements("ТВЕРДЫЕ ТЕЛА : B1~B0(Rz(fi), Sx(l), J(m,Jx,Jy,Jz));").statements
-    assert ins.key == "BODIES"
-    [item] = ins.items
-    assert isinstance(item, ast.BasedItem)
-    assert (item.name.name, item.base.name, len(item.args)) == ("B1", "B0", 3)
+def test_bodies_operator_gives_body_records() -> None:
+    text = "ТВЕРДЫЕ ТЕЛА : B1~B0(Rz(fi), Sx(l), J(m,Jx,Jy,Jz)), B0(Sx(q), J(m, Jx, Jy, Jz));"
+    b1, b0 = parse_statements(text).statements
+    assert isinstance(b1, ast.BodyRecord) and isinstance(b0, ast.BodyRecord)
+    assert (b1.name.name, b1.base.name, b0.base) == ("B1", "B0", None)
+    assert [t.func.name for t in b1.transforms] == ["Rz", "Sx"]
+    assert [n.name for n in b1.tail] == ["m", "Jx", "Jy", "Jz"]
 
 
 def test_unsupported_instructions_warn() -> None:
@@ -71,7 +73,7 @@ def test_unsupported_instructions_warn() -> None:
     parse("РАБОТА:=№1/1 - text; ВЫПОЛНИЛА:=Иванова; РАЗМЕРНОСТИ:=m(кг), l(см);"
           "СЧИТАТЬ МАЛЫМИ: a; m = 1; Jm.x = m;", warnings=warnings)
     messages = [w.message for w in warnings]
-    assert len(messages) == 4
+    assert len(messages) == 1
     assert "instruction `СЧИТАТЬ МАЛЫМИ` is recognised but not supported yet; ignored" in messages
     assert all(w.severity == "warning" for w in warnings)
 
@@ -92,12 +94,10 @@ def test_bare_unknown_word_hints_at_a_variable() -> None:
         parse("zzz;")
 
 
-def test_end_stops_reading() -> None:
-    warnings: list = []
-    model = parse("m = 1; Jm.x = m; КОНЕЦ; this is not ( a model", warnings=warnings)
-    assert model.coordinates == ("x",)
-    assert [w.message for w in warnings] == [
-        "text after `КОНЕЦ` is ignored (files with several tasks are not supported yet)"]
+def test_text_after_end_is_a_second_task_and_is_checked() -> None:
+    with pytest.raises(ParseError) as info:
+        parse("m = 1; Jm.x = m; КОНЕЦ;\nthis is not ( a model")
+    assert [e.span.line for e in info.value.errors] == [2, 2]
 
 
 def test_missing_final_semicolon_is_reported_at_the_end() -> None:
