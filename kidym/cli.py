@@ -82,6 +82,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     from kidym.report.plots import plot_run
     from kidym.simulate.simulate import defaulted_states, simulate
 
+    if _calculation(args.model) == "KINEMATICS":
+        return cmd_run_kinematics(args)
     model = _load(args.model)
     out = Path(args.out) if args.out else Path("kidym-out") / model.name
     eq = derive(model)
@@ -109,6 +111,52 @@ def cmd_run(args: argparse.Namespace) -> int:
     for p in plots:
         print(f"plot:    {p}")
     return 0
+
+
+def _calculation(path: str) -> str | None:
+    """The calculation type of the first task of ``path`` (errors surface later)."""
+    from kidym.lang import load
+
+    try:
+        return load(path).calculation
+    except (ParseError, OSError):
+        return None
+
+
+def cmd_run_kinematics(args: argparse.Namespace) -> int:
+    """``kidym run`` on a kinematics file: every task, one subfolder per task."""
+    from kidym.calc.kinematics import KinematicsError, kinematics
+    from kidym.calc.plots import plot_kinematics
+    from kidym.lang import load_tasks
+    from kidym.simulate.result import write_atomically
+
+    warnings: list = []
+    tasks = load_tasks(args.model, warnings=warnings)
+    for w in warnings:
+        print(w.format(args.model, tasks[0].source), file=sys.stderr)
+    root = Path(args.out) if args.out else Path("kidym-out") / Path(args.model).stem
+    status = 0
+    for k, model in enumerate(tasks, start=1):
+        out = root / f"task{k}" if len(tasks) > 1 else root
+        label = f"task {k} ({model.title or model.name})" if len(tasks) > 1 else model.name
+        if model.calculation != "KINEMATICS":
+            print(f"{label}: calculation {model.calculation} skipped (kidym run computes the "
+                  "kinematics tasks of a multi-task file)")
+            continue
+        try:
+            result = kinematics(model, n_points=args.points, t_end=args.t_end)
+        except KinematicsError as exc:
+            print(f"kidym: error: {label}: {exc}", file=sys.stderr)
+            status = 1
+            continue
+        csv_path = write_atomically(out / "results.csv", result.csv_text())
+        plots = plot_kinematics(result, model, out)
+        print(f"{label}: kinematics from t = {result.t[0]:g} to {result.t[-1]:g}, "
+              f"{len(result.t)} points, {len(result.names)} quantities")
+        print(f"results: {csv_path}")
+        for p in plots:
+            print(f"plot:    {p}")
+    return status
 
 
 def build_parser() -> argparse.ArgumentParser:

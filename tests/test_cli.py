@@ -113,3 +113,15 @@ def test_run_unknown_parameter_is_a_clear_error(pendulum, capsys):
 def test_every_example_checks(capsys):
     for path in sorted(EXAMPLES.glob("*/*.kdm")):
         assert main(["check", str(path)]) == 0, path
+
+
+def test_run_kinematics_writes_one_folder_per_task(tmp_path) -> None:
+    from kidym.cli import main
+
+    out = tmp_path / "point"
+    assert main(["run", str(EXAMPLES / "kinematics" / "point.kdm"), "--out", str(out),
+                 "--points", "21"]) == 0
+    for k in (1, 2):
+        lines = (out / f"task{k}" / "results.csv").read_text().splitlines()
+        assert len(lines) == 22
+        assert len(list((out / f"task{k}").glob("*.png"))) == 8

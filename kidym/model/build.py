@@ -976,14 +976,69 @@ class _Builder:
 
     def outputs(self) -> list[str]:
         self.plots: list[Plot] = []
+        out: list[str] = []
         ins = self.instructions.get("SHOW")
-        if ins is None:
-            return []
+        if ins is not None:
+            self.show(ins, out)
+        for rep in sorted(self.repeated, key=lambda r: r.start):
+            if rep.key in ("COMPARE", "COMBINE"):
+                self.compare(rep, out)
+            else:
+                self.warn(f"instruction `{rep.written}` is recognised but not supported yet; "
+                          "ignored", rep.name_span)
+        return out
+
+    def known_output(self, node: ast.Name, ins: ast.Instruction) -> str | None:
+        """Canonical name of an output ``node`` lists, or ``None`` (reported)."""
+        name = self.rename(node.name)
+        if name == TIME.name:
+            return name
+        base, order = split_derivative(name)
+        known = (self.params | self.defs | set(self.owner_of_generated) | set(self.coordinates)
+                 | set(self.pseudo_names))
+        if "g" in self.variables or any(u.base == "g" for u in self.uses):
+            known.add("g")
+        if base in known and order <= 2 and not (order and base in self.params):
+            return name
+        if base not in self.unsure:
+            self.error(f"`{ins.written}` lists `{node.name}`, which is not defined in the "
+                       f"model{suggest(name, sorted(known))}", node.span)
+        return None
+
+    def compare(self, ins: ast.Instruction, out: list[str]) -> None:
+        """``СРАВНИТЬ := ХУ(x, y);`` (up to 5 curves), ``СОВМЕСТИТЬ := V(vx, vy);`` (2)."""
+        kind, limits = ("compare", (1, 5)) if ins.key == "COMPARE" else ("overlay", (2, 2))
+        for item in ins.items:
+            if isinstance(item, ast.Call) and all(isinstance(a, ast.Name) for a in item.args):
+                title, names = item.func.name, list(item.args)
+            elif isinstance(item, ast.Name) and len(ins.items) > 1:
+                title, names = None, [i for i in ins.items if isinstance(i, ast.Name)]
+            else:
+                self.error(f"`{ins.written}` takes `Title(y1, y2, …)`, got "
+                           f"`{self.text(item)}`", item.span)
+                continue
+            lo, hi = limits
+            if not lo <= len(names) <= hi:
+                need = "exactly 2" if lo == hi else f"1 to {hi}"
+                self.error(f"`{ins.written}` puts {need} curves on one plot, got {len(names)} "
+                           f"in `{self.text(item)}`", item.span)
+                continue
+            curves = [self.known_output(n, ins) for n in names]  # type: ignore[arg-type]
+            if any(c is None for c in curves):
+                continue
+            for c in curves:
+                if c != TIME.name and c not in out:
+                    out.append(c)  # type: ignore[arg-type]
+            self.plots.append(Plot(tuple(curves), (), kind,  # type: ignore[arg-type]
+                                   title or ", ".join(curves), ins.span))  # type: ignore[arg-type]
+            if title is None:
+                break
+
+    def show(self, ins: ast.Instruction, out: list[str]) -> None:
         base_known = (self.params | self.defs | set(self.owner_of_generated)
                       | set(self.coordinates) | set(self.pseudo_names) | {"g"})
         if "g" not in self.variables and not any(u.base == "g" for u in self.uses):
             base_known.discard("g")
-        out: list[str] = []
 
         def add(node: ast.Name) -> None:
             name = self.rename(node.name)
@@ -991,6 +1046,8 @@ class _Builder:
                 return
             base, order = split_derivative(name)
             ok = base in base_known and order <= 2 and not (order and base in self.params)
+            if not ok and base in self.unsure:
+                return
             if not ok:
                 hint = suggest(name, sorted(base_known))
                 self.error(f"`{ins.written}` lists `{node.name}`, which is not defined in the "

@@ -1,0 +1,1 @@
+"""Calculations without equations of motion: direct kinematics (``РАСЧЕТ := КИНЕМАТИКА``)."""
