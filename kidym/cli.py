@@ -159,6 +159,44 @@ def cmd_run_kinematics(args: argparse.Namespace) -> int:
     return status
 
 
+def cmd_fmt(args: argparse.Namespace) -> int:
+    """``kidym fmt MODEL``: print (or write, or check) the canonical form."""
+    from kidym.lang.fmt import format_source
+    from kidym.lang.source import decode
+    from kidym.simulate.result import write_atomically
+
+    path = Path(args.model)
+    text, _encoding = decode(path.read_bytes())
+    try:
+        out = format_source(text, language=args.keywords)
+    except ParseError as exc:
+        raise ParseError(exc.diagnostics, filename=str(path), source=text) from None
+    if args.check:
+        if out != text:
+            print(f"{path}: not in canonical form", file=sys.stderr)
+            return 1
+        return 0
+    if args.in_place:
+        write_atomically(path, out)  # UTF-8
+        return 0
+    sys.stdout.write(out)
+    return 0
+
+
+def add_fmt_command(sub) -> None:
+    """Register ``kidym fmt``."""
+    p = sub.add_parser("fmt", help="print a model in canonical form")
+    p.add_argument("model", help="model file (.kdm)")
+    p.add_argument("--keywords", choices=("ru", "uk", "en"), default=None,
+                   help="spell instruction names in this language (default: as written)")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--check", action="store_true",
+                   help="exit 1 if the file is not in canonical form; write nothing")
+    g.add_argument("--in-place", action="store_true",
+                   help="rewrite the file (as UTF-8) instead of printing")
+    p.set_defaults(func=cmd_fmt)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``kidym``."""
     parser = argparse.ArgumentParser(
@@ -196,6 +234,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default=None,
                    help="output directory (default: kidym-out/MODEL_NAME)")
     p.set_defaults(func=cmd_run)
+    add_fmt_command(sub)
     return parser
 
 

@@ -166,3 +166,37 @@ def closest_calculation(value: str) -> str | None:
 def spelling(key: str) -> str:
     """The spelling of instruction ``key`` shown in messages (the first listed)."""
     return KEYWORDS[key][0]
+
+
+#: Ukrainian spellings that have no letter of their own to tell them from Russian.
+_UK = {"TIME": "ЧАС", "SHOW": "ПОКАЗАТИ", "CALCULATION": "РОЗРАХУНОК", "TASK": "РОБОТА",
+       "AUTHOR": "ВИКОНАВ", "MULTIPLY": "РОЗМНОЖИТИ", "CODING": "КОДУВАННЯ",
+       "WITHDRAW": "ВИЛУЧИТИ"}
+_UK_LETTERS = frozenset("ІіЇїЄєҐґ")
+LANGUAGES = ("ru", "uk", "en")
+
+
+def _in_language(spellings: tuple[str, ...], lang: str, explicit: str | None) -> str:
+    if lang == "en":
+        return next((s for s in spellings if s.isascii()), spellings[0])
+    if lang == "uk":
+        if explicit:
+            return explicit
+        return next((s for s in spellings if _UK_LETTERS & set(s)), spellings[0])
+    return spellings[0]
+
+
+def spelling_in(key: str, lang: str) -> str:
+    """The spelling of instruction ``key`` in ``lang`` (``"ru"``, ``"uk"`` or ``"en"``).
+
+    Examples
+    --------
+    >>> spelling_in("PSEUDOVELOCITIES", "uk"), spelling_in("SHOW", "en")
+    ('ПСЕВДОШВИДКОСТІ', 'SHOW')
+    """
+    return _in_language(KEYWORDS[key], lang, _UK.get(key) if lang == "uk" else None)
+
+
+def calculation_in(key: str, lang: str) -> str:
+    """The spelling of calculation type ``key`` in ``lang`` (``KINEMATICS`` → ``КІНЕМАТИКА``)."""
+    return _in_language(CALCULATIONS[key], lang, None)

@@ -209,6 +209,8 @@ class ParsedSource:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     tasks: list[list[ast.Statement]] = field(default_factory=list)
     unsure: set[str] = field(default_factory=set)
+    ends: list[ast.Instruction] = field(default_factory=list)
+    comments: list[tuple[int, int]] = field(default_factory=list)
 
     @property
     def has_errors(self) -> bool:
@@ -411,7 +413,7 @@ def parse_statements(text: str) -> ParsedSource:
     """
     parsed = ParsedSource(source=text, index=LineIndex(text))
     work = " " + text[1:] if text.startswith("\ufeff") else text
-    clean, diags = strip_comments(work, parsed.index)
+    clean, diags = strip_comments(work, parsed.index, parsed.comments)
     parsed.diagnostics.extend(diags)
     reader = _StatementParser(parsed)
     current: list[ast.Statement] = []
@@ -427,6 +429,7 @@ def parse_statements(text: str) -> ParsedSource:
                 parsed.unsure.update(re.findall(_ID, chunk.text))
             continue
         if isinstance(stmt, ast.Instruction) and stmt.key == "END":
+            parsed.ends.append(stmt)
             parsed.tasks.append(current)
             current = []
             continue

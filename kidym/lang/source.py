@@ -90,12 +90,16 @@ def _blank(text: str) -> str:
     return "".join(c if c in LINE_BREAKS else " " for c in text)
 
 
-def strip_comments(text: str, index: LineIndex) -> tuple[str, list[Diagnostic]]:
+def strip_comments(text: str, index: LineIndex,
+                   spans: list[tuple[int, int]] | None = None) -> tuple[str, list[Diagnostic]]:
     """Replace every comment by spaces, keeping line breaks.
 
     ``# … #`` comments end at the next `#`; ``{ … }`` comments nest. An unterminated
     comment is an error located at its start (the rest of the text is then treated
     as comment); a `}` without a `{` is an error too.
+
+    If ``spans`` is given, the ``(start, end)`` offsets of every comment are
+    appended to it (for the formatter).
 
     Returns
     -------
@@ -121,6 +125,8 @@ def strip_comments(text: str, index: LineIndex) -> tuple[str, list[Diagnostic]]:
                     "add the closing `#`", index.span(i)))
                 j = n - 1
             out.append(_blank(text[i:j + 1]))
+            if spans is not None:
+                spans.append((i, j + 1))
             i = j + 1
         elif c == "{":
             depth, j = 0, i
@@ -138,6 +144,8 @@ def strip_comments(text: str, index: LineIndex) -> tuple[str, list[Diagnostic]]:
                     "(`{ … }` comments nest); add the closing `}`", index.span(i)))
                 j = n - 1
             out.append(_blank(text[i:j + 1]))
+            if spans is not None:
+                spans.append((i, j + 1))
             i = j + 1
         else:
             diags.append(Diagnostic(

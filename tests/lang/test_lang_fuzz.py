@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import pytest
 
 from kidym.errors import ParseError
 from kidym.lang import parse
+from kidym.lang.fmt import format_source
 from kidym.lang.source import decode
 from kidym.model import Model
 from tests.lang.fixtures import BALL, FIG2, FIG3, PENDULUM
@@ -17,10 +19,17 @@ PIECES = [
     "Rx(", "Sx(", "Q(", "m(", ":=", "ПОКАЗАТЬ", "КОНЕЦ;", "ПСЕВДОСКОРОСТИ:=", "Jm.x",
     "x't", "x't't", "\\=", "<=", "omegax@B", "1e9", ".5", "sqrt(", "atan2(", "1/0", "9^9^9",
     "INITIAL:=", "TIME:=t(", "GRAVITY:=", "COORDINATES:=", "SHOW:=", "РАСЧЕТ:=",
+    "РАЗМНОЖИТЬ:i(1,3);", "x$i", "m$(2*i)", "ИЗЪЯТЬ:=", "СРАВНИТЬ:=", "СОВМЕСТИТЬ:=V(",
+    "x'y", "КОДИРОВКА:=", "ТВЕРДЫЕ ТЕЛА:", "B~A(", "J(", "РАЗМЕРНОСТИ:=", "l(см)", ", см;",
+    "КИНЕМАТИКА", "РАБОТА:=",
 ]
 
 
 def _check(text: str) -> None:
+    try:
+        format_source(text)
+    except (ParseError, ValueError):
+        pass
     try:
         model = parse(text)
     except ParseError as e:  # ModelError is a ParseError
@@ -68,8 +77,13 @@ def test_random_bytes(seed: int) -> None:
         _check(text)
 
 
-@pytest.mark.parametrize(("seed", "fixture"), list(enumerate([FIG2, FIG3, BALL, PENDULUM])),
-                         ids=["fig2", "fig3", "ball", "pendulum"])
+POINT = (Path(__file__).resolve().parents[2] / "examples" / "kinematics"
+         / "point.kdm").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(("seed", "fixture"),
+                         list(enumerate([FIG2, FIG3, BALL, PENDULUM, POINT])),
+                         ids=["fig2", "fig3", "ball", "pendulum", "point"])
 def test_mutated_valid_models(seed: int, fixture: str) -> None:
     rng = random.Random(200 + seed)
     for _ in range(120):
