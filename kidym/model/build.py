@@ -18,6 +18,7 @@ give, which is an error. All problems are collected and reported together.
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import math
 from collections.abc import Callable, Iterable
@@ -28,7 +29,7 @@ import symengine as se
 
 from kidym.errors import Diagnostic, Span
 from kidym.kinematics import names as generated
-from kidym.lang import ast, keywords
+from kidym.lang import ast, keywords, units
 from kidym.lang.formulas import (
     CONSTANTS,
     FUNCTIONS,
@@ -211,10 +212,55 @@ class _Builder:
         # winners, in source order of the winning statement
         for stmt in sorted(seen_vars.values(), key=lambda s: s.start):
             self.variable(stmt)
+        self.apply_units()
         for stmt in self.parsed.statements:
             if isinstance(stmt, ast.ElementRecord):
                 self.element(stmt)
         self.partials()
+
+    def apply_units(self) -> None:
+        """``РАЗМЕРНОСТИ``: convert parameters to the base units, check dimensions."""
+        ins = self.instructions.get("UNITS")
+        if ins is None:
+            return
+        bases, errors, warnings = units.base_units(ins.raw or "")
+        where = ins.raw_span or ins.name_span
+        for e in errors:
+            self.error(f"`{ins.written}`: {e}", where)
+        for w in warnings:
+            self.warn(w, where)
+        known: dict[str, object] = {}
+        for name, var in self.variables.items():
+            if not var.stmt.unit:
+                continue
+            try:
+                unit = units.parse_unit(var.stmt.unit)
+            except units.UnitError as e:
+                self.warn(f"unit of `{name}`: {e}", var.stmt.name.span)
+                continue
+            to = units.target(unit, bases)
+            known[name] = to
+            text = f"{to:~}" if not to.dimensionless else "1"
+            self.unit_names[name] = text
+            if var.value is not None and unit != to:
+                var.value = var.value * units.factor(unit, to)
+                var.expr = se.RealDouble(var.value)
+            var.stmt = dataclasses.replace(var.stmt, unit=text)
+        dims = units.Dimensions(known, bases.get("[time]", units.registry().second))  # type: ignore[arg-type]
+        for name, var in self.variables.items():
+            if var.value is not None or var.expr is None:
+                continue
+            dims.problems = []
+            got = dims.of(var.stmt.expr)
+            for message, _node in dims.problems:
+                self.warn(f"dimensions do not match in the formula of `{name}`: {message}",
+                          var.stmt.name.span)
+            want = known.get(name)
+            if got is not None and want is not None and \
+                    got.dimensionality != want.dimensionality:  # type: ignore[attr-defined]
+                self.warn(f"the formula of `{name}` gives `{got:~}` but its unit is "
+                          f"`{var.stmt.unit}` ({want.dimensionality}); check the formula "  # type: ignore[attr-defined]
+                          "or the unit", var.stmt.name.span)
 
     def coding(self) -> None:
         """``КОДИРОВКА := ИДУСН;``: the letters of the element classes."""
