@@ -52,7 +52,7 @@ def test_multiply_expands_templates_synchronously() -> None:
 def test_coding_renames_the_element_classes() -> None:
     model = parse("КОДИРОВКА := ИДУСН; m = 1; Иm.x = m; Уk.x = 3; Сf.x = 1; Дd.x = 0.1;")
     assert [e.kind for e in model.elements] == ["J", "C", "P", "D"]
-    with pytest.raises(ModelError, match="nonlinear elements .class `Н`. are not supported"):
+    with pytest.raises(ModelError, match=r"nonlinear elements \(class `Н`\) are not supported"):
         parse("КОДИРОВКА := ИДУСН; m = 1; Иm.x = m; Нq.x = 1;")
 
 
