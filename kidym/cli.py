@@ -60,6 +60,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     from kidym.eom.equations import derive
 
     model = _load(args.model)
+    if model.calculation == "KINEMATICS" and not model.bodies:
+        return check_kinematics(args.model)
     eq = derive(model)
     print(_summary(model, eq))
     return 0
@@ -121,6 +123,23 @@ def _calculation(path: str) -> str | None:
         return load(path).calculation
     except (ParseError, OSError):
         return None
+
+
+def check_kinematics(path: str) -> int:
+    """``kidym check`` on a kinematics file: a summary of every task."""
+    from kidym.calc.kinematics import requested
+    from kidym.lang import load_tasks
+
+    for model in load_tasks(path):
+        print(f"model {model.name}: OK" + (f" — {model.title}" if model.title else ""))
+        print(f"  calculation: kinematics, t from {model.t_start:g} to {model.t_end:g}")
+        print(f"  parameters ({len(model.parameters)}): "
+              + ", ".join(f"{p.name}={p.value:g}" for p in model.parameters))
+        print(f"  formulas ({len(model.definitions)}): "
+              + ", ".join(d.name for d in model.definitions))
+        print("  computed: " + ", ".join(requested(model)))
+        print(f"  plots: {len(model.plots)}")
+    return 0
 
 
 def cmd_run_kinematics(args: argparse.Namespace) -> int:

@@ -125,3 +125,12 @@ def test_run_kinematics_writes_one_folder_per_task(tmp_path) -> None:
         lines = (out / f"task{k}" / "results.csv").read_text().splitlines()
         assert len(lines) == 22
         assert len(list((out / f"task{k}").glob("*.png"))) == 8
+
+
+def test_check_kinematics_summarises_every_task(capsys) -> None:
+    from kidym.cli import main
+
+    assert main(["check", str(EXAMPLES / "kinematics" / "point.kdm")]) == 0
+    out = capsys.readouterr().out
+    assert "model point_1: OK" in out and "model point_2: OK" in out
+    assert "t from 0 to 6" in out
