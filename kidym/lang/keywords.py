@@ -140,12 +140,20 @@ def lookup_calculation(value: str) -> str | None:
 
 def _closest(name: str, table: dict[str, tuple[str, ...]], cutoff: float) -> str | None:
     wanted = normalize(name)
+    one_word = len(wanted.split()) == 1
     best: tuple[float, str] | None = None
     for spellings in table.values():
         for spelling in spellings:
-            ratio = difflib.SequenceMatcher(None, wanted, normalize(spelling)).ratio()
-            if ratio >= cutoff and (best is None or ratio > best[0]):
-                best = (ratio, spelling)
+            # A one-word slip of a multi-word keyword (`КАРДИНАТЫ` for `ОБОБЩЕННЫЕ
+            # КООРДИНАТЫ`) is matched against each word too, slightly discounted.
+            words = normalize(spelling).split()
+            forms = [(" ".join(words), 1.0)]
+            if one_word and len(words) > 1:
+                forms += [(w, 0.95) for w in words if len(w) > 3]
+            for form, weight in forms:
+                ratio = weight * difflib.SequenceMatcher(None, wanted, form).ratio()
+                if ratio >= cutoff and (best is None or ratio > best[0]):
+                    best = (ratio, spelling)
     return None if best is None else best[1]
 
 

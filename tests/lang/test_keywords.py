@@ -42,6 +42,9 @@ def test_closest_suggests_a_spelling() -> None:
     assert keywords.closest("ГРАВИТАЦИ") == "ГРАВИТАЦИЯ"
     assert keywords.closest("coordinats") == "COORDINATES"
     assert keywords.closest("qwertyuiop") is None
+    # one misspelt word of a multi-word keyword
+    assert keywords.closest("КАРДИНАТЫ") == "ОБОБЩЕННЫЕ КООРДИНАТЫ"
+    assert keywords.closest("УСЛОВИЯ") == "НАЧАЛЬНЫЕ УСЛОВИЯ"
 
 
 @pytest.mark.parametrize(("value", "key"), [
