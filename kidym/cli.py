@@ -48,10 +48,7 @@ def _summary(model, eq) -> str:
     if model.elements:
         lines.append(f"  elements ({len(model.elements)}): "
                      + ", ".join(f"{e.name}.{e.coordinate}" for e in model.elements))
-    if model.velocity_definitions:
-        lines.append(f"  velocity constraints: {len(model.velocity_definitions)}")
-    else:
-        lines.append("  constraints: none on velocities (holonomic system)")
+    lines.extend(_velocity_summary(model, eq))
     lines.append(f"  named quantities: {len(eq.intermediates())}")
     return "\n".join(lines)
 
@@ -109,6 +106,23 @@ def cmd_run(args: argparse.Namespace) -> int:
     for p in plots:
         print(f"plot:    {p}")
     return 0
+
+
+def _velocity_summary(model, eq) -> list[str]:
+    """Kinematic equations and the integrability verdict for ``kidym check``."""
+    from kidym.eom.integrability import check_integrability
+
+    if eq.n_q == eq.n_w and not model.velocity_definitions and not model.pseudo_velocities:
+        return ["  constraints: none on velocities (holonomic system)"]
+    verdict = check_integrability(eq)
+    lines = [f"  velocity equations q't = B w + β: {len(model.velocity_definitions)} given, "
+             f"{eq.n_q - eq.n_w} constraint(s) on the velocities"]
+    if eq.holonomic is not None:
+        lines.append(f"  equations: two-stage (U = Bᵀ U_hol, U_hol in {eq.holonomic.n_w} "
+                     "generalized velocities)" if eq.route == "two-stage" else
+                     "  equations: direct (structural matrices in the speeds)")
+    lines.append(f"  integrability: {verdict.describe()}")
+    return lines
 
 
 def build_parser() -> argparse.ArgumentParser:
