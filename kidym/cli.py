@@ -102,10 +102,19 @@ def cmd_run(args: argparse.Namespace) -> int:
         scale = max(abs(energy[0]), 1e-300)
         drift = abs(energy - energy[0]).max() / scale
         print(f"energy drift: max |E - E(0)| / |E(0)| = {drift:.3g}")
+    _print_quaternion_drift(result)
     print(f"results: {csv_path}")
     for p in plots:
         print(f"plot:    {p}")
     return 0
+
+
+def _print_quaternion_drift(result) -> None:
+    """The quaternion norm drift of a run (the rotation uses Λ/|Λ|; a large drift
+    means the integration is inaccurate)."""
+    for body, d in result.stats.get("quaternion_norm_drift", {}).items():
+        print(f"quaternion norm drift ({body}): max ||Λ| - 1| = {d:.3g}"
+              + ("  (large: tighten rtol/atol)" if d > 1e-3 else ""))
 
 
 def _velocity_summary(model, eq) -> list[str]:

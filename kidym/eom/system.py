@@ -132,6 +132,15 @@ class SystemGraph:
             self.graph.reserve(name)
         self._definitions = {d.name: d for d in model.definitions}
         self._owner = {n: b.name for b in model.bodies for n in names.generated_names(b.name)}
+        self._angles: dict[str, tuple[int, int, str]] = {}
+        self._angle_S: dict[tuple[int, bool], list[list[Expr]]] = {}
+        for k, ins in enumerate(model.quaternions):
+            axes = "".join(tr.axis for tr in ins.rotations)
+            for i, tr in enumerate(ins.rotations):
+                if tr.args[0].is_Symbol:
+                    self._angles.setdefault(str(tr.args[0]), (k, i, axes))
+            for i, e in enumerate(ins.euler or ()):
+                self._angles.setdefault(e, (k, i, "zxz"))
         self.env: dict[str, Expr] = {}
         self._resolving: list[str] = []
         self.bodies: dict[str, BodyKinematics] = {}
@@ -183,6 +192,8 @@ class SystemGraph:
             elif name in self._owner:
                 self._body(self._owner[name])
                 value = self.env[name]
+            elif name in self._angles:
+                value = self._angle(name)
             elif name.endswith("'t"):
                 value = self.graph.dt(self.lookup(name[:-2]))
             else:
@@ -191,6 +202,37 @@ class SystemGraph:
             self._resolving.pop()
         self.env[name] = value
         return value
+
+    def _angle(self, name: str) -> Expr:
+        """An angle of a ``КВАТЕРНИОН`` sequence through its quaternion (inverse formulas).
+
+        ``Q = P∘R_a(α)∘R_b(β)∘R_c(γ)``: the angles are read off ``S(P̄∘Q)`` by
+        :func:`kidym.kinematics.quaternions.angle_formulas` (principal branch);
+        ``E(ψ, θ, φ)`` are the classical ``z-x-z`` Euler angles of ``Q``.
+        """
+        from kidym.kinematics import quaternions as qt
+
+        k, i, axes = self._angles[name]
+        ins = self.model.quaternions[k]
+        if axes not in qt.SEQUENCES:
+            raise DerivationError(
+                f"`{name}`: the angles of a quaternion are found for a sequence of three "
+                f"turns ({', '.join(qt.SEQUENCES)}), got `{axes}`")
+        euler = axes == "zxz" and bool(ins.euler) and name in ins.euler
+        key = (k, euler)
+        if key not in self._angle_S:
+            lam = [self.lookup(c) for c in ins.quaternion]
+            if ins.prior is not None and not euler:
+                lam = qt.hamilton(qt.conjugate([self.lookup(c) for c in ins.prior]), lam)
+            tag = ("E" if euler else "") + (f"{k}" if len(self.model.quaternions) > 1 else "")
+            norm = self.graph.define(f"nQ{tag}", sum(x * x for x in lam))
+            self._angle_S[key] = [
+                [self.graph.define(f"S{r + 1}{c + 1}Q{tag}", x / norm) for c, x in enumerate(row)]
+                for r, row in enumerate(qt.quadratic_matrix(lam))]
+        S = self._angle_S[key]
+        formulas = qt.angle_formulas(S, axes)
+        self.graph.release(name)
+        return self.graph.define(name, formulas[i], keep=True)
 
     # --------------------------------------------------------------- bodies
     def _body(self, name: str) -> BodyKinematics:
