@@ -108,7 +108,7 @@ class SystemGraph:
         self.quaternions = quaternion_specs(model, angular_velocity, holonomic=holonomic)
         quaternion_rates: dict[str, Expr] = {}
         extra: list[str] = []
-        for bname, spec in self.quaternions.items():
+        for spec in self.quaternions.values():
             for lam, rate in zip(spec.components, spec.rates()):
                 quaternion_rates[str(lam)] = rate
             extra += [str(w) for w in spec.omega if str(w) not in model.pseudo_velocities]
@@ -148,7 +148,7 @@ class SystemGraph:
         qdot = []
         for q, sym in zip(model.coordinates, self.coordinates):
             if q in quaternion_rates:
-                rate = self.graph.define(speed_name(q), quaternion_rates[q])
+                rate = quaternion_rates[q]
             elif q in dependent:
                 rate = self.resolve(dependent[q].expr)
             else:
