@@ -48,10 +48,7 @@ def _summary(model, eq) -> str:
     if model.elements:
         lines.append(f"  elements ({len(model.elements)}): "
                      + ", ".join(f"{e.name}.{e.coordinate}" for e in model.elements))
-    if model.velocity_definitions:
-        lines.append(f"  velocity constraints: {len(model.velocity_definitions)}")
-    else:
-        lines.append("  constraints: none on velocities (holonomic system)")
+    lines.extend(_velocity_summary(model, eq))
     lines.append(f"  named quantities: {len(eq.intermediates())}")
     return "\n".join(lines)
 
@@ -109,6 +106,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         scale = max(abs(energy[0]), 1e-300)
         drift = abs(energy - energy[0]).max() / scale
         print(f"energy drift: max |E - E(0)| / |E(0)| = {drift:.3g}")
+    _print_quaternion_drift(result)
     print(f"results: {csv_path}")
     for p in plots:
         print(f"plot:    {p}")
@@ -214,6 +212,31 @@ def add_fmt_command(sub) -> None:
     g.add_argument("--in-place", action="store_true",
                    help="rewrite the file (as UTF-8) instead of printing")
     p.set_defaults(func=cmd_fmt)
+
+
+def _print_quaternion_drift(result) -> None:
+    """The quaternion norm drift of a run (the rotation uses Λ/|Λ|; a large drift
+    means the integration is inaccurate)."""
+    for body, d in result.stats.get("quaternion_norm_drift", {}).items():
+        print(f"quaternion norm drift ({body}): max ||Λ| - 1| = {d:.3g}"
+              + ("  (large: tighten rtol/atol)" if d > 1e-3 else ""))
+
+
+def _velocity_summary(model, eq) -> list[str]:
+    """Kinematic equations and the integrability verdict for ``kidym check``."""
+    from kidym.eom.integrability import check_integrability
+
+    if eq.n_q == eq.n_w and not model.velocity_definitions and not model.pseudo_velocities:
+        return ["  constraints: none on velocities (holonomic system)"]
+    verdict = check_integrability(eq)
+    lines = [f"  velocity equations q't = B w + β: {len(model.velocity_definitions)} given, "
+             f"{eq.n_q - eq.n_w} constraint(s) on the velocities"]
+    if eq.holonomic is not None:
+        lines.append(f"  equations: two-stage (U = Bᵀ U_hol, U_hol in {eq.holonomic.n_w} "
+                     "generalized velocities)" if eq.route == "two-stage" else
+                     "  equations: direct (structural matrices in the speeds)")
+    lines.append(f"  integrability: {verdict.describe()}")
+    return lines
 
 
 def build_parser() -> argparse.ArgumentParser:

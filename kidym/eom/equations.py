@@ -11,6 +11,7 @@ import sympy
 
 from kidym.eom.structural import INERTIA_ROUTES, Structural, assemble
 from kidym.eom.system import SystemGraph
+from kidym.eom.two_stage import project
 from kidym.model.model import Model
 from kidym.symbolic.graph import Graph
 
@@ -53,6 +54,16 @@ class Equations:
         The model's requested outputs.
     inertia : {"full", "principal"}
         Which inertia route formed them.
+    holonomic : Equations or None
+        Stage 1 of the two-stage algorithm (seed 000): the equations ``U_hol`` of the
+        holonomic system in generalized coordinates (speeds ``q̇`` of all
+        coordinates, ``B = I``), before the ``Bᵀ`` projection. ``None`` when the model
+        has no pseudo-velocities, velocity formulas or quaternion bodies.
+    route : {"direct", "two-stage"}
+        How ``M``, ``F`` were formed: structural matrices taken with respect to ``w``
+        directly (seed 000 eqs. (14)–(16)), or ``U = Bᵀ U_hol`` (eq. (17)).
+    pseudo_forces_named : list of Expr
+        ``Π = Bᵀ W_Pᵀ P`` (eq. (16)): the force elements' share of ``F``, shape (n_w,).
     """
 
     model: Model
@@ -67,6 +78,9 @@ class Equations:
     outputs_named: dict[str, Expr]
     inertia: str
     principal_moments: dict[str, np.ndarray] = field(default_factory=dict)
+    holonomic: Equations | None = None
+    route: str = "direct"
+    pseudo_forces_named: list[Expr] = field(default_factory=list)
 
     @property
     def n_q(self) -> int:
@@ -126,6 +140,11 @@ class Equations:
         return self._expand_matrix([[self.graph.expand(x).xreplace(zero)] for x in self.qdot])
 
     @cached_property
+    def pseudo_forces(self) -> sympy.Matrix:
+        """``Π = Bᵀ W_Pᵀ P`` with every name substituted, shape (n_w, 1)."""
+        return self._expand_matrix([[x] for x in self.pseudo_forces_named])
+
+    @cached_property
     def energy(self) -> sympy.Expr:
         """Total mechanical energy ``T + Π`` with every name substituted."""
         return _to_sympy(self.graph.expand(self.energy_named))
@@ -135,7 +154,16 @@ class Equations:
                 f"named={len(self.graph)})")
 
 
-def derive(model: Model, *, inertia: str = "full") -> Equations:
+ROUTES = ("auto", "direct", "two-stage")
+
+
+def _has_velocity_equations(model: Model) -> bool:
+    return bool(model.pseudo_velocities or model.velocity_definitions or any(
+        tr.kind == "Q" for b in model.bodies for tr in b.transforms))
+
+
+def derive(model: Model, *, inertia: str = "full", route: str = "auto",
+           angular_velocity: str | dict[str, str] = "auto") -> Equations:
     """Form the equations of motion of ``model`` analytically.
 
     Parameters
@@ -145,6 +173,18 @@ def derive(model: Model, *, inertia: str = "full") -> Equations:
     inertia : {"full", "principal"}
         Inertia route: the full central tensor in the Euler equations (seed 003
         eq. (4)), or a constant turn to principal axes by Jacobi rotations (eq. (5)).
+    route : {"auto", "direct", "two-stage"}
+        ``"two-stage"``: seed 000's algorithm — the holonomic equations ``U_hol`` in
+        generalized coordinates first (kept as ``Equations.holonomic``), then
+        ``U = Bᵀ U_hol`` with ``B = ∂q̇/∂w``; ``"direct"``: structural matrices with
+        respect to ``w`` (eqs. (14)–(16)). ``"auto"``: two-stage when the model has
+        velocity equations (pseudo-velocities, ``x't = …`` formulas, quaternions),
+        direct otherwise (there ``B = I`` and both coincide).
+    angular_velocity : {"auto", "body", "fixed"} or dict of body name to one of them
+        For bodies with ``Q(…)``: whether ``ωXBody, ωYBody, ωZBody`` are body-frame
+        (``Λ̇ = ½ Λ∘ω``) or fixed-frame (``Λ̇ = ½ ω∘Λ``) projections; ``"auto"`` takes
+        fixed-frame ones for isotropic bodies (seed 000's ball), body-frame otherwise.
+        See :func:`kidym.eom.system.quaternion_specs`.
 
     Returns
     -------
@@ -159,12 +199,35 @@ def derive(model: Model, *, inertia: str = "full") -> Equations:
     """
     if inertia not in INERTIA_ROUTES:
         raise ValueError(f"inertia must be one of {INERTIA_ROUTES}, got {inertia!r}")
-    system = SystemGraph(model)
-    st: Structural = assemble(system, inertia=inertia)
+    if route not in ROUTES:
+        raise ValueError(f"route must be one of {ROUTES}, got {route!r}")
+    staged = _has_velocity_equations(model)
+    if route == "auto":
+        route = "two-stage" if staged else "direct"
+    system = SystemGraph(model, angular_velocity=angular_velocity)
+    holonomic = None
+    if staged:
+        hsys = SystemGraph(model, holonomic=True, angular_velocity=angular_velocity)
+        hst = assemble(hsys, inertia=inertia)
+        holonomic = Equations(
+            model=model, graph=hsys.graph, coordinates=hsys.coordinates, speeds=hsys.speeds,
+            qdot=hsys.qdot, mass_matrix_named=hst.mass_matrix, forcing_named=hst.forcing,
+            kinetic_energy_named=hst.kinetic_energy, potential_energy_named=hst.potential_energy,
+            outputs_named={}, inertia=inertia, principal_moments=hst.principal_moments,
+            pseudo_forces_named=hst.element_forces)
+    if route == "two-stage" and holonomic is not None:
+        pr = project(hsys, hst, system)
+        M, F, Pi = pr.mass_matrix, pr.forcing, pr.pseudo_forces
+        T, V, moments = pr.kinetic_energy, pr.potential_energy, hst.principal_moments
+    else:
+        st: Structural = assemble(system, inertia=inertia)
+        M, F, Pi = st.mass_matrix, st.forcing, st.element_forces
+        T, V, moments = st.kinetic_energy, st.potential_energy, st.principal_moments
+        route = "direct"
     outputs = {name: system.lookup(name) for name in model.outputs}
     return Equations(model=model, graph=system.graph, coordinates=system.coordinates,
                      speeds=system.speeds, qdot=system.qdot,
-                     mass_matrix_named=st.mass_matrix, forcing_named=st.forcing,
-                     kinetic_energy_named=st.kinetic_energy,
-                     potential_energy_named=st.potential_energy, outputs_named=outputs,
-                     inertia=inertia, principal_moments=st.principal_moments)
+                     mass_matrix_named=M, forcing_named=F,
+                     kinetic_energy_named=T, potential_energy_named=V, outputs_named=outputs,
+                     inertia=inertia, principal_moments=moments, holonomic=holonomic,
+                     route=route, pseudo_forces_named=Pi)

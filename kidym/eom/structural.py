@@ -15,7 +15,7 @@ over named quantities.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import symengine as se
@@ -45,6 +45,9 @@ class Structural:
         ``T`` and ``Π`` (gravity, elastic elements, constant forces), outputs only.
     principal_moments : dict of str to ndarray
         For bodies turned to principal axes: their principal central moments.
+    element_forces : list of Expr
+        ``W̃_Pᵀ P``, the part of ``F`` due to the force elements ``P``, ``C``, ``D``
+        (seed 000 eq. (16)), shape (n_w,).
     """
 
     mass_matrix: list[list[Expr]]
@@ -52,6 +55,7 @@ class Structural:
     kinetic_energy: Expr
     potential_energy: Expr
     principal_moments: dict[str, np.ndarray]
+    element_forces: list[Expr] = field(default_factory=list)
 
 
 def _principal_axes(system: SystemGraph, name: str, tensor: se.Matrix
@@ -87,6 +91,7 @@ def assemble(system: SystemGraph, *, inertia: str = "full") -> Structural:
     n = len(speeds)
     M = [[ZERO] * n for _ in range(n)]
     F = [ZERO] * n
+    P = [ZERO] * n
     T = ZERO
     PI = ZERO
     moments: dict[str, np.ndarray] = {}
@@ -173,9 +178,10 @@ def assemble(system: SystemGraph, *, inertia: str = "full") -> Structural:
             raise DerivationError(f"element `{el.name}`: unknown class `{el.kind}`")
         for w, a in Wp.items():
             F[index[w]] += a * force
+            P[index[w]] += a * force
 
     for i in range(n):
         for j in range(i):
             M[i][j] = M[j][i]
     return Structural(mass_matrix=M, forcing=F, kinetic_energy=T, potential_energy=PI,
-                      principal_moments=moments)
+                      principal_moments=moments, element_forces=P)

@@ -11,7 +11,14 @@ import symengine as se
 
 from kidym.errors import DerivationError
 from kidym.kinematics import names
-from kidym.kinematics.bodies import BodyBuilder, BodyKinematics, Frame, fixed_frame
+from kidym.kinematics.bodies import (
+    BodyBuilder,
+    BodyKinematics,
+    Frame,
+    QuaternionSpec,
+    fixed_frame,
+    split_quaternion,
+)
 from kidym.model.model import TIME, Model
 from kidym.symbolic.graph import Graph
 
@@ -21,6 +28,60 @@ Expr = se.Basic
 def speed_name(coordinate: str) -> str:
     """KiDyM name of a coordinate's velocity: ``x`` → ``x't``."""
     return f"{coordinate}'t"
+
+
+#: Choices of ``angular_velocity`` for quaternion bodies (see :func:`quaternion_specs`).
+ANGULAR_VELOCITY = ("auto", "body", "fixed")
+
+
+def _isotropic(body) -> bool:
+    i = body.inertia
+    return not i.has_products and i.jx == i.jy == i.jz
+
+
+def quaternion_specs(model: Model, angular_velocity: str | dict[str, str] = "auto", *,
+                     holonomic: bool = False) -> dict[str, QuaternionSpec]:
+    """The quaternion bodies of ``model`` and how their angular velocity is given.
+
+    Parameters
+    ----------
+    angular_velocity : {"auto", "body", "fixed"} or dict of body name to one of them
+        ``"body"``: the pseudo-velocities ``ωXBody, ωYBody, ωZBody`` are projections on
+        the body's axes and ``Λ̇ = ½ Λ∘ω`` (seed 000 eq. (19)); ``"fixed"``: they are
+        projections on the fixed axes and ``Λ̇ = ½ ω∘Λ`` (eq. (23)) — allowed for a body
+        with isotropic central inertia, whose central axes are then parallel to the
+        fixed ones, as seed 000 takes them for the ball; ``"auto"``: ``"fixed"`` for
+        isotropic bodies, ``"body"`` otherwise.
+    holonomic : bool
+        First stage of the two-stage algorithm: the speeds are ``λ̇``.
+    """
+    specs: dict[str, QuaternionSpec] = {}
+    coords = set(model.coordinates)
+    for body in model.bodies:
+        if not any(tr.kind == "Q" for tr in (*body.transforms, *body.central)):
+            continue
+        _pre, q, _post = split_quaternion(body)
+        comps = tuple(se.Symbol(str(x)) for x in q.args)
+        bad = [str(x) for x in q.args if not x.is_Symbol or str(x) not in coords]
+        if bad:
+            raise DerivationError(f"body `{body.name}`: the components of Q(…) must be "
+                                  f"generalized coordinates; `{'`, `'.join(bad)}` is not")
+        choice = (angular_velocity.get(body.name, "auto") if isinstance(angular_velocity, dict)
+                  else angular_velocity)
+        if choice not in ANGULAR_VELOCITY:
+            raise ValueError(f"angular_velocity must be one of {ANGULAR_VELOCITY}, "
+                             f"got {choice!r} for body `{body.name}`")
+        if choice == "auto":
+            choice = "fixed" if _isotropic(body) else "body"
+        if choice == "fixed" and not _isotropic(body):
+            raise DerivationError(
+                f"body `{body.name}`: fixed-frame angular velocity needs isotropic central "
+                "inertia (Jx = Jy = Jz, no products); use angular_velocity='body'")
+        omega = tuple(se.Symbol(p + body.name) for p in names.OMEGA)
+        specs[body.name] = QuaternionSpec(
+            components=comps, omega=omega,  # type: ignore[arg-type]
+            mode="holonomic" if holonomic else choice, fixed_axes=choice == "fixed")
+    return specs
 
 
 class SystemGraph:
@@ -38,26 +99,57 @@ class SystemGraph:
         Every body's kinematics, in model order.
     """
 
-    def __init__(self, model: Model) -> None:
+    def __init__(self, model: Model, *, holonomic: bool = False,
+                 angular_velocity: str | dict[str, str] = "auto") -> None:
         self.model = model
+        self.holonomic = holonomic
         self.parameters = {p.name: se.Symbol(p.name) for p in model.parameters}
         self.coordinates = tuple(se.Symbol(q) for q in model.coordinates)
+        self.quaternions = quaternion_specs(model, angular_velocity, holonomic=holonomic)
+        quaternion_rates: dict[str, Expr] = {}
+        extra: list[str] = []
+        for spec in self.quaternions.values():
+            for lam, rate in zip(spec.components, spec.rates()):
+                quaternion_rates[str(lam)] = rate
+            extra += [str(w) for w in spec.omega if str(w) not in model.pseudo_velocities]
         dependent = {v.coordinate: v for v in model.velocity_definitions}
-        independent = [q for q in model.coordinates if q not in dependent]
+        clash = sorted(set(dependent) & set(quaternion_rates))
+        if clash:
+            raise DerivationError(f"`{clash[0]}` is a quaternion component: its rate comes "
+                                  "from the quaternion kinematics and cannot be given")
+        if holonomic:
+            dependent, quaternion_rates = {}, {}
+            independent = list(model.coordinates)
+            pseudo: tuple[str, ...] = ()
+        else:
+            independent = [q for q in model.coordinates
+                           if q not in dependent and q not in quaternion_rates]
+            pseudo = (*model.pseudo_velocities, *extra)
         self.speeds = tuple(se.Symbol(speed_name(q)) for q in independent) + tuple(
-            se.Symbol(w) for w in model.pseudo_velocities)
+            se.Symbol(w) for w in pseudo)
         self.graph = Graph(TIME, self.coordinates, self.speeds)
         for name in (*model.parameters_names(), *(d.name for d in model.definitions)):
             self.graph.reserve(name)
         self._definitions = {d.name: d for d in model.definitions}
         self._owner = {n: b.name for b in model.bodies for n in names.generated_names(b.name)}
+        self._angles: dict[str, tuple[int, int, str]] = {}
+        self._angle_S: dict[tuple[int, bool], list[list[Expr]]] = {}
+        for k, ins in enumerate(model.quaternions):
+            axes = "".join(tr.axis for tr in ins.rotations)
+            for i, tr in enumerate(ins.rotations):
+                if tr.args[0].is_Symbol:
+                    self._angles.setdefault(str(tr.args[0]), (k, i, axes))
+            for i, e in enumerate(ins.euler or ()):
+                self._angles.setdefault(e, (k, i, "zxz"))
         self.env: dict[str, Expr] = {}
         self._resolving: list[str] = []
         self.bodies: dict[str, BodyKinematics] = {}
-        self._builder = BodyBuilder(self.graph, self.resolve)
+        self._builder = BodyBuilder(self.graph, self.resolve, self.quaternions)
         qdot = []
         for q, sym in zip(model.coordinates, self.coordinates):
-            if q in dependent:
+            if q in quaternion_rates:
+                rate = quaternion_rates[q]
+            elif q in dependent:
                 rate = self.resolve(dependent[q].expr)
             else:
                 rate = se.Symbol(speed_name(q))
@@ -94,11 +186,14 @@ class SystemGraph:
         self._resolving.append(name)
         try:
             if name in self._definitions:
+                self.graph.release(name)
                 value = self.graph.define(name, self.resolve(self._definitions[name].expr),
                                           keep=True)
             elif name in self._owner:
                 self._body(self._owner[name])
                 value = self.env[name]
+            elif name in self._angles:
+                value = self._angle(name)
             elif name.endswith("'t"):
                 value = self.graph.dt(self.lookup(name[:-2]))
             else:
@@ -107,6 +202,37 @@ class SystemGraph:
             self._resolving.pop()
         self.env[name] = value
         return value
+
+    def _angle(self, name: str) -> Expr:
+        """An angle of a ``КВАТЕРНИОН`` sequence through its quaternion (inverse formulas).
+
+        ``Q = P∘R_a(α)∘R_b(β)∘R_c(γ)``: the angles are read off ``S(P̄∘Q)`` by
+        :func:`kidym.kinematics.quaternions.angle_formulas` (principal branch);
+        ``E(ψ, θ, φ)`` are the classical ``z-x-z`` Euler angles of ``Q``.
+        """
+        from kidym.kinematics import quaternions as qt
+
+        k, i, axes = self._angles[name]
+        ins = self.model.quaternions[k]
+        if axes not in qt.SEQUENCES:
+            raise DerivationError(
+                f"`{name}`: the angles of a quaternion are found for a sequence of three "
+                f"turns ({', '.join(qt.SEQUENCES)}), got `{axes}`")
+        euler = axes == "zxz" and bool(ins.euler) and name in ins.euler
+        key = (k, euler)
+        if key not in self._angle_S:
+            lam = [self.lookup(c) for c in ins.quaternion]
+            if ins.prior is not None and not euler:
+                lam = qt.hamilton(qt.conjugate([self.lookup(c) for c in ins.prior]), lam)
+            tag = ("E" if euler else "") + (f"{k}" if len(self.model.quaternions) > 1 else "")
+            norm = self.graph.define(f"nQ{tag}", sum(x * x for x in lam))
+            self._angle_S[key] = [
+                [self.graph.define(f"S{r + 1}{c + 1}Q{tag}", x / norm) for c, x in enumerate(row)]
+                for r, row in enumerate(qt.quadratic_matrix(lam))]
+        S = self._angle_S[key]
+        formulas = qt.angle_formulas(S, axes)
+        self.graph.release(name)
+        return self.graph.define(name, formulas[i], keep=True)
 
     # --------------------------------------------------------------- bodies
     def _body(self, name: str) -> BodyKinematics:

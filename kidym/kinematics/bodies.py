@@ -30,6 +30,7 @@ import symengine as se
 
 from kidym.errors import DerivationError
 from kidym.kinematics import names
+from kidym.kinematics import quaternions as qt
 from kidym.kinematics import vectors as vx
 from kidym.kinematics.rotations import AXES, axis_rotation, unit
 from kidym.model.model import Body, Transform
@@ -60,6 +61,71 @@ def fixed_frame() -> Frame:
     z = [ZERO, ZERO, ZERO]
     return Frame(S=eye, origin=list(z), omega=list(z), Omega={}, eps=list(z), v=list(z), V={},
                  acc=list(z))
+
+
+#: How the angular velocity of a quaternion body is represented.
+#: ``"body"``: pseudo-velocities are body-frame projections, ``Λ̇ = ½ Λ∘ω`` (seed 000 (19));
+#: ``"fixed"``: pseudo-velocities are fixed-frame projections, ``Λ̇ = ½ ω∘Λ`` (eq. (23)),
+#: for bodies with isotropic central inertia, whose central axes are then taken
+#: parallel to the fixed axes (seed 000's ball);
+#: ``"holonomic"``: no pseudo-velocities; the speeds are ``λ̇`` and
+#: ``ω = 2 vec(Λ̄∘Λ̇)/|Λ|²`` (the first stage of the two-stage algorithm).
+QUATERNION_MODES = ("body", "fixed", "holonomic")
+
+
+@dataclass(frozen=True)
+class QuaternionSpec:
+    """A body whose record holds ``Q(λ0, λ1, λ2, λ3)``.
+
+    Attributes
+    ----------
+    components : tuple of Symbol
+        ``λ0 … λ3`` (coordinates).
+    omega : tuple of Symbol
+        The pseudo-velocities ``ωXBody, ωYBody, ωZBody`` (unused in holonomic mode).
+    mode : {"body", "fixed", "holonomic"}
+        See :data:`QUATERNION_MODES`.
+    fixed_axes : bool
+        Whether ``ω`` are fixed-frame projections (``"fixed"``; in holonomic mode,
+        whether the central axes are kept parallel to the fixed axes).
+    """
+
+    components: tuple[se.Symbol, se.Symbol, se.Symbol, se.Symbol]
+    omega: tuple[se.Symbol, se.Symbol, se.Symbol]
+    mode: str
+    fixed_axes: bool
+
+    def rates(self) -> list[Expr]:
+        """``Λ̇`` in the pseudo-velocities (modes ``"body"``, ``"fixed"``)."""
+        if self.fixed_axes:
+            return qt.rate_fixed(self.components, self.omega)
+        return qt.rate_body(self.components, self.omega)
+
+
+def split_quaternion(body: Body) -> tuple[tuple[Transform, ...], Transform,
+                                           tuple[Transform, ...]]:
+    """Shifts before ``Q(…)``, the ``Q`` transform, shifts after it.
+
+    Raises
+    ------
+    DerivationError
+        Unless the record is ``[shifts,] Q(…) [, shifts]`` on the fixed frame.
+    """
+    where = [k for k, tr in enumerate(body.transforms) if tr.kind == "Q"]
+    if any(tr.kind == "Q" for tr in body.central):
+        raise DerivationError(f"body `{body.name}`: Q(…) belongs in the second section of the "
+                              "record (base → body), not among the central transforms")
+    if len(where) != 1:
+        raise DerivationError(f"body `{body.name}`: at most one Q(…) per record")
+    k = where[0]
+    others = body.transforms[:k] + body.transforms[k + 1:]
+    if body.base is not None or any(tr.kind != "S" for tr in others) or any(
+            tr.kind == "R" for tr in body.central):
+        raise DerivationError(
+            f"body `{body.name}`: a quaternion body is supported as `[Sx, Sy, Sz,] "
+            "Q(λ0, λ1, λ2, λ3) [, shifts]` on the fixed frame, without other rotations "
+            "(its angular velocity is then the quaternion's)")
+    return body.transforms[:k], body.transforms[k], body.transforms[k + 1:]
 
 
 @dataclass(frozen=True)
@@ -97,9 +163,11 @@ class BodyBuilder:
         Maps a model formula to a graph expression (substitutes definitions).
     """
 
-    def __init__(self, graph: Graph, resolve) -> None:
+    def __init__(self, graph: Graph, resolve,
+                 quaternions: dict[str, QuaternionSpec] | None = None) -> None:
         self.graph = graph
         self.resolve = resolve
+        self.quaternions = dict(quaternions or {})
         self._trig: dict[Expr, tuple[Expr, Expr]] = {}
 
     # -------------------------------------------------------------- naming
@@ -232,10 +300,89 @@ class BodyBuilder:
                 f = self.rotate(f, axis_rotation(item.axis, c, s), item.axis, angle, label)
         return f
 
+    def quaternion(self, f: Frame, spec: QuaternionSpec, label: str) -> Frame:
+        """Turn the (non-rotating) frame ``f`` by ``S(Λ)``; ``ω`` from the quaternion.
+
+        Modes ``"body"``/``"fixed"``: ``ω`` (body components) is ``w`` resp. ``Sᵀw`` and
+        ``ε⁰ = 0`` exactly (``d(Sᵀw)/dt|ẇ=0 = −[ω]×Sᵀw = 0``). Holonomic mode:
+        ``ω = 2 vec(Λ̄∘Λ̇)/|Λ|²`` with ``Λ̇`` the speeds, ``ε⁰`` by the chain rule.
+        """
+        g = self.graph
+        lam = spec.components
+        norm = g.define(f"n{label}", sum(x * x for x in lam))
+        R = [[g.define(f"S{i + 1}{j + 1}{label}", x / norm) for j, x in enumerate(row)]
+             for i, row in enumerate(qt.quadratic_matrix(lam))]
+        zero3 = [ZERO, ZERO, ZERO]
+        if spec.mode == "holonomic":
+            dlam = [g.dt(x) for x in lam]
+            vec = qt.hamilton(qt.conjugate(lam), dlam)[1:]
+            omega = [g.define(f"ω{a}{label}", 2 * x / norm) for a, x in zip("XYZ", vec)]
+            Omega = {w: [g.diff(x, w) for x in omega] for w in g.speeds
+                     if any(g.depends_on(x, w) for x in omega)}
+            eps = [g.dt(x) for x in omega]
+        elif spec.mode == "body":
+            omega = list(spec.omega)
+            Omega = {w: [se.Integer(int(i == k)) for i in range(3)]
+                     for k, w in enumerate(spec.omega)}
+            eps = list(zero3)
+        else:
+            omega = vx.tmatvec(R, list(spec.omega))
+            Omega = {w: [R[k][i] for i in range(3)] for k, w in enumerate(spec.omega)}
+            eps = list(zero3)
+        if not vx.is_zero(f.omega) or f.Omega:
+            raise DerivationError(f"`{label}`: Q(…) must turn a non-rotating frame")
+
+        def tm(x: list[Expr]) -> list[Expr]:
+            return vx.tmatvec(R, x)
+
+        new = Frame(S=vx.matmul(f.S, R), origin=f.origin, omega=omega, Omega=Omega, eps=eps,
+                    v=tm(f.v), V={w: tm(c) for w, c in f.V.items()}, acc=tm(f.acc))
+        return self._name(new, label)
+
+    def _fixed_axes_centre(self, f: Frame, spec: QuaternionSpec, label: str) -> Frame:
+        """Central frame parallel to the fixed axes turning with ``ω`` (isotropic bodies)."""
+        g = self.graph
+        if spec.mode == "holonomic":
+            lam = spec.components
+            norm = sum(x * x for x in lam)
+            dlam = [g.dt(x) for x in lam]
+            vec = qt.hamilton(dlam, qt.conjugate(lam))[1:]
+            omega = [2 * x / norm for x in vec]
+            Omega = {w: [g.diff(x, w) for x in omega] for w in g.speeds
+                     if any(g.depends_on(x, w) for x in omega)}
+            eps = [g.dt(g.define(f"ω{a}{label}'", x)) for a, x in zip("XYZ", omega)]
+        else:
+            omega = list(spec.omega)
+            Omega = {w: [se.Integer(int(i == k)) for i in range(3)]
+                     for k, w in enumerate(spec.omega)}
+            eps = [ZERO, ZERO, ZERO]
+        return self._name(replace(f, omega=omega, Omega=Omega, eps=eps), label)
+
+    def _quaternion_body(self, body: Body, base: Frame,
+                         spec: QuaternionSpec) -> tuple[Frame, Frame]:
+        pre, _q, post = split_quaternion(body)
+        start = self.chain(base, pre, body.name, f"{body.name}#0", "")
+        label = body.name if not post else f"{body.name}#q"
+        frame = self.quaternion(start, spec, label)
+        if post:
+            frame = self.chain(frame, post, body.name, body.name, "")
+        if spec.fixed_axes:
+            if post or body.central:
+                raise DerivationError(
+                    f"body `{body.name}`: with fixed-frame angular velocity its centre must be "
+                    "the quaternion's centre of rotation (no shifts after Q, no central "
+                    "transforms)")
+            return frame, self._fixed_axes_centre(start, spec, "C" + body.name)
+        return frame, self.chain(frame, body.central, body.name, "C" + body.name, "C")
+
     def body(self, body: Body, base: Frame) -> BodyKinematics:
         """Kinematics of ``body`` whose record starts in frame ``base``."""
-        frame = self.chain(base, body.transforms, body.name, body.name, "")
-        centre = self.chain(frame, body.central, body.name, "C" + body.name, "C")
+        spec = self.quaternions.get(body.name)
+        if spec is not None:
+            frame, centre = self._quaternion_body(body, base, spec)
+        else:
+            frame = self.chain(base, body.transforms, body.name, body.name, "")
+            centre = self.chain(frame, body.central, body.name, "C" + body.name, "C")
         generated: dict[str, Expr] = {}
         for i in range(3):
             for j in range(3):

@@ -647,6 +647,15 @@ class _Builder:
                 (q[0], q[1], q[2], q[3]), tuple(rotations),
                 None if p is None else (p[0], p[1], p[2], p[3]), parts.get("E"), ins.span)
 
+    def quaternion_angle_names(self) -> set[str]:
+        """Names the ``КВАТЕРНИОН`` operator defines: its rotation angles and ``E(…)``
+        (their formulas through the quaternion are formed by :mod:`kidym.eom`)."""
+        q = getattr(self, "quaternion", None)
+        if q is None:
+            return set()
+        names = {str(tr.args[0]) for tr in q.rotations if tr.args[0].is_Symbol}
+        return names | set(q.euler or ())
+
     def calculation_of(self, ins: ast.Instruction) -> None:
         if not ins.raw:
             self.error(f"`{ins.written}` needs a calculation type, e.g. `{ins.written} := "
@@ -936,7 +945,15 @@ class _Builder:
         out = {q: "coordinate" for q in self.coordinates}
         out.update({f"{q}'t": "speed" for q in self.coordinates if q not in dependent})
         out.update({w: "pseudo-velocity" for w in self.pseudo_names})
+        out.update({w: "pseudo-velocity" for w in self.quaternion_pseudo_velocities()})
         return out
+
+    def quaternion_pseudo_velocities(self) -> list[str]:
+        """``ωXBody, ωYBody, ωZBody`` of every body turned by ``Q(…)``: pseudo-velocities
+        even when not listed (the equation builder appends them to the speeds)."""
+        return [f"{a}{body}" for body, (_r, chain, _c, _i) in self.body_data.items()
+                if any(tr is not None and tr.kind == "Q" for tr in chain)
+                for a in ("ωX", "ωY", "ωZ")]
 
     def initial(self) -> tuple[dict[str, float], float | None]:
         ins = self.instructions.get("INITIAL")
@@ -1082,7 +1099,8 @@ class _Builder:
 
     def show(self, ins: ast.Instruction, out: list[str]) -> None:
         base_known = (self.params | self.defs | set(self.owner_of_generated)
-                      | set(self.coordinates) | set(self.pseudo_names) | {"g"})
+                      | set(self.coordinates) | set(self.pseudo_names) | {"g"}
+                      | self.quaternion_angle_names())
         if "g" not in self.variables and not any(u.base == "g" for u in self.uses):
             base_known.discard("g")
 

@@ -120,13 +120,31 @@ def _initial_state(system: NumpySystem, model: Model,
     return np.array([values.get(n, 0.0) for n in system.state_names], dtype=float)
 
 
+def quaternion_groups(system: NumpySystem) -> dict[str, list[int]]:
+    """State indices of the quaternion ``Q(λ0…λ3)`` of each body that has one."""
+    index = {n: i for i, n in enumerate(system.state_names)}
+    groups: dict[str, list[int]] = {}
+    for body in system.equations.model.bodies:
+        for tr in body.transforms:
+            if tr.kind == "Q" and all(str(a) in index for a in tr.args):
+                groups[body.name] = [index[str(a)] for a in tr.args]
+    return groups
+
+
+def _norm_drift(groups: dict[str, list[int]], y: np.ndarray) -> dict[str, float]:
+    """``max_t | |Λ(t)| − 1 |`` per body (the rotation uses ``Λ/|Λ|``; this is numerics)."""
+    return {b: float(np.abs(np.sqrt((y[idx] ** 2).sum(axis=0)) - 1).max()) if y.size else 0.0
+            for b, idx in groups.items()}
+
+
 def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = None,
              t_start: float | None = None, initial: Mapping[str, float] | None = None,
              parameters: Mapping[str, float] | None = None,
              t_eval: Sequence[float] | None = None, n_points: int = 501,
              method: str = "DOP853", rtol: float = 1e-9, atol: float = 1e-12,
              max_step: float = np.inf, engine: str = "numpy",
-             raise_on_failure: bool = True) -> Result:
+             raise_on_failure: bool = True, quaternion_stabilization: float = 0.0,
+             normalize_quaternions: bool = False) -> Result:
     """Integrate the equations of motion over time.
 
     Parameters
@@ -153,6 +171,13 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
     raise_on_failure : bool
         Raise :class:`SimulationError` when integration fails (default), else return
         the partial result with ``success=False``.
+    quaternion_stabilization : float
+        ``k ≥ 0`` [1/s]: adds ``−k (|Λ|² − 1) Λ`` to each body quaternion's rate, which
+        pulls the norm back to 1 without changing the motion (the rotation matrix is
+        ``S(Λ/|Λ|)``). The drift ``max |(|Λ| − 1)|`` is always measured and stored in
+        ``result.stats["quaternion_norm_drift"]`` (by body).
+    normalize_quaternions : bool
+        Return ``Λ/|Λ|`` in the results (after measuring the drift).
 
     Returns
     -------
@@ -182,11 +207,19 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
     y0 = _initial_state(system, model, initial)
     times = np.linspace(t0, t1, n_points) if t_eval is None else np.asarray(t_eval, float)
     failure: SimulationError | None = None
+    groups = quaternion_groups(system)
+    if quaternion_stabilization < 0:
+        raise ValueError(f"quaternion_stabilization must be >= 0, got {quaternion_stabilization}")
 
     def fun(t: float, y: np.ndarray) -> np.ndarray:
         nonlocal failure
         try:
-            return system.rhs(t, y, p)
+            ydot = system.rhs(t, y, p)
+            if quaternion_stabilization:
+                for idx in groups.values():
+                    lam = y[idx]
+                    ydot[idx] -= quaternion_stabilization * (lam @ lam - 1.0) * lam
+            return ydot
         except SimulationError as exc:
             failure = exc
             raise _AbortError from exc
@@ -211,6 +244,11 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
         ok, status, message, nfev = False, -1, str(failure), 0
         t_out, y_out = np.empty(0), np.empty((len(y0), 0))
     wall = _time.perf_counter() - started
+    drift = _norm_drift(groups, y_out)
+    if normalize_quaternions and y_out.size:
+        y_out = y_out.copy()
+        for idx in groups.values():
+            y_out[idx] /= np.sqrt((y_out[idx] ** 2).sum(axis=0))
     values = {n: y_out[i] for i, n in enumerate(system.state_names)}
     outs = (np.array([system.outputs(t, y_out[:, k], p) for k, t in enumerate(t_out)])
             if t_out.size else np.empty((0, len(system.output_names))))
@@ -221,4 +259,5 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
                   status=int(status), message=str(message), nfev=int(nfev),
                   parameters=dict(zip(model.parameter_values, p.tolist())),
                   stats={"engine": engine, "method": method, "rtol": rtol, "atol": atol,
-                         "wall_time_s": wall, "max_step": max_step})
+                         "wall_time_s": wall, "max_step": max_step,
+                         **({"quaternion_norm_drift": drift} if groups else {})})

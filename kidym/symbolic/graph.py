@@ -125,6 +125,11 @@ class Graph:
         """Mark a name as used (so generated names never take a user's name)."""
         self._taken.add(name)
 
+    def release(self, name: str) -> None:
+        """Free a reserved name for its owner (a name already defined stays taken)."""
+        if se.Symbol(name) not in self._exprs:
+            self._taken.discard(name)
+
     def set_rate(self, sym: se.Symbol, rate: Expr) -> None:
         """Declare the velocity part of ``d(sym)/dt`` (known from kinematics)."""
         self._dt_memo[sym] = rate

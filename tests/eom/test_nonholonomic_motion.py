@@ -1,0 +1,94 @@
+"""Motions of the non-holonomic and quaternion examples against conserved quantities
+and closed forms."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kidym import derive, load, parse, simulate
+from kidym.kinematics import quaternions as qt
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+TIGHT = {"rtol": 1e-11, "atol": 1e-12}
+
+
+def _drift(res) -> float:
+    e = res.values["energy"]
+    return float(np.abs(e - e[0]).max() / abs(e[0]))
+
+
+@pytest.mark.slow
+def test_ball_in_bowl_conserves_energy_over_the_papers_run():
+    res = simulate(load(EXAMPLES / "ball/ball.kdm"), **TIGHT)
+    assert res.t[-1] == 20.0 and _drift(res) < 1e-8
+    # the centre stays on the sphere of radius R − r about A = (0, 0, R): (20)
+    x, y, z = res.values["xC"], res.values["yC"], res.values["zC"]
+    assert np.allclose(x**2 + y**2 + (z - 3) ** 2, 2.8**2, atol=1e-9)
+    assert res.stats["quaternion_norm_drift"]["Куля"] < 1e-7
+
+
+def test_rolling_disc_conserves_energy():
+    res = simulate(load(EXAMPLES / "rolling_disc/rolling_disc.kdm"), **TIGHT)
+    assert _drift(res) < 1e-8
+
+
+def test_free_body_through_gimbal_lock_of_the_krylov_angles():
+    model = load(EXAMPLES / "free_body/free_body.kdm")
+    res = simulate(model, **TIGHT)
+    assert _drift(res) < 1e-9
+    theta = res.values["theta"]
+    assert np.abs(theta).max() > np.radians(88)      # passes near ±90°
+    J = np.diag([0.3, 0.2, 0.1])
+    lam = np.array([res.values[n] for n in ("l0", "l1", "l2", "l3")])
+    w = np.array([res.values[n] for n in ("ωXBody", "ωYBody", "ωZBody")])
+    L = np.array([qt.rotation_matrix(lam[:, k]) @ J @ w[:, k] for k in range(lam.shape[1])])
+    assert np.abs(L - L[0]).max() < 1e-8 * np.linalg.norm(L[0])   # angular momentum
+    # the angles reproduce the quaternion (the outputs are the inverse formulas)
+    for k in range(0, lam.shape[1], 25):
+        ang = [res.values[n][k] for n in ("psi", "theta", "phi")]
+        assert np.allclose(qt.rotation_matrix(qt.sequence_quaternion("yxz", ang)),
+                           qt.rotation_matrix(lam[:, k]), atol=1e-8)
+
+
+ISOTROPIC = """\
+Ball | Q(q0, q1, q2, q3) | m(1), Jx(2), Jy(2), Jz(2);
+TIME := t(0, 3);
+"""
+
+
+@pytest.mark.parametrize("mode", ["body", "fixed"])
+def test_isotropic_free_body_turns_uniformly_in_both_conventions(mode):
+    """ω is constant: Λ(t) = (cos(|ω|t/2), sin(|ω|t/2) ω/|ω|)∘Λ0 (fixed-frame ω)."""
+    lam0 = np.array(qt.sequence_quaternion("zxz", [0.3, 1.0, -0.5]))
+    w_fixed = np.array([0.7, -1.1, 0.4])
+    w = w_fixed if mode == "fixed" else qt.rotation_matrix(lam0).T @ w_fixed
+    init = {f"q{i}": lam0[i] for i in range(4)}
+    init.update({f"ω{a}Ball": w[k] for k, a in enumerate("XYZ")})
+    res = simulate(derive(parse(ISOTROPIC), angular_velocity=mode), initial=init, **TIGHT)
+    t = res.t[-1]
+    n = np.linalg.norm(w_fixed)
+    turn = [np.cos(n * t / 2), *(np.sin(n * t / 2) * w_fixed / n)]
+    want = qt.hamilton(turn, lam0)
+    got = [res.values[f"q{i}"][-1] for i in range(4)]
+    assert np.allclose(got, want, atol=1e-9)
+
+
+def test_fixed_axes_need_an_isotropic_body():
+    from kidym.errors import DerivationError
+    with pytest.raises(DerivationError, match="isotropic"):
+        derive(load(EXAMPLES / "free_body/free_body.kdm"), angular_velocity="fixed")
+
+
+def test_norm_stabilisation_and_normalised_output():
+    model = load(EXAMPLES / "free_body/free_body.kdm")
+    loose = {"rtol": 1e-3, "atol": 1e-5, "method": "RK23", "t_end": 50.0}
+    plain = simulate(model, **loose)
+    kept = simulate(model, quaternion_stabilization=1.0, normalize_quaternions=True, **loose)
+    d0 = plain.stats["quaternion_norm_drift"]["Body"]
+    d1 = kept.stats["quaternion_norm_drift"]["Body"]
+    assert d0 > 1e-3 and d1 < d0 / 10   # the loose run drifts; the stabilised one less
+    lam = np.array([kept.values[f"l{i}"] for i in range(4)])
+    assert np.allclose((lam**2).sum(axis=0), 1, atol=1e-14)
