@@ -236,6 +236,13 @@ def _velocity_summary(model, eq) -> list[str]:
                      "generalized velocities)" if eq.route == "two-stage" else
                      "  equations: direct (structural matrices in the speeds)")
     lines.append(f"  integrability: {verdict.describe()}")
+    from kidym.eom.system import quaternion_specs
+
+    for body, spec in quaternion_specs(model).items():
+        frame = ("fixed-frame projections, Λ̇ = ½ ω∘Λ" if spec.fixed_axes
+                 else "body-frame projections, Λ̇ = ½ Λ∘ω")
+        lines.append(f"  quaternion of {body}: {', '.join(map(str, spec.components))}; "
+                     f"{', '.join(map(str, spec.omega))} are {frame}")
     return lines
 
 

@@ -64,3 +64,12 @@ def test_check_reports_the_verdict_and_witness(capsys):
     assert main(["check", str(EXAMPLES / "rolling_disc/rolling_disc.kdm")]) == 0
     out = capsys.readouterr().out
     assert "integrability: non-holonomic" in out and "psi't" in out and "phi't" in out
+
+
+def test_check_names_the_quaternion_convention(capsys):
+    # seed 000 eq. (23): the ball's ω are fixed-frame projections, Λ̇ = ½ ω∘Λ;
+    # a general free body uses body-frame projections (eq. (19)).
+    assert main(["check", str(EXAMPLES / "ball/ball.kdm")]) == 0
+    assert "ωZКуля are fixed-frame projections" in capsys.readouterr().out
+    assert main(["check", str(EXAMPLES / "free_body/free_body.kdm")]) == 0
+    assert "ωZBody are body-frame projections" in capsys.readouterr().out
