@@ -131,7 +131,8 @@ def latex_name(name: str, states: Iterable[str] = ()) -> str:
     for w in states:
         suffix = "'" + w
         if name.endswith(suffix) and len(name) > len(suffix):
-            return rf"\partial_{{{latex_name(w)}}}{latex_name(name[: -len(suffix)], states)}"
+            inner = latex_name(name[: -len(suffix)], states)
+            return rf"{{\partial_{{{latex_name(w)}}}{inner}}}"
     n = 0
     base = name
     while base.endswith("'t") and len(base) > 2:

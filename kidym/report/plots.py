@@ -199,7 +199,7 @@ def _trajectories(poses, model: Model):
     handles, labels = fig.axes[0].get_legend_handles_labels()
     if len(poses.bodies) <= 16:
         fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 8),
-                   fontsize="small", bbox_to_anchor=(0.5, -0.06))
+                   fontsize="small", bbox_to_anchor=(0.5, -0.16))
     fig.suptitle(f"{model.name}: trajectories of the centres of mass")
     fig.tight_layout()
     return fig

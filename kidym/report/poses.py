@@ -29,6 +29,10 @@ from kidym.simulate.result import Result
 _PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
             "#7f7f7f", "#bcbd22", "#17becf")
 
+_PALETTE20 = ("#1f77b4", "#aec7e8", "#ff7f0e", "#ffbb78", "#2ca02c", "#98df8a", "#d62728",
+              "#ff9896", "#9467bd", "#c5b0d5", "#8c564b", "#c49c94", "#e377c2", "#f7b6d2",
+              "#7f7f7f", "#c7c7c7", "#bcbd22", "#dbdb8d", "#17becf", "#9edae5")
+
 
 @dataclass(frozen=True)
 class Shape:
@@ -82,8 +86,9 @@ class Poses:
     up: int
 
     def colors(self) -> list[str]:
-        """One colour per body."""
-        return [_PALETTE[k % len(_PALETTE)] for k in range(len(self.bodies))]
+        """One colour per body (matplotlib's tab10, tab20 beyond ten bodies)."""
+        palette = _PALETTE if len(self.bodies) <= len(_PALETTE) else _PALETTE20
+        return [palette[k % len(palette)] for k in range(len(self.bodies))]
 
 
 def pose_names(body: str) -> list[str]:
