@@ -72,7 +72,7 @@ def cmd_equations(args: argparse.Namespace) -> int:
     eq = derive(_load(args.model, quiet=args.format == "json"))
     if args.format == "json":
         sys.stdout.write(to_json(eq, expanded=args.expanded or None,
-                                 stage=getattr(args, "stage", "final")))
+                                 stage=getattr(args, "stage", None) or "final"))
     else:
         sys.stdout.write(_print_equations(eq, args))
     return 0
