@@ -10,14 +10,24 @@ both ``amsmath`` and KaTeX know. A model with Cyrillic names needs the T2A fonts
 
 from __future__ import annotations
 
+import re
+
 import sympy
 
 from kidym.eom.equations import Equations
 from kidym.report.equations import EquationSet, Relation, accelerations, equation_set
 from kidym.report.names import has_cyrillic, latex_name
 
-#: A display line is broken when its LaTeX source grows past this many characters.
-LINE_CHARS = 110
+#: A display line is broken when it grows past about this many printed characters.
+LINE_CHARS = 75
+
+_SILENT = re.compile(r"\\(?:mathrm|text|left|right|Big|quad|frac)(?![A-Za-z])")
+_COMMAND = re.compile(r"\\[A-Za-z]+")
+
+
+def width(tex: str) -> int:
+    """Rough printed width of a LaTeX fragment (a command is one character wide)."""
+    return len(re.sub(r"[{}^_ &]", "", _COMMAND.sub("x", _SILENT.sub("", tex))))
 
 
 class LatexPrinter:
@@ -42,7 +52,7 @@ class LatexPrinter:
     def chunks(self, expr) -> list[str]:
         """LaTeX of an expression, a sum cut into pieces of about ``LINE_CHARS``."""
         e = sympy.sympify(expr)
-        if not isinstance(e, sympy.Add) or len(self.expr(e)) <= LINE_CHARS:
+        if not isinstance(e, sympy.Add) or width(self.expr(e)) <= LINE_CHARS:
             return [self.expr(e)]
         terms = []
         for term in sympy.Add.make_args(e):
@@ -99,7 +109,7 @@ def _group(pieces: list[str]) -> list[str]:
     lines: list[str] = []
     current = ""
     for piece in pieces:
-        if current and len(current) + len(piece) > LINE_CHARS:
+        if current and width(current) + width(piece) > LINE_CHARS:
             lines.append(current)
             current = ""
         current += (" " if current else "") + piece
