@@ -220,8 +220,9 @@ def _tracked(eq, args: argparse.Namespace, model):
                 bar.close()
             return super().rhs(t, y, p)
 
-    return _Tracked(base.equations, base.state_names, base.output_names, base.function,
-                    base.source)
+    import dataclasses
+
+    return _Tracked(**{f.name: getattr(base, f.name) for f in dataclasses.fields(base)})
 
 
 def _write_outputs(args: argparse.Namespace, model, eq, result, out: Path) -> None:

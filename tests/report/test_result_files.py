@@ -2,6 +2,8 @@
 
 import csv
 import hashlib
+import html
+import importlib.util
 import json
 import os
 
@@ -13,15 +15,18 @@ from kidym.cli import main
 from kidym.simulate.result import load_results
 from tests.fixtures import DOUBLE_PENDULUM
 
+HAVE_PYARROW = importlib.util.find_spec("pyarrow") is not None
+
 
 @pytest.fixture
 def run_dir(tmp_path):
     path = tmp_path / "dp.kdm"
     path.write_text(DOUBLE_PENDULUM, encoding="utf-8")
     out = tmp_path / "out"
+    formats = "csv,npz,parquet" if HAVE_PYARROW else "csv,npz"
     assert main(["run", str(path), "--t-end", "0.5", "--points", "6", "--set", "m2=2",
                  "--initial", "phi1=0.3", "--initial", "phi2't=0.1", "--out", str(out),
-                 "--format", "csv,npz,parquet", "--no-plots", "-q"]) == 0
+                 "--format", formats, "--no-plots", "-q"]) == 0
     return path, out
 
 
@@ -33,7 +38,8 @@ def test_sidecar_records_hash_parameters_and_initial_conditions(run_dir):
     assert side["parameters"] == {"m1": 1.3, "m2": 2.0, "l1": 1.1, "l2": 0.9, "g": 9.81}
     assert side["initial_conditions"] == {"phi1": 0.3, "phi2": 0.0, "phi1't": 0.0,
                                           "phi2't": 0.1}
-    assert side["files"] == ["results.csv", "results.npz", "results.parquet"]
+    assert side["files"] == ["results.csv", "results.npz"] + (["results.parquet"]
+                                                             if HAVE_PYARROW else [])
     assert side["success"] is True and side["nfev"] > 0
 
 
@@ -100,3 +106,14 @@ def test_unknown_format_is_an_error(tmp_path, capsys):
     assert main(["run", str(path), "--t-end", "0.1", "--out", str(tmp_path / "o"),
                  "--format", "csv,xlsx", "--no-plots"]) == 1
     assert "unknown result format xlsx" in capsys.readouterr().err
+
+
+def test_jupyter_views():
+    model = kidym.parse(DOUBLE_PENDULUM)
+    r = kidym.simulate(model, t_end=0.5, n_points=20)
+    page = r._repr_html_()
+    assert "<table>" in page and "phi2't" in html.unescape(page)
+    assert "data:image/png;base64," in page
+    assert page.count("<tr>") == 1 + 5 + 1 + 5        # header, head, ellipsis, tail
+    tex = kidym.derive(model)._repr_latex_()
+    assert tex.startswith("$$") and tex.count("&= 0") == 2   # one equation per speed
