@@ -78,3 +78,15 @@ def test_bars_only_on_a_terminal():
     with Reporter(VERBOSE, stream=loud).stage("derive"):
         pass
     assert loud.getvalue().startswith("derive: ")
+
+
+def test_run_on_a_terminal_draws_the_simulation_bar(pendulum, tmp_path, monkeypatch):
+    import kidym.cli
+
+    screen = io.StringIO()
+    monkeypatch.setattr(kidym.cli, "_reporter",
+                        lambda args: Reporter(NORMAL, stream=screen, tty=True))
+    assert main(["run", str(pendulum), "--t-end", "3", "--out", str(tmp_path / "o"),
+                 "--no-plots"]) == 0
+    drawn = screen.getvalue()
+    assert "simulating [" in drawn and "ETA" in drawn

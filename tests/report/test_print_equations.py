@@ -32,6 +32,7 @@ def _structural_values(eq, values: dict) -> list[float]:
                               if k in u.free_symbols})) for u in motion_lhs(eq)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", MODELS)
 def test_structural_form_is_short_and_equals_expanded(path):
     eq = kidym.derive(kidym.load(path))
