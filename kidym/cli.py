@@ -66,19 +66,19 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def cmd_equations(args: argparse.Namespace) -> int:
     from kidym.eom.equations import derive
-    from kidym.report.equations import to_json, to_text
+    from kidym.report.equations import to_json
 
     eq = derive(_load(args.model, quiet=args.format == "json"))
     if args.format == "json":
-        sys.stdout.write(to_json(eq, expanded=args.expanded or None))
+        sys.stdout.write(to_json(eq, expanded=args.expanded or None,
+                                 stage=getattr(args, "stage", None) or "final"))
     else:
-        sys.stdout.write(to_text(eq, expanded=args.expanded))
+        sys.stdout.write(_print_equations(eq, args))
     return 0
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     from kidym.eom.equations import derive
-    from kidym.report.plots import plot_run
     from kidym.simulate.simulate import defaulted_states, simulate
 
     if _calculation(args.model) == "KINEMATICS":
@@ -88,28 +88,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     eq = derive(model)
     initial = _pairs(args.initial, "--initial")
     unset = defaulted_states([str(s) for s in (*eq.coordinates, *eq.speeds)], model, initial)
-    if unset:
+    if unset and not getattr(args, "quiet", False):
         print("note: no initial value given for " + ", ".join(unset) + "; taken as 0",
               file=sys.stderr)
-    result = simulate(eq, t_end=args.t_end, initial=initial,
+    result = simulate(_tracked(eq, args, model), t_end=args.t_end, initial=initial,
                       parameters=_pairs(args.set, "--set"), engine=args.engine,
                       method=args.method, rtol=args.rtol, atol=args.atol,
                       n_points=args.points)
-    csv_path = result.write_csv(out / "results.csv")
-    plots = plot_run(result, model, out)
-    st = result.stats
-    print(f"simulated {model.name} from t = {result.t[0]:g} to {result.t[-1]:g} "
-          f"({st['method']}, rtol={st['rtol']:g}, atol={st['atol']:g}, engine={st['engine']}): "
-          f"{result.nfev} right-hand-side evaluations in {st['wall_time_s']:.2f} s")
-    energy = result.values.get("energy")
-    if energy is not None and energy.size:
-        scale = max(abs(energy[0]), 1e-300)
-        drift = abs(energy - energy[0]).max() / scale
-        print(f"energy drift: max |E - E(0)| / |E(0)| = {drift:.3g}")
-    _print_quaternion_drift(result)
-    print(f"results: {csv_path}")
-    for p in plots:
-        print(f"plot:    {p}")
+    _write_outputs(args, model, eq, result, out)
     return 0
 
 
@@ -260,10 +246,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("equations", help="print the equations of motion")
     p.add_argument("model", help="model file (.kdm)")
-    p.add_argument("--format", choices=("text", "json"), default="text",
-                   help="text (Unicode, structural form) or json (sympify-able strings)")
+    p.add_argument("--format", choices=("text", "latex", "markdown", "json"), default="text",
+                   help="text (Unicode, structural form), latex (a document pdflatex "
+                        "compiles), markdown, or json (sympify-able strings)")
     p.add_argument("--expanded", action="store_true",
-                   help="also give M and F with every named quantity substituted")
+                   help="also give the equations with every named quantity substituted")
+    _add_equations_options(p)
     p.set_defaults(func=cmd_equations)
 
     p = sub.add_parser("run", help="simulate; write results.csv and plots")
@@ -282,9 +270,179 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--points", type=int, default=501, help="number of output times (501)")
     p.add_argument("--out", default=None,
                    help="output directory (default: kidym-out/MODEL_NAME)")
+    _add_run_output_options(p)
     p.set_defaults(func=cmd_run)
     add_fmt_command(sub)
+    _add_animate_command(sub)
     return parser
+
+
+# ----------------------------------------------------------------- output (issue 6)
+def _add_verbosity(p: argparse.ArgumentParser) -> None:
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("-q", "--quiet", action="store_true",
+                   help="no progress bars or notes (errors only)")
+    g.add_argument("-v", "--verbose", action="store_true",
+                   help="also print each stage with its wall time")
+
+
+def _reporter(args: argparse.Namespace):
+    from kidym.progress import NORMAL, QUIET, VERBOSE, Reporter
+
+    level = (QUIET if getattr(args, "quiet", False)
+             else VERBOSE if getattr(args, "verbose", False) else NORMAL)
+    return Reporter(level)
+
+
+def _add_equations_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--stage", choices=("final", "holonomic", "cauchy"), default=None,
+                   help="final: one equation of motion per independent speed (default for "
+                        "latex/markdown/json); holonomic: the first stage U_hol (models with "
+                        "pseudo-velocities); cauchy: q' = B w + beta, M, F (default for text)")
+    p.add_argument("--simplify-budget", type=float, default=10.0, metavar="SECONDS",
+                   help="time allowed for simplifying the --expanded form (10)")
+    _add_verbosity(p)
+
+
+def _print_equations(eq, args: argparse.Namespace) -> str:
+    from kidym.report.equations import equation_set, text_of
+    from kidym.report.latex import latex_document, markdown_of
+
+    stage = args.stage or ("cauchy" if args.format == "text" else "final")
+    rep = _reporter(args)
+    with rep.stage("equations"):
+        es = equation_set(eq, stage=stage, expanded=args.expanded,
+                          simplify_budget=args.simplify_budget)
+    for w in es.warnings:
+        rep.note(f"warning: {w}")
+    if args.format == "latex":
+        return latex_document(es)
+    if args.format == "markdown":
+        return markdown_of(es)
+    return text_of(es)
+
+
+def _add_run_output_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--format", default="csv", metavar="LIST",
+                   help="result files, comma-separated from csv,npz,parquet (csv is always "
+                        "written; parquet needs pyarrow)")
+    p.add_argument("--report", action="store_true",
+                   help="write report.html (self-contained, works offline) and report.md")
+    p.add_argument("--animate", action="store_true",
+                   help="write animation.html, a 3-D view of the bodies (three.js, offline)")
+    p.add_argument("--plot", action="append", metavar="SPEC",
+                   help="an extra plot: `a,b` (time histories), `y(x)` or `z(x,y)` (repeatable)")
+    p.add_argument("--no-plots", action="store_true", help="write no plot files")
+    _add_verbosity(p)
+
+
+def _tracked(eq, args: argparse.Namespace, model):
+    """``eq``, or for the NumPy engine on a terminal a system that moves a progress bar."""
+    rep = _reporter(args)
+    if not rep.bars or getattr(args, "engine", "numpy") != "numpy":
+        return eq
+    from kidym.simulate.simulate import NumpySystem
+
+    base = NumpySystem.build(eq)
+    t0 = model.t_start
+    t1 = args.t_end if args.t_end is not None else model.t_end
+    bar = rep.bar("simulating", t0, t1)
+
+    class _Tracked(NumpySystem):
+        def rhs(self, t, y, p):
+            bar.update(t)
+            if t >= t1:
+                bar.close()
+            return super().rhs(t, y, p)
+
+    import dataclasses
+
+    return _Tracked(**{f.name: getattr(base, f.name) for f in dataclasses.fields(base)})
+
+
+def _write_outputs(args: argparse.Namespace, model, eq, result, out: Path) -> None:
+    from kidym.report.plots import parse_plot_option, plot_run
+
+    rep = _reporter(args)
+    formats = tuple(dict.fromkeys(["csv", *(f.strip() for f in args.format.split(",")
+                                            if f.strip())]))
+    try:
+        with rep.stage("results"):
+            files = result.write(out, formats=formats, model=model)
+    except ImportError as exc:
+        raise ValueError(str(exc)) from None
+    poses = None
+    if args.animate or not args.no_plots:
+        from kidym.report.poses import body_poses
+
+        with rep.stage("body positions"):
+            poses = body_poses(model, result) if model.bodies else None
+    plots: list[Path] = []
+    if not args.no_plots:
+        requests = [parse_plot_option(x) for x in args.plot or ()]
+        with rep.stage("plots"):
+            plots = plot_run(result, model, out, requests=requests, poses=poses)
+    animation = None
+    if args.animate and poses is not None:
+        from kidym.report.animation import write_animation
+
+        with rep.stage("animation"):
+            animation = write_animation(out, model, result, poses=poses)
+    reports: list[Path] = []
+    if args.report:
+        from kidym.report.html import write_report
+
+        with rep.stage("report"):
+            reports = write_report(out, model, eq, result, plots=plots,
+                                   animation=animation.name if animation else None)
+    st = result.stats
+    print(f"simulated {model.name} from t = {result.t[0]:g} to {result.t[-1]:g} "
+          f"({st['method']}, rtol={st['rtol']:g}, atol={st['atol']:g}, engine={st['engine']}): "
+          f"{result.nfev} right-hand-side evaluations in {st['wall_time_s']:.2f} s")
+    energy = result.values.get("energy")
+    if energy is not None and energy.size:
+        scale = max(abs(energy[0]), 1e-300)
+        drift = abs(energy - energy[0]).max() / scale
+        print(f"energy drift: max |E - E(0)| / |E(0)| = {drift:.3g}")
+    _print_quaternion_drift(result)
+    for f in files:
+        print(f"results: {f}")
+    for p in plots:
+        if p.suffix == ".png":
+            print(f"plot:    {p}  (+ .svg)")
+    if animation:
+        print(f"animation: {animation}")
+    for r in reports:
+        print(f"report:  {r}")
+
+
+def cmd_animate(args: argparse.Namespace) -> int:
+    from kidym.lang import parse
+    from kidym.report.animation import write_animation
+    from kidym.simulate.result import load_results
+
+    result, side = load_results(args.results)
+    if args.model:
+        model = _load(args.model)
+    elif side.get("model_source") is not None:
+        model = parse(side["model_source"], filename=side.get("model_file"),
+                      name=side.get("model"))
+    else:
+        raise ValueError(f"{args.results}: results.json does not hold the model source; "
+                         "give the model with --model FILE")
+    path = write_animation(args.out or args.results, model, result)
+    print(f"animation: {path}")
+    return 0
+
+
+def _add_animate_command(sub) -> None:
+    p = sub.add_parser("animate", help="write a 3-D animation (HTML) of a results directory")
+    p.add_argument("results", help="directory written by `kidym run --out DIR`")
+    p.add_argument("--model", default=None,
+                   help="model file (default: the source recorded in results.json)")
+    p.add_argument("--out", default=None, help="where animation.html goes (default: RESULTS)")
+    _add_verbosity(p)
+    p.set_defaults(func=cmd_animate)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

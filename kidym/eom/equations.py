@@ -153,6 +153,12 @@ class Equations:
         return (f"Equations(model={self.model.name!r}, n_q={self.n_q}, n_w={self.n_w}, "
                 f"named={len(self.graph)})")
 
+    def _repr_latex_(self) -> str:
+        """Jupyter: the equations of motion per speed, typeset (:mod:`kidym.report.latex`)."""
+        from kidym.report.latex import repr_latex
+
+        return repr_latex(self)
+
 
 ROUTES = ("auto", "direct", "two-stage")
 

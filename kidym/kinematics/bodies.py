@@ -350,7 +350,7 @@ class BodyBuilder:
             omega = [2 * x / norm for x in vec]
             Omega = {w: [g.diff(x, w) for x in omega] for w in g.speeds
                      if any(g.depends_on(x, w) for x in omega)}
-            eps = [g.dt(g.define(f"ω{a}{label}'", x)) for a, x in zip("XYZ", omega)]
+            eps = [g.dt(g.define(f"ω{a}{label}#λ", x)) for a, x in zip("XYZ", omega)]
         else:
             omega = list(spec.omega)
             Omega = {w: [se.Integer(int(i == k)) for i in range(3)]

@@ -1,88 +1,349 @@
-"""Equations in print: plain text (Unicode names intact) and JSON.
+"""Equations in print: what is printed (:class:`EquationSet`) and plain text / JSON.
 
-The printed form is the *structural* one — the named quantities with their short
-formulas, then ``M`` and ``F`` over them — which stays short for big models. The
-expanded form (every name substituted) is shown on request only.
+The printed form is the *structural* one, as the papers write it (seed 000 eq. (25)):
+one equation per independent speed ``w_i``,
+
+    Σ_j M_ij ẇ_j − F_i = 0,
+
+with ``M_ij`` and ``F_i`` short sums over the *named* kinematic quantities
+(rotation-matrix entries, angular velocities, columns of the structural matrices),
+which are listed with their formulas in evaluation order — the protocol of the
+original's operators. It stays short for big models. Three stages:
+
+``final``
+    the equations of motion in the model's independent speeds (default);
+``holonomic``
+    the first stage of the two-stage algorithm, ``U_hol`` of the holonomic system
+    in generalized coordinates (only for models with pseudo-velocities or
+    velocity constraints);
+``cauchy``
+    the Cauchy form: kinematic equations ``q̇ = B w + β``, mass matrix ``M`` and
+    forcing ``F`` (``M ẇ = F``).
+
+The *expanded* form (every name substituted) is given on request, simplified
+within a time budget (:mod:`kidym.report.simplify`), with a warning instead of a
+silent blow-up. LaTeX and Markdown are in :mod:`kidym.report.latex`.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 
+import symengine as se
 import sympy
 
 from kidym.eom.equations import Equations
 from kidym.eom.system import speed_name
+from kidym.report.simplify import simplify_with_budget
 from kidym.symbolic.identifiers import IdentifierMap
 
 #: Above this many operations in the named quantities, the expanded form is left out of
 #: JSON unless asked for.
 EXPANDED_LIMIT = 1_000
 
+#: Above this many operations the expanded form is printed with a warning.
+EXPANDED_WARN = 20_000
 
-def to_text(eq: Equations, *, expanded: bool = False) -> str:
-    """The equations as Unicode text: Cauchy form over named quantities.
+STAGES = ("final", "holonomic", "cauchy")
+
+Expr = se.Basic
+
+
+@dataclass(frozen=True)
+class Relation:
+    """One printed line ``lhs = rhs`` (``label`` says what it is, e.g. the speed)."""
+
+    lhs: Expr
+    rhs: Expr
+    label: str = ""
+
+
+@dataclass(frozen=True)
+class EquationSet:
+    """Everything one ``kidym equations`` call prints, independent of the format.
+
+    Attributes
+    ----------
+    equations : Equations
+        The equations of the chosen stage.
+    stage : {"final", "holonomic", "cauchy"}
+        Which stage.
+    kinematic : list of Relation
+        ``q̇ = B w + β`` row by row (lhs the symbol ``q't``).
+    motion : list of Relation
+        Per speed, ``Σ_j M_ij ẇ_j − F_i = 0`` (stages ``final``/``holonomic``).
+    mass_matrix : list of Relation
+        Upper triangle of ``M``, non-zero entries (stage ``cauchy``).
+    forcing : list of Relation
+        ``F`` (stage ``cauchy``).
+    intermediates : list of Relation
+        The named quantities the above use, in evaluation order.
+    expanded : list of Relation
+        The same equations with every name substituted (empty unless asked).
+    sizes : dict of str to int
+        Operation counts: ``structural`` (the equations), ``named`` (the named
+        quantities), ``expanded`` (when expanded).
+    warnings : list of str
+        About the expanded form (size, simplification left undone).
+    """
+
+    equations: Equations
+    stage: str
+    kinematic: list[Relation]
+    motion: list[Relation]
+    mass_matrix: list[Relation]
+    forcing: list[Relation]
+    intermediates: list[Relation]
+    expanded: list[Relation] = field(default_factory=list)
+    sizes: dict[str, int] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def model_name(self) -> str:
+        """Name of the model."""
+        return self.equations.model.name
+
+    def state_names(self) -> list[str]:
+        """Coordinates, their rates, speeds: the names that partial derivatives refer to."""
+        eq = self.equations
+        names = [str(s) for s in (*eq.coordinates, *eq.speeds)]
+        return names + [speed_name(str(q)) for q in eq.coordinates]
+
+
+def stage_equations(eq: Equations, stage: str) -> Equations:
+    """The equations of ``stage`` (``holonomic`` → ``eq.holonomic``).
+
+    Raises
+    ------
+    ValueError
+        Unknown stage, or ``holonomic`` for a model that has no such stage.
+    """
+    if stage not in STAGES:
+        raise ValueError(f"stage must be one of {', '.join(STAGES)}; got `{stage}`")
+    if stage != "holonomic":
+        return eq
+    hol = getattr(eq, "holonomic", None)
+    if hol is None:
+        raise ValueError(
+            f"model `{eq.model.name}` has no holonomic stage: its speeds are the "
+            "generalized velocities, so the final equations are the holonomic ones "
+            "(use --stage final)")
+    return hol
+
+
+def accelerations(eq: Equations) -> list[se.Symbol]:
+    """``ẇ`` as symbols named ``w't`` (``phi1't't``, ``ωXКуля't``), shape (n_w,)."""
+    return [se.Symbol(speed_name(str(w))) for w in eq.speeds]
+
+
+def motion_lhs(eq: Equations) -> list[Expr]:
+    """``U_i = Σ_j M_ij ẇ_j − F_i`` over named quantities, shape (n_w,)."""
+    wdot = accelerations(eq)
+    out = []
+    for i in range(eq.n_w):
+        u = se.Integer(0)
+        for j in range(eq.n_w):
+            m = eq.mass_matrix_named[i][j]
+            if m != 0:
+                u += m * wdot[j]
+        out.append(u - eq.forcing_named[i])
+    return out
+
+
+def motion_text(eq: Equations, i: int) -> str:
+    """``Σ_j M_ij ẇ_j − F_i`` as text, terms in the order of the speeds."""
+    parts: list[str] = []
+    for m, acc in zip(eq.mass_matrix_named[i], accelerations(eq)):
+        if m == 0:
+            continue
+        coef = str(m)
+        if m == 1:
+            parts.append(f"+ {acc}")
+        elif m.is_Add:
+            parts.append(f"+ ({coef})*{acc}")
+        else:
+            parts.append(f"+ {coef}*{acc}")
+    f = eq.forcing_named[i]
+    if f != 0:
+        parts.append(f"- ({f})" if f.is_Add else f"- {f}" if not str(f).startswith("-")
+                     else f"+ {str(f)[1:]}")
+    text = " ".join(parts) or "0"
+    return text[2:] if text.startswith("+ ") else text
+
+
+def _ops(exprs) -> int:
+    return sum(int(se.count_ops(se.sympify(x))) for x in exprs)
+
+
+def equation_set(eq: Equations, *, stage: str = "final", expanded: bool = False,
+                 simplify_budget: float = 10.0) -> EquationSet:
+    """Collect what to print for ``eq`` at ``stage``.
+
+    Parameters
+    ----------
+    eq : Equations
+        Derived equations (the final stage; ``holonomic`` uses ``eq.holonomic``).
+    stage : {"final", "holonomic", "cauchy"}
+        Which equations.
+    expanded : bool
+        Also give them with every named quantity substituted.
+    simplify_budget : float
+        Seconds allowed for simplifying the expanded form (0: none).
+
+    Raises
+    ------
+    ValueError
+        For an unknown stage or a missing holonomic stage.
+    """
+    eq_s = stage_equations(eq, stage)
+    kinematic = [Relation(se.Symbol(speed_name(str(q))), rate, str(q))
+                 for q, rate in zip(eq_s.coordinates, eq_s.qdot)]
+    motion: list[Relation] = []
+    mass: list[Relation] = []
+    forcing: list[Relation] = []
+    if stage == "cauchy":
+        for i in range(eq_s.n_w):
+            for j in range(i, eq_s.n_w):
+                val = eq_s.mass_matrix_named[i][j]
+                if val != 0:
+                    mass.append(Relation(se.Symbol(f"M[{eq_s.speeds[i]}, {eq_s.speeds[j]}]"),
+                                         val, f"{i},{j}"))
+        forcing = [Relation(se.Symbol(f"F[{w}]"), f, str(w))
+                   for w, f in zip(eq_s.speeds, eq_s.forcing_named)]
+        roots = [r.rhs for r in (*kinematic, *mass, *forcing)]
+    else:
+        motion = [Relation(u, se.Integer(0), str(w))
+                  for w, u in zip(eq_s.speeds, motion_lhs(eq_s))]
+        roots = [r.rhs for r in kinematic] + [r.lhs for r in motion]
+    inter = [Relation(s, e, "") for s, e in eq_s.intermediates(roots)]
+    sizes = {"structural": _ops([r.rhs for r in (*mass, *forcing)] + [r.lhs for r in motion]),
+             "kinematic": _ops([r.rhs for r in kinematic]),
+             "named": _ops([r.rhs for r in inter]), "named_count": len(inter)}
+    out = EquationSet(eq_s, stage, kinematic, motion, mass, forcing, inter, sizes=sizes)
+    if expanded:
+        _add_expanded(out, simplify_budget)
+    return out
+
+
+def _add_expanded(es: EquationSet, budget: float) -> None:
+    eq = es.equations
+    g = eq.graph
+    if es.stage == "cauchy":
+        pairs = [(r.lhs, g.expand(r.rhs)) for r in (*es.kinematic, *es.mass_matrix,
+                                                   *es.forcing)]
+    else:
+        pairs = [(r.lhs, g.expand(r.rhs)) for r in es.kinematic]
+        pairs += [(se.Symbol(f"U[{r.label}]"), g.expand(r.lhs)) for r in es.motion]
+    size = _ops([x for _, x in pairs])
+    es.sizes["expanded"] = size
+    if size > EXPANDED_WARN:
+        es.warnings.append(
+            f"the expanded form has {size} operations against {es.sizes['structural']} in "
+            f"the structural equations (+ {es.sizes['named']} in {es.sizes['named_count']} "
+            "named quantities); it is printed unsimplified — prefer the structural form")
+        exprs = [sympy.sympify(x) for _, x in pairs]
+    else:
+        exprs, warns = simplify_with_budget([sympy.sympify(x) for _, x in pairs], budget)
+        es.warnings.extend(warns)
+    es.expanded.extend(Relation(lhs, x, "") for (lhs, _), x in zip(pairs, exprs))
+
+
+# ------------------------------------------------------------------- plain text
+def _size_line(es: EquationSet) -> str:
+    s = es.sizes
+    line = (f"size: {s['structural']} operations in the equations, {s['named']} in "
+            f"{s['named_count']} named quantities")
+    if "expanded" in s:
+        line += f"; expanded: {s['expanded']} operations"
+    return line
+
+
+def to_text(eq: Equations, *, expanded: bool = False, stage: str = "cauchy",
+            simplify_budget: float = 10.0) -> str:
+    """The equations as Unicode text (names exactly as in the model).
 
     Parameters
     ----------
     eq : Equations
         Derived equations.
     expanded : bool
-        Also print ``M`` and ``F`` with every name substituted (may be long).
+        Also print them with every name substituted (may be long; simplified within
+        ``simplify_budget`` seconds).
+    stage : {"final", "holonomic", "cauchy"}
+        Per-speed equations of motion (``final``/``holonomic``) or the Cauchy form.
     """
+    return text_of(equation_set(eq, stage=stage, expanded=expanded,
+                                simplify_budget=simplify_budget))
+
+
+def text_of(es: EquationSet) -> str:
+    """Render an :class:`EquationSet` as Unicode text."""
+    eq = es.equations
     m = eq.model
-    out = [f"Model {m.name}: {eq.n_q} coordinates, {eq.n_w} speeds, {len(m.bodies)} bodies"]
+    title = {"final": "equations of motion", "holonomic": "holonomic stage (U_hol)",
+             "cauchy": "Cauchy form"}[es.stage]
+    out = [f"Model {m.name}: {eq.n_q} coordinates, {eq.n_w} speeds, {len(m.bodies)} bodies"
+           f" — {title}"]
     out.append("coordinates q: " + ", ".join(map(str, eq.coordinates)))
     out.append("speeds w:      " + ", ".join(map(str, eq.speeds)))
     if m.parameters:
         out.append("parameters:    " + ", ".join(f"{p.name} = {p.value:g}"
                                                  for p in m.parameters))
+    out.append(_size_line(es))
     out.append("")
     out.append("Kinematic equations  q̇ = B·w + β:")
-    for q, rate in zip(eq.coordinates, eq.qdot):
-        out.append(f"  {speed_name(str(q))} = {rate}")
-    inter = eq.intermediates()
+    for r in es.kinematic:
+        out.append(f"  d{r.label}/dt = {r.rhs}")
     out.append("")
-    out.append(f"Named quantities ({len(inter)}, in evaluation order):")
-    for s, expr in inter:
-        out.append(f"  {s} = {expr}")
-    out.append("")
-    out.append(f"Mass matrix M (symmetric, {eq.n_w}×{eq.n_w}), upper triangle:")
-    for i in range(eq.n_w):
-        for j in range(i, eq.n_w):
-            val = eq.mass_matrix_named[i][j]
-            if val != 0:
-                out.append(f"  M[{eq.speeds[i]}, {eq.speeds[j]}] = {val}")
-    out.append("")
-    out.append("Forcing F  (M·ẇ = F):")
-    for w, f in zip(eq.speeds, eq.forcing_named):
-        out.append(f"  F[{w}] = {f}")
-    if expanded:
+    out.append(f"Named quantities ({len(es.intermediates)}, in evaluation order):")
+    for r in es.intermediates:
+        out.append(f"  {r.lhs} = {r.rhs}")
+    if es.motion:
         out.append("")
-        out.append("Expanded form:")
-        for i in range(eq.n_w):
-            for j in range(i, eq.n_w):
-                out.append(f"  M[{eq.speeds[i]}, {eq.speeds[j]}] = "
-                           f"{sympy.simplify(eq.mass_matrix[i, j])}")
-        for i, w in enumerate(eq.speeds):
-            out.append(f"  F[{w}] = {eq.forcing[i, 0]}")
+        out.append("Equations of motion, one per independent speed (ẇ written w't):")
+        for i, r in enumerate(es.motion):
+            out.append(f"  [{r.label}]  {motion_text(eq, i)} = 0")
+    if es.mass_matrix:
+        out.append("")
+        out.append(f"Mass matrix M (symmetric, {eq.n_w}×{eq.n_w}), upper triangle:")
+        for r in es.mass_matrix:
+            out.append(f"  {r.lhs} = {r.rhs}")
+    if es.forcing:
+        out.append("")
+        out.append("Forcing F  (M·ẇ = F):")
+        for r in es.forcing:
+            out.append(f"  {r.lhs} = {r.rhs}")
+    if es.expanded:
+        out.append("")
+        out.append("Expanded form (every named quantity substituted):")
+        for r in es.expanded:
+            out.append(f"  {r.lhs} = {r.rhs}")
+    for w in es.warnings:
+        out.append(f"warning: {w}")
     return "\n".join(out) + "\n"
 
 
-def to_json(eq: Equations, *, expanded: bool | None = None) -> str:
+# ------------------------------------------------------------------------ JSON
+def to_json(eq: Equations, *, expanded: bool | None = None, stage: str = "final") -> str:
     """Machine-readable equations (SPEC §4).
 
     Every expression is a string that :func:`sympy.sympify` parses, written with
     ASCII identifiers; ``symbols`` maps each identifier to its model name.
     ``intermediates`` lists the named quantities in evaluation order; the
-    structural ``mass_matrix``/``forcing``/``kinematic_equations`` refer to them.
-    ``mass_matrix_expanded``/``forcing_expanded`` (every name substituted) are
-    included when ``expanded`` is true, or by default when the model is small.
+    structural ``mass_matrix``/``forcing``/``kinematic_equations`` and the
+    per-speed ``equations`` (``Σ M_ij ẇ_j − F_i``, with ``ẇ`` named ``w't``) refer
+    to them. ``mass_matrix_expanded``/``forcing_expanded`` (every name substituted)
+    are included when ``expanded`` is true, or by default when the model is small.
+    ``stage`` picks the final equations or the holonomic stage (``cauchy`` is the
+    final one: JSON always carries the Cauchy form).
     """
+    eq = stage_equations(eq, stage)
     ids = IdentifierMap()
     for s in (eq.graph.time, *eq.coordinates, *eq.speeds, *eq.parameters):
         ids(str(s))
-    inter = eq.intermediates()
+    lhs = motion_lhs(eq)
+    inter = eq.intermediates(list(eq.roots()) + lhs)
     for s, _ in inter:
         ids(str(s))
 
@@ -93,14 +354,17 @@ def to_json(eq: Equations, *, expanded: bool | None = None) -> str:
 
     doc: dict = {
         "model": eq.model.name,
+        "stage": "final" if stage == "cauchy" else stage,
         "coordinates": [ids(str(q)) for q in eq.coordinates],
         "speeds": [ids(str(w)) for w in eq.speeds],
+        "accelerations": [ids(str(a)) for a in accelerations(eq)],
         "parameters": {ids(p.name): p.value for p in eq.model.parameters},
         "time": ids("t"),
         "kinematic_equations": [text(x) for x in eq.qdot],
         "intermediates": [[ids(str(s)), text(e)] for s, e in inter],
         "mass_matrix": [[text(x) for x in row] for row in eq.mass_matrix_named],
         "forcing": [text(x) for x in eq.forcing_named],
+        "equations": [text(u) for u in lhs],
     }
     if expanded is None:
         size = sum(sympy.count_ops(sympy.sympify(e)) for _, e in inter)

@@ -1,15 +1,29 @@
-"""Results of a simulation: arrays by name, solver statistics, atomic CSV output."""
+"""Results of a simulation: arrays by name, solver statistics, atomic file output.
+
+Files (all written atomically, :func:`write_atomically`): ``results.csv`` always;
+``results.npz`` (NumPy) and ``results.parquet`` (Apache Parquet, needs the optional
+``pyarrow``) on request; ``results.json`` beside them, the sidecar that records what
+produced the numbers — the model source and its SHA-256, the parameter values, the
+initial conditions, the solver and its statistics — so that a results directory is
+enough to reproduce, plot or animate the run (:func:`load_results`).
+"""
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
+import json
+import math
 import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+
+#: Result file formats ``write`` knows.
+FORMATS = ("csv", "npz", "parquet")
 
 
 def write_atomically(path: str | Path, data: str | bytes) -> Path:
@@ -23,6 +37,7 @@ def write_atomically(path: str | Path, data: str | bytes) -> Path:
     mode = "wb" if isinstance(data, bytes) else "w"
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; results are ordinary files
         with os.fdopen(fd, mode, **({} if mode == "wb" else {"encoding": "utf-8",
                                                            "newline": ""})) as fh:
             fh.write(data)
@@ -33,6 +48,12 @@ def write_atomically(path: str | Path, data: str | bytes) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 @dataclass(frozen=True, eq=False)
@@ -104,3 +125,160 @@ class Result:
     def write_csv(self, path: str | Path) -> Path:
         """Write :meth:`to_csv` to ``path`` atomically."""
         return write_atomically(path, self.to_csv())
+
+    # ------------------------------------------------------------ more formats
+    def to_npz(self) -> bytes:
+        """The table as a NumPy ``.npz`` archive: ``t`` and one array per name."""
+        buf = io.BytesIO()
+        np.savez(buf, t=self.t, **{n: v for n, v in self.values.items()})
+        return buf.getvalue()
+
+    def to_parquet(self) -> bytes:
+        """The table as Apache Parquet (column ``t``, then the names); needs ``pyarrow``.
+
+        Raises
+        ------
+        ImportError
+            When ``pyarrow`` is not installed (``pip install 'kidym[parquet]'``).
+        """
+        try:
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+        except ImportError as exc:
+            raise ImportError("Parquet output needs pyarrow: pip install 'kidym[parquet]' "
+                              "(or choose --format csv,npz)") from exc
+        table = pa.table({"t": self.t, **self.values})
+        buf = io.BytesIO()
+        pq.write_table(table, buf)
+        return buf.getvalue()
+
+    @property
+    def initial(self) -> dict[str, float]:
+        """The state at the first output time (the initial conditions used)."""
+        if not self.t.size:
+            return {}
+        return {n: float(self.values[n][0]) for n in self.state_names}
+
+    def metadata(self, model=None) -> dict:
+        """The JSON sidecar: model (source, SHA-256), parameters, initial state, solver."""
+        doc: dict = {"kidym_version": _version()}
+        if model is not None:
+            doc.update({"model": model.name, "model_file": model.filename,
+                        "model_sha256": model_hash(model), "model_source": model.source})
+        doc.update({
+            "parameters": dict(self.parameters),
+            "initial_conditions": self.initial,
+            "t_start": float(self.t[0]) if self.t.size else None,
+            "t_end": float(self.t[-1]) if self.t.size else None,
+            "n_points": int(self.t.size),
+            "state_names": list(self.state_names),
+            "columns": ["t", *self.values],
+            "success": self.success, "status": self.status, "message": self.message,
+            "nfev": self.nfev,
+            "stats": {k: _jsonable(v) for k, v in self.stats.items()},
+        })
+        return doc
+
+    def write(self, directory: str | Path, *, formats: tuple[str, ...] = ("csv",),
+              model=None) -> list[Path]:
+        """Write ``results.<format>`` for each format and the ``results.json`` sidecar.
+
+        Parameters
+        ----------
+        directory : path
+            Where the files go (created if needed).
+        formats : tuple of {"csv", "npz", "parquet"}
+            Formats besides the sidecar; ``csv`` is always written.
+        model : Model, optional
+            Recorded in the sidecar (source, hash) so the run can be reproduced.
+
+        Returns
+        -------
+        list of Path
+            The files written, the sidecar last.
+        """
+        directory = Path(directory)
+        unknown = [f for f in formats if f not in FORMATS]
+        if unknown:
+            raise ValueError(f"unknown result format {', '.join(unknown)}; choose from "
+                             + ", ".join(FORMATS))
+        payload = {"npz": self.to_npz, "parquet": self.to_parquet}
+        data = {f: payload[f]() for f in formats if f in payload}  # fail before writing
+        written = [self.write_csv(directory / "results.csv")]
+        for f, blob in data.items():
+            written.append(write_atomically(directory / f"results.{f}", blob))
+        side = self.metadata(model)
+        side["files"] = [p.name for p in written]
+        written.append(write_atomically(directory / "results.json",
+                                        json.dumps(side, ensure_ascii=False, indent=2) + "\n"))
+        return written
+
+    def _repr_html_(self) -> str:
+        from kidym.report.html import result_html
+
+        return result_html(self)
+
+
+def _version() -> str:
+    from kidym import __version__
+
+    return __version__
+
+
+def _jsonable(value):
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return str(value)
+
+
+def model_hash(model) -> str:
+    """SHA-256 of the model's source text (hex), or of its name when it has none."""
+    text = model.source if model.source is not None else f"<no source: {model.name}>"
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def load_results(directory: str | Path) -> tuple[Result, dict]:
+    """Read a results directory written by :meth:`Result.write` (``kidym run --out``).
+
+    Returns
+    -------
+    result : Result
+        The table from ``results.npz`` if present, else ``results.csv``.
+    sidecar : dict
+        ``results.json`` (empty when absent).
+
+    Raises
+    ------
+    FileNotFoundError
+        When the directory holds no ``results.csv``/``results.npz``.
+    """
+    directory = Path(directory)
+    side_path = directory / "results.json"
+    side = json.loads(side_path.read_text(encoding="utf-8")) if side_path.exists() else {}
+    npz, csv_path = directory / "results.npz", directory / "results.csv"
+    if npz.exists():
+        with np.load(npz) as data:
+            cols = {k: np.asarray(data[k]) for k in data.files}
+    elif csv_path.exists():
+        with open(csv_path, encoding="utf-8", newline="") as fh:
+            rows = list(csv.reader(fh))
+        header, body = rows[0], np.array(rows[1:], dtype=float).reshape(-1, len(rows[0]))
+        cols = {h: body[:, k] for k, h in enumerate(header)}
+    else:
+        raise FileNotFoundError(f"{directory}: no results.csv or results.npz here (write "
+                                "them with `kidym run MODEL --out DIR`)")
+    t = cols.pop("t")
+    states = tuple(side.get("state_names") or ())
+    result = Result(t=t, values=cols, state_names=states, success=bool(side.get("success", True)),
+                    status=int(side.get("status", 0)), message=str(side.get("message", "")),
+                    nfev=int(side.get("nfev", 0)), parameters=dict(side.get("parameters", {})),
+                    stats=dict(side.get("stats", {})))
+    return result, side

@@ -1,0 +1,312 @@
+"""3-D animation of a run: one self-contained HTML page with three.js inlined.
+
+Each body is drawn as the uniform solid with its mass and central moments of
+inertia (:func:`kidym.report.poses.shape_of`) at its centre of mass, turned by its
+rotation matrix ``S``; its frame is shown as three axes at the body-frame origin;
+its centre leaves a trail. Controls: play/pause, a slider to scrub through time,
+the playback speed, and the mouse (drag to orbit, wheel to zoom). Positions and
+orientations are those of the model's own kinematics, evaluated at the recorded
+states (:mod:`kidym.report.poses`).
+
+The page reports what it shows in attributes of ``<html>`` — ``data-bodies`` (solids
+in the scene), ``data-frames`` (time steps), ``data-frame`` (the one shown),
+``data-visible`` (bodies whose centre is in view), ``data-renderer`` and
+``data-errors`` — for tests and scripts that drive it headless.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from kidym.model.model import Model
+from kidym.report import assets
+from kidym.report.poses import Poses, body_poses
+from kidym.simulate.result import Result, write_atomically
+
+#: Longest animation written, in frames (longer runs are sampled evenly).
+MAX_FRAMES = 2000
+
+
+def _round(a: np.ndarray, digits: int = 6) -> list[float]:
+    return [float(f"{x:.{digits}g}") for x in np.asarray(a, float).ravel()]
+
+
+def animation_data(poses: Poses, model: Model, *, max_frames: int = MAX_FRAMES) -> dict:
+    """The JSON the viewer reads: times, and per body its shape, centre, frame, turn."""
+    n = poses.t.size
+    step = max(1, -(-n // max_frames))
+    sel = np.arange(0, n, step)
+    if sel[-1] != n - 1:
+        sel = np.append(sel, n - 1)
+    g = None
+    if model.gravity is not None:
+        vals = model.parameter_values
+        from kidym.report.poses import _numeric
+
+        g = [(_numeric(x, model, vals) or 0.0) for x in model.gravity]
+    up = [0.0, 0.0, 1.0]
+    if g and any(g):
+        norm = float(np.linalg.norm(g))
+        up = [-x / norm for x in g]
+    bodies = []
+    for b, name in enumerate(poses.bodies):
+        rot = poses.rotation[b, sel] @ poses.central[b]
+        shape = poses.shapes[b]
+        bodies.append({
+            "name": name, "color": poses.colors()[b], "shape": shape.kind,
+            "size": list(shape.size),
+            "centre": _round(poses.centre[b, sel]),
+            "rotation": _round(rot),
+            "origin": _round(poses.origin[b, sel]),
+            "frame": _round(poses.rotation[b, sel]),
+        })
+    return {"model": model.name, "t": _round(poses.t[sel], 8), "up": up, "bodies": bodies}
+
+
+_VIEWER = r"""
+(function () {
+  var D = JSON.parse(document.getElementById('kidym-data').textContent);
+  var root = document.documentElement;
+  var nT = D.t.length;
+  root.setAttribute('data-frames', String(nT));
+  var view = document.getElementById('view');
+  var W = view.clientWidth || 800, H = view.clientHeight || 600;
+  var renderer;
+  try {
+    renderer = new THREE.WebGLRenderer({antialias: true, preserveDrawingBuffer: true});
+  } catch (e) {
+    root.setAttribute('data-renderer', 'none');
+    view.textContent = 'This browser cannot draw WebGL: ' + e.message;
+    return;
+  }
+  root.setAttribute('data-renderer', 'webgl');
+  renderer.setPixelRatio(window.devicePixelRatio || 1);
+  renderer.setSize(W, H);
+  renderer.setClearColor(0xf4f6f8);
+  view.appendChild(renderer.domElement);
+  var scene = new THREE.Scene();
+  var up = new THREE.Vector3(D.up[0], D.up[1], D.up[2]);
+  scene.add(new THREE.AmbientLight(0xffffff, 0.55));
+  var sun = new THREE.DirectionalLight(0xffffff, 0.75);
+  scene.add(sun);
+
+  var box = new THREE.Box3();
+  var maxSize = 0;
+  D.bodies.forEach(function (b) {
+    for (var k = 0; k < nT; k++) {
+      box.expandByPoint(new THREE.Vector3(b.centre[3*k], b.centre[3*k+1], b.centre[3*k+2]));
+      box.expandByPoint(new THREE.Vector3(b.origin[3*k], b.origin[3*k+1], b.origin[3*k+2]));
+    }
+    maxSize = Math.max(maxSize, b.size[0], b.size[1], b.shape === 'cylinder' ? 0 : b.size[2]);
+  });
+  var centre = box.getCenter(new THREE.Vector3());
+  var radius = Math.max(box.getSize(new THREE.Vector3()).length() / 2, maxSize, 1e-3);
+  box.expandByScalar(maxSize);
+  radius = Math.max(radius, box.getSize(new THREE.Vector3()).length() / 2);
+
+  var meshes = [], frames = [], trails = [];
+  D.bodies.forEach(function (b) {
+    var geom;
+    if (b.shape === 'sphere') {
+      geom = new THREE.SphereGeometry(b.size[0] / 2, 32, 16);
+    } else if (b.shape === 'cylinder') {
+      geom = new THREE.CylinderGeometry(b.size[0] / 2, b.size[0] / 2, b.size[1], 32);
+      if (b.size[2] === 0) geom.rotateZ(Math.PI / 2);
+      if (b.size[2] === 2) geom.rotateX(Math.PI / 2);
+    } else {
+      geom = new THREE.BoxGeometry(b.size[0], b.size[1], b.size[2]);
+    }
+    var mesh = new THREE.Mesh(geom, new THREE.MeshLambertMaterial({color: b.color}));
+    mesh.matrixAutoUpdate = false;
+    mesh.name = b.name;
+    scene.add(mesh);
+    meshes.push(mesh);
+    var axes = new THREE.AxesHelper(Math.max(maxSize * 0.6, radius * 0.08));
+    axes.matrixAutoUpdate = false;
+    scene.add(axes);
+    frames.push(axes);
+    var tg = new THREE.BufferGeometry();
+    tg.setAttribute('position', new THREE.Float32BufferAttribute(b.centre, 3));
+    tg.setDrawRange(0, 1);
+    var trail = new THREE.Line(tg, new THREE.LineBasicMaterial({color: b.color}));
+    scene.add(trail);
+    trails.push(trail);
+  });
+  root.setAttribute('data-bodies', String(meshes.length));
+
+  var grid = new THREE.GridHelper(radius * 3, 12, 0xb0b0b0, 0xdddddd);
+  grid.quaternion.setFromUnitVectors(new THREE.Vector3(0, 1, 0), up);
+  var low = Infinity;
+  [box.min, box.max].forEach(function (p) { low = Math.min(low, p.dot(up)); });
+  grid.position.copy(centre).addScaledVector(up, low - centre.dot(up));
+  scene.add(grid);
+
+  var camera = new THREE.PerspectiveCamera(40, W / H, radius / 100, radius * 100);
+  camera.up.copy(up);
+  var side = Math.abs(up.z) > 0.9 ? new THREE.Vector3(1, -1.6, 0) : new THREE.Vector3(0.8, 0, 1.6);
+  side.addScaledVector(up, -side.dot(up)).normalize();
+  var az = 0, el = 0.35, dist = radius * 3.2;
+  function placeCamera() {
+    var dir = side.clone().applyAxisAngle(up, az);
+    var pos = centre.clone().addScaledVector(dir, dist * Math.cos(el))
+                            .addScaledVector(up, dist * Math.sin(el));
+    camera.position.copy(pos);
+    camera.lookAt(centre);
+    sun.position.copy(pos).addScaledVector(up, radius * 2);
+  }
+  placeCamera();
+
+  var slider = document.getElementById('scrub');
+  slider.max = String(nT - 1);
+  var label = document.getElementById('time');
+  var m = new THREE.Matrix4();
+  var current = 0;
+  function setFrame(k) {
+    current = k;
+    D.bodies.forEach(function (b, i) {
+      var R = b.rotation, c = b.centre, F = b.frame, o = b.origin, r = 9 * k, p = 3 * k;
+      meshes[i].matrix.set(R[r], R[r+1], R[r+2], c[p], R[r+3], R[r+4], R[r+5], c[p+1],
+                           R[r+6], R[r+7], R[r+8], c[p+2], 0, 0, 0, 1);
+      meshes[i].matrixWorldNeedsUpdate = true;
+      frames[i].matrix.set(F[r], F[r+1], F[r+2], o[p], F[r+3], F[r+4], F[r+5], o[p+1],
+                           F[r+6], F[r+7], F[r+8], o[p+2], 0, 0, 0, 1);
+      frames[i].matrixWorldNeedsUpdate = true;
+      trails[i].geometry.setDrawRange(0, k + 1);
+    });
+    slider.value = String(k);
+    label.textContent = 't = ' + D.t[k].toPrecision(4);
+    root.setAttribute('data-frame', String(k));
+  }
+  function render() {
+    renderer.render(scene, camera);
+    var inView = 0;
+    meshes.forEach(function (mesh) {
+      var v = new THREE.Vector3().setFromMatrixPosition(mesh.matrixWorld).project(camera);
+      if (Math.abs(v.x) <= 1 && Math.abs(v.y) <= 1 && v.z < 1) inView++;
+    });
+    root.setAttribute('data-visible', String(inView));
+  }
+
+  var playing = false, speed = 1, simTime = D.t[0], last = null;
+  var button = document.getElementById('play');
+  button.onclick = function () {
+    playing = !playing;
+    button.textContent = playing ? 'pause' : 'play';
+    if (playing && current >= nT - 1) { simTime = D.t[0]; }
+    last = null;
+  };
+  document.getElementById('speed').onchange = function (e) { speed = parseFloat(e.target.value); };
+  slider.oninput = function () {
+    var k = parseInt(slider.value, 10);
+    simTime = D.t[k];
+    setFrame(k);
+    render();
+  };
+  function frameAt(t) {
+    var lo = 0, hi = nT - 1;
+    while (lo < hi) {
+      var mid = (lo + hi + 1) >> 1;
+      if (D.t[mid] <= t) lo = mid; else hi = mid - 1;
+    }
+    return lo;
+  }
+  var drag = null;
+  renderer.domElement.addEventListener('pointerdown', function (e) {
+    drag = [e.clientX, e.clientY];
+  });
+  window.addEventListener('pointerup', function () { drag = null; });
+  window.addEventListener('pointermove', function (e) {
+    if (!drag) return;
+    az -= (e.clientX - drag[0]) * 0.01;
+    el = Math.max(-1.5, Math.min(1.5, el + (e.clientY - drag[1]) * 0.01));
+    drag = [e.clientX, e.clientY];
+    placeCamera(); render();
+  });
+  renderer.domElement.addEventListener('wheel', function (e) {
+    e.preventDefault();
+    dist *= Math.exp(e.deltaY * 0.001);
+    placeCamera(); render();
+  }, {passive: false});
+  function loop(now) {
+    if (playing) {
+      if (last !== null) simTime += (now - last) / 1000 * speed;
+      last = now;
+      if (simTime >= D.t[nT - 1]) {
+        simTime = D.t[nT - 1]; playing = false; button.textContent = 'play';
+      }
+      setFrame(frameAt(simTime));
+      render();
+    }
+    requestAnimationFrame(loop);
+  }
+  window.addEventListener('resize', function () {
+    var w = view.clientWidth, h = view.clientHeight;
+    if (!w || !h) return;
+    renderer.setSize(w, h);
+    camera.aspect = w / h;
+    camera.updateProjectionMatrix();
+    render();
+  });
+  setFrame(0);
+  render();
+  root.setAttribute('data-rendered', '1');
+  requestAnimationFrame(loop);
+  window.kidymViewer = {bodies: meshes.length, frames: nT,
+                        setFrame: function (k) { setFrame(k); render(); }};
+})();
+"""
+
+_PAGE = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>kidym animation: {title}</title>
+<script>{hook}</script>
+<style>
+html, body {{ margin: 0; height: 100%; font-family: system-ui, sans-serif; }}
+#view {{ position: absolute; top: 0; bottom: 3.2em; left: 0; right: 0; }}
+#bar {{ position: absolute; bottom: 0; left: 0; right: 0; height: 3.2em; display: flex;
+        gap: 0.8em; align-items: center; padding: 0 1em; background: #fff;
+        border-top: 1px solid #ddd; }}
+#scrub {{ flex: 1; }}
+#name {{ position: absolute; top: 0.5em; left: 0.8em; color: #333; }}
+</style>
+</head>
+<body>
+<div id="view"></div>
+<div id="name"><b>{title}</b> — {nbodies} bodies; drag to turn, wheel to zoom</div>
+<div id="bar">
+<button id="play">play</button>
+<input id="scrub" type="range" min="0" max="0" value="0" step="1">
+<span id="time">t = 0</span>
+<label>speed <select id="speed">
+<option value="0.1">0.1×</option><option value="0.25">0.25×</option>
+<option value="0.5">0.5×</option><option value="1" selected>1×</option>
+<option value="2">2×</option><option value="5">5×</option></select></label>
+</div>
+<script id="kidym-data" type="application/json">{data}</script>
+<script>{three}</script>
+<script>{viewer}</script>
+</body>
+</html>
+"""
+
+
+def animation_html(poses: Poses, model: Model) -> str:
+    """The animation page for ``poses`` (see the module docstring)."""
+    import html
+
+    data = json.dumps(animation_data(poses, model), separators=(",", ":"))
+    return _PAGE.format(title=html.escape(model.name), hook=assets.ERROR_HOOK,
+                        nbodies=len(poses.bodies), data=data.replace("</", "<\\/"),
+                        three=assets.three_js(), viewer=_VIEWER)
+
+
+def write_animation(out: str | Path, model: Model, result: Result, *,
+                    poses: Poses | None = None) -> Path:
+    """Write ``animation.html`` for a run into ``out`` (atomically)."""
+    poses = poses if poses is not None else body_poses(model, result)
+    return write_atomically(Path(out) / "animation.html", animation_html(poses, model))

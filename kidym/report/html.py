@@ -1,0 +1,298 @@
+"""The run report: one self-contained HTML file (and the same in Markdown).
+
+``kidym run MODEL --report`` writes ``report.html`` and ``report.md`` beside the
+results. The HTML file holds everything inline — the equations as LaTeX rendered by
+the bundled KaTeX, the plots as embedded PNG images, the model source — so it
+opens offline, from ``file://``, and can be mailed as one file. Sections: summary
+(bodies, coordinates, speeds, degrees of freedom, constraints and their
+integrability), equations of motion (structural form, named quantities), parameters
+and initial conditions, run statistics (solver, steps, evaluations, wall time,
+energy drift), plots, model source.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from kidym.eom.equations import Equations
+from kidym.model.model import Model
+from kidym.report import assets
+from kidym.report.equations import EquationSet, equation_set
+from kidym.report.latex import markdown_of, sections
+from kidym.simulate.result import Result, model_hash, write_atomically
+
+_CSS = """
+body { font-family: system-ui, -apple-system, 'Segoe UI', sans-serif; margin: 0 auto;
+       max-width: 1100px; padding: 1.5em; color: #222; line-height: 1.45; }
+h1 { font-size: 1.6em; margin-bottom: 0.2em; } h2 { border-bottom: 1px solid #ddd; }
+table { border-collapse: collapse; margin: 0.5em 0; }
+td, th { border: 1px solid #ddd; padding: 0.2em 0.6em; text-align: left; }
+th { background: #f4f4f4; }
+pre { background: #f7f7f7; padding: 0.8em; overflow-x: auto; font-size: 0.9em; }
+.math { overflow-x: auto; overflow-y: hidden; padding: 0.15em 0; }
+img.plot { max-width: 100%; display: block; margin: 0.8em 0; border: 1px solid #eee; }
+.warning { color: #8a4b00; }
+details summary { cursor: pointer; font-weight: 600; margin: 0.5em 0; }
+"""
+
+_RENDER = """
+(function () {
+  var nodes = document.querySelectorAll('.math');
+  var ok = 0, bad = 0;
+  for (var i = 0; i < nodes.length; i++) {
+    var el = nodes[i];
+    try {
+      katex.render(el.getAttribute('data-tex'), el,
+                   {displayMode: el.tagName !== 'SPAN', throwOnError: true, strict: 'ignore'});
+      ok++;
+    } catch (e) {
+      bad++;
+      el.textContent = el.getAttribute('data-tex');
+      console.error('KaTeX: ' + e.message);
+    }
+  }
+  var root = document.documentElement;
+  root.setAttribute('data-math', String(ok));
+  root.setAttribute('data-math-failed', String(bad));
+  function plotsLoaded() {
+    var imgs = document.querySelectorAll('img.plot'), n = 0;
+    for (var i = 0; i < imgs.length; i++) if (imgs[i].complete && imgs[i].naturalWidth > 0) n++;
+    root.setAttribute('data-plots', String(imgs.length));
+    root.setAttribute('data-plots-loaded', String(n));
+  }
+  plotsLoaded();
+  window.addEventListener('load', plotsLoaded);
+})();
+"""
+
+
+def _e(text) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _table(rows: Sequence[Sequence], header: Sequence[str] | None = None) -> str:
+    out = ["<table>"]
+    if header:
+        out.append("<tr>" + "".join(f"<th>{_e(h)}</th>" for h in header) + "</tr>")
+    for row in rows:
+        out.append("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in row) + "</tr>")
+    out.append("</table>")
+    return "\n".join(out)
+
+
+def integrability(eq: Equations) -> str:
+    """The integrability verdict on the velocity constraints, as a sentence."""
+    model = eq.model
+    if not model.velocity_definitions and not model.pseudo_velocities:
+        return "no velocity constraints: holonomic system"
+    for attr in ("integrability", "integrable"):
+        value = getattr(eq, attr, None)
+        if value is None:
+            value = getattr(model, attr, None)
+        if value is not None:
+            if isinstance(value, bool):
+                return ("the velocity constraints are integrable (holonomic)" if value
+                        else "the velocity constraints are not integrable: non-holonomic system")
+            return str(value)
+    return (f"{len(model.velocity_definitions)} velocity constraint(s); integrability "
+            "not checked by this build")
+
+
+def summary_rows(eq: Equations) -> list[tuple[str, str]]:
+    """Model summary as (item, value) rows."""
+    m = eq.model
+    return [
+        ("bodies", f"{len(m.bodies)}: " + ", ".join(
+            b.name + (f"~{b.base}" if b.base else "") for b in m.bodies)),
+        ("coordinates q", f"{eq.n_q}: " + ", ".join(map(str, eq.coordinates))),
+        ("speeds w", f"{eq.n_w}: " + ", ".join(map(str, eq.speeds))),
+        ("degrees of freedom", str(eq.n_w)),
+        ("constraints", integrability(eq)),
+        ("force elements", ", ".join(f"{e.name}.{e.coordinate}" for e in m.elements) or "none"),
+        ("gravity", ", ".join(map(str, m.gravity)) if m.gravity else "none"),
+        ("named quantities", str(len(eq.intermediates()))),
+        ("model SHA-256", model_hash(m)),
+    ]
+
+
+def run_rows(result: Result) -> list[tuple[str, str]]:
+    """Run statistics as (item, value) rows."""
+    st = result.stats
+    rows = [("span", f"t = {result.t[0]:g} … {result.t[-1]:g}" if result.t.size else "empty"),
+            ("solver", f"{st.get('method', '?')}, rtol = {st.get('rtol', '?')}, "
+                       f"atol = {st.get('atol', '?')}"),
+            ("engine", str(st.get("engine", "?"))),
+            ("outcome", ("reached the end" if result.success else "FAILED") + f": "
+                        f"{result.message}"),
+            ("right-hand-side evaluations", str(result.nfev))]
+    for key, name in (("nsteps", "steps"), ("njev", "Jacobian evaluations"),
+                      ("nlu", "LU decompositions")):
+        if key in st:
+            rows.append((name, str(st[key])))
+    if "wall_time_s" in st:
+        rows.append(("wall time", f"{float(st['wall_time_s']):.3f} s"))
+    rows.append(("output points", str(result.t.size)))
+    drift = energy_drift(result)
+    if drift is not None:
+        rows.append(("energy drift max |E − E(0)| / |E(0)|", f"{drift:.3g}"))
+    return rows
+
+
+def energy_drift(result: Result) -> float | None:
+    """``max |E − E(0)| / |E(0)|`` when the energy was recorded."""
+    e = result.values.get("energy")
+    if e is None or not e.size:
+        return None
+    return float(np.max(np.abs(e - e[0])) / max(abs(float(e[0])), 1e-300))
+
+
+def _math_blocks(es: EquationSet) -> str:
+    out = []
+    for title, displays in sections(es):
+        body = "\n".join(f'<div class="math" data-tex="{_e(d)}"></div>' for d in displays)
+        head = _inline_math(title)
+        if title.startswith("Named quantities") or title.startswith("Expanded"):
+            out.append(f"<details><summary>{head}</summary>\n{body}\n</details>")
+        else:
+            out.append(f"<h3>{head}</h3>\n{body}")
+    return "\n".join(out)
+
+
+def _inline_math(text: str) -> str:
+    """Escape ``text``, turning ``$…$`` into inline KaTeX spans."""
+    parts = text.split("$")
+    out = []
+    for k, p in enumerate(parts):
+        out.append(f'<span class="math" data-tex="{_e(p)}"></span>' if k % 2 else _e(p))
+    return "".join(out)
+
+
+def _img(path: Path) -> str:
+    data = base64.b64encode(path.read_bytes()).decode("ascii")
+    return (f'<figure><img class="plot" alt="{_e(path.stem)}" '
+            f'src="data:image/png;base64,{data}"></figure>')
+
+
+def report_html(model: Model, eq: Equations, result: Result, *,
+                plots: Sequence[Path] = (), animation: str | None = None,
+                es: EquationSet | None = None) -> str:
+    """The report as one self-contained HTML page (see the module docstring).
+
+    Parameters
+    ----------
+    model, eq, result
+        The model, its equations and the run.
+    plots : sequence of Path
+        PNG files to embed.
+    animation : str, optional
+        Relative path of the animation page, linked from the report.
+    es : EquationSet, optional
+        The equations to show (default: the final stage, structural).
+    """
+    es = es or equation_set(eq, stage="final")
+    params = [(p.name, f"{result.parameters.get(p.name, p.value):g}", p.unit or "")
+              for p in model.parameters]
+    initial = [(n, f"{v:g}") for n, v in result.initial.items()]
+    parts = [
+        "<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
+        f"<title>kidym report: {_e(model.name)}</title>",
+        f"<script>{assets.ERROR_HOOK}</script>",
+        f"<style>{assets.katex_css()}</style>", f"<style>{_CSS}</style>", "</head>", "<body>",
+        f"<h1>{_e(model.name)}</h1>",
+        f"<p>Report by kidym from <code>{_e(model.filename)}</code>.</p>",
+        "<h2>Summary</h2>", _table(summary_rows(eq)),
+        "<h2>Equations of motion</h2>",
+        f"<p>Structural form: {es.sizes['structural']} operations in the equations and "
+        f"{es.sizes['named']} in {es.sizes['named_count']} named quantities.</p>",
+        _math_blocks(es),
+        "<h2>Parameters</h2>", _table(params, ("name", "value", "unit")) if params
+        else "<p>none</p>",
+        "<h2>Initial conditions</h2>", _table(initial, ("state", "value")),
+        "<h2>Run</h2>", _table(run_rows(result)),
+    ]
+    if animation:
+        parts.append(f'<p>3-D animation: <a href="{_e(animation)}">{_e(animation)}</a></p>')
+    parts.append("<h2>Plots</h2>")
+    parts += [_img(p) for p in plots if p.suffix == ".png"]
+    parts += ["<h2>Model source</h2>", f"<pre>{_e(model.source or '')}</pre>",
+              f"<script>{assets.katex_js()}</script>", f"<script>{_RENDER}</script>",
+              "</body>", "</html>"]
+    return "\n".join(parts) + "\n"
+
+
+def report_markdown(model: Model, eq: Equations, result: Result, *,
+                    plots: Sequence[Path] = (), animation: str | None = None,
+                    es: EquationSet | None = None) -> str:
+    """The report as Markdown (math in ``$$``; plots linked by relative path)."""
+    es = es or equation_set(eq, stage="final")
+
+    def table(rows, header) -> list[str]:
+        out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        out += ["| " + " | ".join(str(c).replace("|", "\\|") for c in r) + " |" for r in rows]
+        return [*out, ""]
+
+    lines = [f"# {model.name}", "", f"Report by kidym from `{model.filename}`.", "",
+             "## Summary", "", *table(summary_rows(eq), ("item", "value")),
+             markdown_of(es, level=2), "## Parameters", ""]
+    lines += table([(p.name, f"{result.parameters.get(p.name, p.value):g}", p.unit or "")
+                    for p in model.parameters], ("name", "value", "unit"))
+    lines += ["## Initial conditions", ""]
+    lines += table([(n, f"{v:g}") for n, v in result.initial.items()], ("state", "value"))
+    lines += ["## Run", "", *table(run_rows(result), ("item", "value"))]
+    if animation:
+        lines += [f"3-D animation: [{animation}]({animation})", ""]
+    lines += ["## Plots", ""]
+    lines += [f"![{p.stem}]({p.name})" for p in plots if p.suffix == ".png"]
+    lines += ["", "## Model source", "", "```", model.source or "", "```", ""]
+    return "\n".join(lines)
+
+
+def write_report(out: str | Path, model: Model, eq: Equations, result: Result, *,
+                 plots: Sequence[Path] = (), animation: str | None = None) -> list[Path]:
+    """Write ``report.html`` and ``report.md`` into ``out`` (atomically)."""
+    out = Path(out)
+    es = equation_set(eq, stage="final")
+    return [
+        write_atomically(out / "report.html", report_html(
+            model, eq, result, plots=plots, animation=animation, es=es)),
+        write_atomically(out / "report.md", report_markdown(
+            model, eq, result, plots=plots, animation=animation, es=es)),
+    ]
+
+
+def result_html(result: Result, *, rows: int = 5) -> str:
+    """Jupyter's view of a result: outcome, the first and last rows, a plot of the state."""
+    import matplotlib.pyplot as plt
+
+    from kidym.report.plots import matplotlib  # noqa: F401 — selects the Agg backend
+
+    names = ["t", *result.values]
+    n = result.t.size
+    idx = list(range(min(rows, n))) + (list(range(max(n - rows, rows), n)) if n > rows else [])
+    body = []
+    for k, i in enumerate(idx):
+        if k and i != idx[k - 1] + 1:
+            body.append(["…"] * len(names))
+        body.append([f"{result[c][i]:.6g}" for c in names])
+    fig, ax = plt.subplots(figsize=(7, 3))
+    for name in result.state_names:
+        ax.plot(result.t, result[name], label=name)
+    ax.set_xlabel("t")
+    ax.grid(True, alpha=0.3)
+    if len(result.state_names) <= 12:
+        ax.legend(fontsize="x-small", ncol=2)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
+    plt.close(fig)
+    img = base64.b64encode(buf.getvalue()).decode("ascii")
+    status = "reached the end" if result.success else f"FAILED: {_e(result.message)}"
+    return (f"<div><p><b>kidym Result</b>: {n} points, {len(result.values)} quantities, "
+            f"{result.nfev} evaluations, {status}</p>"
+            + _table(body, names)
+            + f'<img src="data:image/png;base64,{img}"></div>')
