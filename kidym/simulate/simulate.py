@@ -15,7 +15,7 @@ from kidym.model.model import Model
 from kidym.simulate.numpy_engine import generate_python
 from kidym.simulate.result import Result
 
-ENGINES = ("numpy",)
+ENGINES = ("numpy", "compiled", "auto")
 METHODS = ("DOP853", "RK45", "RK23", "Radau", "BDF", "LSODA")
 
 
@@ -126,7 +126,7 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
              t_eval: Sequence[float] | None = None, n_points: int = 501,
              method: str = "DOP853", rtol: float = 1e-9, atol: float = 1e-12,
              max_step: float = np.inf, engine: str = "numpy",
-             raise_on_failure: bool = True) -> Result:
+             raise_on_failure: bool = True, events: Sequence = ()) -> Result:
     """Integrate the equations of motion over time.
 
     Parameters
@@ -148,11 +148,19 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
         Relative and absolute error tolerances of the adaptive step control.
     max_step : float
         Largest step allowed.
-    engine : {"numpy"}
-        Evaluation engine of the right-hand side.
+    engine : {"numpy", "compiled", "auto"}
+        ``numpy``: SciPy ``solve_ivp`` over the generated Python right-hand side;
+        ``compiled``: generated C, cached shared library, the whole loop in C on
+        SUNDIALS (``method`` ``DOP853``/``ERK8``, ``RK45``/``ERK5``, ``BDF``,
+        ``Adams``; see ``docs/compiled.md``); ``auto``: compiled when it pays off
+        (cached, or compile time below the expected NumPy run time), saying why in
+        ``result.stats["engine_choice"]``.
     raise_on_failure : bool
         Raise :class:`SimulationError` when integration fails (default), else return
         the partial result with ``success=False``.
+    events : sequence of kidym.simulate.events.Event
+        Zero crossings to locate, with optional terminal stop or state reset
+        (compiled engine).
 
     Returns
     -------
@@ -167,10 +175,18 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
     """
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
-    if method not in METHODS:
+    if engine == "numpy" and method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     if isinstance(system, Model):
         system = derive(system)
+    if engine != "numpy" or events or not isinstance(system, (Equations, NumpySystem)):
+        from kidym.simulate.compiled import simulate_with_engine
+
+        return simulate_with_engine(
+            system, engine=engine, events=events, t_end=t_end, t_start=t_start,
+            initial=initial, parameters=parameters, t_eval=t_eval, n_points=n_points,
+            method=method, rtol=rtol, atol=atol, max_step=max_step,
+            raise_on_failure=raise_on_failure)
     if isinstance(system, Equations):
         system = NumpySystem.build(system)
     model = system.equations.model
