@@ -333,7 +333,7 @@ class BatchResult:
         return self.t if name == "t" else self.values[name]
 
 
-def simulate_batch(system: CompiledSystem, *, t0: float, times: np.ndarray,
+def run_batch(system: CompiledSystem, *, t0: float, times: np.ndarray,
                    y0s: np.ndarray, ps: np.ndarray, method: str = "ERK8",
                    rtol: float = 1e-9, atol: float = 1e-12, max_step: float = np.inf,
                    workers: int | None = None) -> BatchResult:
