@@ -175,8 +175,6 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
     """
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
-    if engine == "numpy" and method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     if isinstance(system, Model):
         system = derive(system)
     if engine != "numpy" or events or not isinstance(system, (Equations, NumpySystem)):
@@ -187,6 +185,8 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
             initial=initial, parameters=parameters, t_eval=t_eval, n_points=n_points,
             method=method, rtol=rtol, atol=atol, max_step=max_step,
             raise_on_failure=raise_on_failure)
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     if isinstance(system, Equations):
         system = NumpySystem.build(system)
     model = system.equations.model

@@ -29,13 +29,13 @@ def kidym_cache(tmp_path_factory):
         os.environ["KIDYM_CACHE_DIR"] = old
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def equations(text: str) -> kidym.Equations:
     """Derived equations of a model text (memoised)."""
     return kidym.derive(kidym.parse(text))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def compiled(text: str, events: tuple = (), fold: bool = False) -> CompiledSystem:
     """The compiled system of a model text (memoised; the library is cached on disk)."""
     return CompiledSystem.build(equations(text), events=events, fold=fold)

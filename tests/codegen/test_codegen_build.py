@@ -14,10 +14,11 @@ import kidym
 from kidym.codegen import build, generate_c, library_path
 from kidym.codegen.build import BASE_FLAGS
 from kidym.simulate.compiled import CompiledSystem
-from tests.codegen.shared import compiled, equations, kidym_cache  # noqa: F401
+from tests.codegen.shared import equations
 from tests.fixtures import ROOT
 
-PENDULUM = "m = 2; l = 0.7; Rod | Rz(phi) | Sx(l/2), m, 0, m*l^2/12, m*l^2/12; GRAVITY := 0, -g, 0; g = 9.81;"
+PENDULUM = ("m = 2; l = 0.7; Rod | Rz(phi) | Sx(l/2), m, 0, m*l^2/12, m*l^2/12; "
+            "GRAVITY := 0, -g, 0; g = 9.81;")
 
 
 def test_flags_make_warnings_errors():

@@ -20,7 +20,7 @@ import kidym
 from kidym.codegen import generate_c
 from kidym.codegen.cprint import CPrinter
 from kidym.simulate.simulate import NumpySystem
-from tests.codegen.shared import compiled, equations, kidym_cache  # noqa: F401
+from tests.codegen.shared import compiled, equations
 from tests.fixtures import DOUBLE_PENDULUM
 
 FUNCTIONS_MODEL = """m = 1; k = 4; b = 0.3;
