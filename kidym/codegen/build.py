@@ -30,7 +30,8 @@ from kidym.errors import CompileError
 BASE_FLAGS = ("-std=c99", "-O2", "-fPIC", "-shared", "-Wall", "-Werror", "-Wl,-Bsymbolic")
 #: Libraries of the integration driver (Debian package ``libsundials-dev``).
 LIBS = ("-lsundials_cvode", "-lsundials_arkode", "-lsundials_nvecserial",
-        "-lsundials_sunmatrixdense", "-lsundials_sunlinsoldense", "-lm")
+        "-lsundials_sunmatrixdense", "-lsundials_sunlinsoldense",
+        "-lsundials_sunnonlinsolfixedpoint", "-lm")
 
 DRIVER = Path(__file__).with_name("driver.c")
 

@@ -21,6 +21,7 @@
 #include <sundials/sundials_context.h>
 #include <sunlinsol/sunlinsol_dense.h>
 #include <sunmatrix/sunmatrix_dense.h>
+#include <sunnonlinsol/sunnonlinsol_fixedpoint.h>
 
 extern const int kidym_layout[7];
 extern const int kidym_event_direction[];
@@ -66,6 +67,7 @@ typedef struct {
     int arkode;
     SUNMatrix A;
     SUNLinearSolver LS;
+    SUNNonlinearSolver NLS;
 } kd_solver;
 
 static int kd_create(kd_solver *s, int method, SUNContext ctx, double t0, N_Vector y,
@@ -75,20 +77,27 @@ static int kd_create(kd_solver *s, int method, SUNContext ctx, double t0, N_Vect
     s->arkode = method >= 2;
     s->A = NULL;
     s->LS = NULL;
+    s->NLS = NULL;
     if (!s->arkode) {
         s->mem = CVodeCreate(method == 0 ? CV_BDF : CV_ADAMS, ctx);
         if (!s->mem) return -100;
         flag |= CVodeInit(s->mem, kd_f, t0, y);
         flag |= CVodeSStolerances(s->mem, rtol, atol);
         flag |= CVodeSetUserData(s->mem, d);
+        flag |= CVodeSetErrFile(s->mem, NULL);  /* failures are reported to the caller */
         flag |= CVodeSetMaxNumSteps(s->mem, max_steps);
         if (max_step > 0) flag |= CVodeSetMaxStep(s->mem, max_step);
         flag |= CVodeSetStopTime(s->mem, t_end);
-        /* BDF and Adams both use Newton iteration with a dense difference-quotient
-           Jacobian (CVODE's default nonlinear solver) */
-        s->A = SUNDenseMatrix(kidym_layout[2], kidym_layout[2], ctx);
-        s->LS = SUNLinSol_Dense(y, s->A, ctx);
-        flag |= CVodeSetLinearSolver(s->mem, s->LS, s->A);
+        if (method == 0) {
+            /* BDF: Newton iteration, dense difference-quotient Jacobian */
+            s->A = SUNDenseMatrix(kidym_layout[2], kidym_layout[2], ctx);
+            s->LS = SUNLinSol_Dense(y, s->A, ctx);
+            flag |= CVodeSetLinearSolver(s->mem, s->LS, s->A);
+        } else {
+            /* Adams: fixed-point (functional) iteration, the non-stiff setting */
+            s->NLS = SUNNonlinSol_FixedPoint(y, 0, ctx);
+            flag |= CVodeSetNonlinearSolver(s->mem, s->NLS);
+        }
         if (nev) {
             flag |= CVodeRootInit(s->mem, nev, kd_g);
             flag |= CVodeSetRootDirection(s->mem, dirs);
@@ -100,6 +109,7 @@ static int kd_create(kd_solver *s, int method, SUNContext ctx, double t0, N_Vect
                                                         : ARKODE_DORMAND_PRINCE_7_4_5);
         flag |= ERKStepSStolerances(s->mem, rtol, atol);
         flag |= ERKStepSetUserData(s->mem, d);
+        flag |= ERKStepSetErrFile(s->mem, NULL);
         flag |= ERKStepSetMaxNumSteps(s->mem, max_steps);
         if (max_step > 0) flag |= ERKStepSetMaxStep(s->mem, max_step);
         flag |= ERKStepSetStopTime(s->mem, t_end);
@@ -115,6 +125,7 @@ static void kd_free(kd_solver *s) {
     if (s->arkode) ERKStepFree(&s->mem);
     else CVodeFree(&s->mem);
     if (s->LS) SUNLinSolFree(s->LS);
+    if (s->NLS) SUNNonlinSolFree(s->NLS);
     if (s->A) SUNMatDestroy(s->A);
 }
 
@@ -257,7 +268,7 @@ int kidym_simulate(const double *p, double t0, const double *y0, int n_out,
         } else if (d.status == 2) {
             status = -202;
         } else {
-            snprintf(message, message_len, "%s at t = %.17g", kd_flag_name(&s, flag), t);
+            snprintf(message, message_len, "%s", kd_flag_name(&s, flag));
         }
         break;
     }

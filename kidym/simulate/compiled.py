@@ -33,7 +33,7 @@ COMPILED_METHODS: dict[str, tuple[int, str]] = {
     "ERK8": (2, "ARKODE explicit Runge-Kutta 7(8), Fehlberg 13-7-8"),
     "ERK5": (3, "ARKODE explicit Runge-Kutta 4(5), Dormand-Prince 7-4-5"),
     "BDF": (0, "CVODE variable-order BDF (stiff), dense Newton"),
-    "Adams": (1, "CVODE variable-order Adams-Moulton (non-stiff)"),
+    "Adams": (1, "CVODE variable-order Adams-Moulton (non-stiff), fixed-point iteration"),
 }
 #: ``solve_ivp`` method names accepted by the compiled engine, and what they run.
 METHOD_ALIASES = {"DOP853": "ERK8", "RK45": "ERK5"}
