@@ -15,7 +15,7 @@ state over the same random states — and timed in the same run:
 
 All engines are checked to give the same accelerations before they are timed.
 
-Run: ``python benchmarks/rhs.py [--ns 2 3 4 6 8 10 12 16 20 24] [--pydy-max 5]``
+Run: ``python benchmarks/rhs.py [--ns 2 3 4 5 6 8 10 12 16 24] [--pydy-max 6]``
 """
 
 from __future__ import annotations
@@ -66,8 +66,8 @@ def pydy_chain(n: int):
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--ns", type=int, nargs="+", default=[2, 3, 4, 6, 8, 10, 12, 16, 24])
-    ap.add_argument("--pydy-max", type=int, default=5)
+    ap.add_argument("--ns", type=int, nargs="+", default=[2, 3, 4, 5, 6, 8, 10, 12, 16, 24])
+    ap.add_argument("--pydy-max", type=int, default=6)
     ap.add_argument("--states", type=int, default=200)
     args = ap.parse_args(argv)
     pin = optional("pinocchio")
