@@ -46,8 +46,20 @@ def machine() -> str:
     for mod, label in (("pydy", "pydy"), ("Cython", "cython"), ("pinocchio", "pinocchio")):
         m = optional(mod)
         parts.append(f"{label} {m.__version__}" if m else f"{label} not installed")
-    parts.append("SUNDIALS 6.x (libsundials-dev)")
+    parts.append(f"SUNDIALS {sundials_version()}")
     return "; ".join(parts)
+
+
+def sundials_version() -> str:
+    """The SUNDIALS version of the installed headers (``unknown`` without them)."""
+    try:
+        text = Path("/usr/include/sundials/sundials_config.h").read_text()
+    except OSError:
+        return "unknown"
+    for line in text.splitlines():
+        if line.startswith("#define SUNDIALS_VERSION "):
+            return line.split()[-1].strip('"')
+    return "unknown"
 
 
 def best_time(fn: Callable[[], object], *, repeat: int = 5, number: int = 1) -> float:

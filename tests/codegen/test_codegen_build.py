@@ -104,3 +104,19 @@ def test_cli_codegen_prints_the_table_and_writes_the_source(tmp_path, capsys):
     header_row = next(line for line in src.splitlines() if line.startswith(" *   rhs "))
     assert rhs_row.split()[1:5] == header_row.split()[2:6]
     assert int(rhs_row.split()[4]) == 1     # one function: cos(phi)
+
+
+def test_cli_run_compiled_and_auto(tmp_path, capsys):
+    from kidym.cli import main
+
+    model = tmp_path / "pendulum.kdm"
+    model.write_text(PENDULUM + " INITIAL := t(0), phi(0.5);", encoding="utf-8")
+    assert main(["run", str(model), "--engine", "auto", "--t-end", "1", "--points", "11",
+                 "--out", str(tmp_path / "o")]) == 0
+    out = capsys.readouterr().out
+    assert "engine: auto → " in out
+    assert main(["run", str(model), "--engine", "compiled", "--t-end", "1", "--points", "11",
+                 "--out", str(tmp_path / "o")]) == 0
+    assert "engine=compiled" in capsys.readouterr().out
+    lines = (tmp_path / "o" / "results.csv").read_text().splitlines()
+    assert lines[0].startswith("t,phi,phi't") and len(lines) == 12
