@@ -316,6 +316,13 @@ class _Emitter:
             else:
                 text.append(f"{indent}const double {self.name_of(s)} = {code};  /* {s} */")
         count = self.printer.reset()
+        defined = (set(self.state_index) | set(self.params) | set(self.const_index)
+                   | set(temps) | {s for s, _ in statements} | {self.time})
+        unknown = sorted(str(s) for s in used - defined)
+        if unknown:
+            raise ValueError("cannot generate C: no value or argument for "
+                             + ", ".join(f"`{u}`" for u in unknown)
+                             + f" in model `{self.eq.model.name}`")
         head = [f"{indent}const double {self.name_of(s)} = y[{i}];  /* {s} */"
                 for s, i in self.state_index.items() if s in used]
         return head + text, count

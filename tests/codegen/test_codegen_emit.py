@@ -125,3 +125,9 @@ def test_hoisting_and_cse_lower_the_count_of_the_biped():
     best = generate_c(eq).counts["rhs"]
     assert best.multiplications < plain.multiplications
     assert best.functions <= plain.functions
+
+
+def test_a_symbol_without_value_or_argument_is_named():
+    eq = equations(DOUBLE_PENDULUM)
+    with pytest.raises(ValueError, match="no value or argument for `mystery`"):
+        generate_c(eq, outputs={"odd": se.Symbol("mystery") * 2})
