@@ -369,10 +369,12 @@ def run_batch(system: CompiledSystem, *, t0: float, times: np.ndarray,
 #: the length of a NumPy run (a DOP853 run at rtol 1e-9 of the example models takes
 #: 300-3000 per second of model time).
 EVALS_PER_TIME_UNIT = 1000.0
-#: Compile-time model of ``auto``: seconds = COMPILE_BASE_S + source bytes * COMPILE_S_PER_BYTE
-#: (gcc -O2 on the development machine, driver included).
+#: Compile-time model of ``auto``: seconds = base + a·bytes + b·bytes² of C source
+#: (gcc -O2 on the development machine, driver included: 0.2 s for 7 kB, 0.9-1.3 s
+#: for the biped's 92 kB, 2.9 s for 156 kB, 32-49 s for 843 kB).
 COMPILE_BASE_S = 0.35
-COMPILE_S_PER_BYTE = 1.5e-5
+COMPILE_S_PER_BYTE = 1.0e-5
+COMPILE_S_PER_BYTE2 = 4.0e-11
 _NUMPY_METHOD = {"ERK8": "DOP853", "ERK5": "RK45", "Adams": "LSODA"}
 
 
@@ -390,7 +392,8 @@ def choose_engine(eq: Equations, code: CCode, *, duration: float,
 
     if library_path(code, flags).exists():
         return "compiled", "the compiled library is in the cache"
-    compile_s = COMPILE_BASE_S + COMPILE_S_PER_BYTE * len(code.source.encode("utf-8"))
+    size = len(code.source.encode("utf-8"))
+    compile_s = COMPILE_BASE_S + COMPILE_S_PER_BYTE * size + COMPILE_S_PER_BYTE2 * size**2
     ns = NumpySystem.build(eq)
     p = ns.parameter_vector()
     y = np.full(len(ns.state_names), 0.1)
