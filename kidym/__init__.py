@@ -29,6 +29,9 @@ from kidym.errors import (
 )
 from kidym.lang import load, parse
 from kidym.model.model import Body, Element, Inertia, Model, Parameter, Transform
+from kidym.simulate.batch import simulate_batch
+from kidym.simulate.compiled import CompiledSystem
+from kidym.simulate.events import Event
 from kidym.simulate.result import Result
 from kidym.simulate.simulate import simulate
 
@@ -37,10 +40,12 @@ __version__ = "0.1.0"
 __all__ = [
     "Body",
     "CompileError",
+    "CompiledSystem",
     "DerivationError",
     "Diagnostic",
     "Element",
     "Equations",
+    "Event",
     "Inertia",
     "Model",
     "ModelError",
@@ -54,4 +59,5 @@ __all__ = [
     "load",
     "parse",
     "simulate",
+    "simulate_batch",
 ]

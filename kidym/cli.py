@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from kidym.errors import DerivationError, ParseError, SimulationError
+from kidym.errors import CompileError, DerivationError, ParseError, SimulationError
 
 
 def _pairs(items: Sequence[str] | None, what: str) -> dict[str, float]:
@@ -232,6 +232,43 @@ def _velocity_summary(model, eq) -> list[str]:
     return lines
 
 
+def cmd_codegen(args: argparse.Namespace) -> int:
+    from kidym.codegen import build, generate_c
+    from kidym.eom.equations import derive
+    from kidym.simulate.result import write_atomically
+
+    model = _load(args.model)
+    eq = derive(model)
+    code = generate_c(eq, fold=args.fold, cse=not args.no_cse, hoist=not args.no_hoist)
+    out = Path(args.out) if args.out else Path("kidym-out") / model.name
+    path = write_atomically(out / f"{model.name}.c", code.source)
+    print(f"operation counts of {model.name} ({eq.n_q} coordinates, {eq.n_w} speeds; "
+          f"options: " + ", ".join(f"{k}={v}" for k, v in code.options.items()) + ")")
+    print(code.counts_table())
+    mf = code.mf_counts
+    print(f"mass matrix and forcing alone: {mf}")
+    print(f"C source: {path} ({len(code.source.encode('utf-8')) / 1024:.1f} kB)")
+    if args.build:
+        print(f"library: {build(code)}")
+    return 0
+
+
+def add_codegen_parser(sub) -> None:
+    """The ``codegen`` subcommand."""
+    p = sub.add_parser("codegen", help="write the generated C and print operation counts")
+    p.add_argument("model", help="model file (.kdm)")
+    p.add_argument("--out", default=None,
+                   help="output directory (default: kidym-out/MODEL_NAME)")
+    p.add_argument("--fold", action="store_true",
+                   help="write parameter values into the code (no runtime parameter vector)")
+    p.add_argument("--no-cse", action="store_true", help="no common-subexpression elimination")
+    p.add_argument("--no-hoist", action="store_true",
+                   help="compute parameter-only quantities in every call, not once")
+    p.add_argument("--build", action="store_true",
+                   help="also compile the library into the cache and print its path")
+    p.set_defaults(func=cmd_codegen)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``kidym``."""
     parser = argparse.ArgumentParser(
@@ -261,8 +298,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="override a parameter value (repeatable)")
     p.add_argument("--initial", action="append", metavar="NAME=VALUE",
                    help="override an initial value, e.g. phi1=0.5 or phi1't=0 (repeatable)")
-    p.add_argument("--engine", choices=("numpy",), default="numpy",
-                   help="right-hand-side engine")
+    p.add_argument("--engine", choices=("numpy", "compiled", "auto"), default="numpy",
+                   help="numpy (solve_ivp over generated Python), compiled (generated C, "
+                        "the whole loop in C on SUNDIALS, cached), or auto (compiled when "
+                        "it pays off; says what it chose)")
     p.add_argument("--method", default="DOP853",
                    help="solve_ivp method: DOP853 (default), RK45, Radau, BDF, LSODA")
     p.add_argument("--rtol", type=float, default=1e-9, help="relative tolerance (1e-9)")
@@ -274,6 +313,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_run)
     add_fmt_command(sub)
     _add_animate_command(sub)
+    add_codegen_parser(sub)
     return parser
 
 
@@ -396,6 +436,8 @@ def _write_outputs(args: argparse.Namespace, model, eq, result, out: Path) -> No
             reports = write_report(out, model, eq, result, plots=plots,
                                    animation=animation.name if animation else None)
     st = result.stats
+    if "engine_choice" in st:
+        print(f"engine: {st['engine_choice']}")
     print(f"simulated {model.name} from t = {result.t[0]:g} to {result.t[-1]:g} "
           f"({st['method']}, rtol={st['rtol']:g}, atol={st['atol']:g}, engine={st['engine']}): "
           f"{result.nfev} right-hand-side evaluations in {st['wall_time_s']:.2f} s")
@@ -455,7 +497,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         n = len(exc.errors)
         print(f"{n} error{'s' if n != 1 else ''}", file=sys.stderr)
         return 1
-    except (DerivationError, SimulationError) as exc:
+    except (DerivationError, SimulationError, CompileError) as exc:
         print(f"kidym: error: {exc}", file=sys.stderr)
         return 1 if isinstance(exc, DerivationError) else 2
     except (OSError, KeyError, ValueError) as exc:

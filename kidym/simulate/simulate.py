@@ -15,7 +15,7 @@ from kidym.model.model import Model
 from kidym.simulate.numpy_engine import generate_python
 from kidym.simulate.result import Result
 
-ENGINES = ("numpy",)
+ENGINES = ("numpy", "compiled", "auto")
 METHODS = ("DOP853", "RK45", "RK23", "Radau", "BDF", "LSODA")
 
 
@@ -121,10 +121,18 @@ def _initial_state(system: NumpySystem, model: Model,
 
 
 def quaternion_groups(system: NumpySystem) -> dict[str, list[int]]:
-    """State indices of the quaternion ``Q(λ0…λ3)`` of each body that has one."""
-    index = {n: i for i, n in enumerate(system.state_names)}
+    """State indices of the quaternion ``Q(λ0…λ3)`` of each body that has one.
+
+    ``system`` is anything with ``state_names`` and ``equations`` (a NumPy or a
+    compiled system).
+    """
+    return _groups(system.state_names, system.equations.model)
+
+
+def _groups(state_names: Sequence[str], model: Model) -> dict[str, list[int]]:
+    index = {n: i for i, n in enumerate(state_names)}
     groups: dict[str, list[int]] = {}
-    for body in system.equations.model.bodies:
+    for body in model.bodies:
         for tr in body.transforms:
             if tr.kind == "Q" and all(str(a) in index for a in tr.args):
                 groups[body.name] = [index[str(a)] for a in tr.args]
@@ -143,7 +151,8 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
              t_eval: Sequence[float] | None = None, n_points: int = 501,
              method: str = "DOP853", rtol: float = 1e-9, atol: float = 1e-12,
              max_step: float = np.inf, engine: str = "numpy",
-             raise_on_failure: bool = True, quaternion_stabilization: float = 0.0,
+             raise_on_failure: bool = True, events: Sequence = (),
+             quaternion_stabilization: float = 0.0,
              normalize_quaternions: bool = False) -> Result:
     """Integrate the equations of motion over time.
 
@@ -166,11 +175,19 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
         Relative and absolute error tolerances of the adaptive step control.
     max_step : float
         Largest step allowed.
-    engine : {"numpy"}
-        Evaluation engine of the right-hand side.
+    engine : {"numpy", "compiled", "auto"}
+        ``numpy``: SciPy ``solve_ivp`` over the generated Python right-hand side;
+        ``compiled``: generated C, cached shared library, the whole loop in C on
+        SUNDIALS (``method`` ``DOP853``/``ERK8``, ``RK45``/``ERK5``, ``BDF``,
+        ``Adams``; see ``docs/compiled.md``); ``auto``: compiled when it pays off
+        (cached, or compile time below the expected NumPy run time), saying why in
+        ``result.stats["engine_choice"]``.
     raise_on_failure : bool
         Raise :class:`SimulationError` when integration fails (default), else return
         the partial result with ``success=False``.
+    events : sequence of kidym.simulate.events.Event
+        Zero crossings to locate, with optional terminal stop or state reset
+        (compiled engine).
     quaternion_stabilization : float
         ``k ≥ 0`` [1/s]: adds ``−k (|Λ|² − 1) Λ`` to each body quaternion's rate, which
         pulls the norm back to 1 without changing the motion (the rotation matrix is
@@ -192,10 +209,32 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
     """
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     if isinstance(system, Model):
         system = derive(system)
+    if engine != "numpy" or events or not isinstance(system, (Equations, NumpySystem)):
+        from kidym.simulate.compiled import simulate_with_engine
+
+        if quaternion_stabilization:
+            raise ValueError("quaternion_stabilization is applied by the NumPy engine only: "
+                             "use engine='numpy', or normalize_quaternions=True")
+        result = simulate_with_engine(
+            system, engine=engine, events=events, t_end=t_end, t_start=t_start,
+            initial=initial, parameters=parameters, t_eval=t_eval, n_points=n_points,
+            method=method, rtol=rtol, atol=atol, max_step=max_step,
+            raise_on_failure=raise_on_failure)
+        eq = system if isinstance(system, Equations) else system.equations  # type: ignore[union-attr]
+        groups = _groups(result.state_names, eq.model)
+        if groups:
+            y = np.array([result.values[n] for n in result.state_names])
+            result.stats["quaternion_norm_drift"] = _norm_drift(groups, y)
+            if normalize_quaternions and y.size:
+                for idx in groups.values():
+                    norm = np.sqrt((y[idx] ** 2).sum(axis=0))
+                    for i in idx:
+                        result.values[result.state_names[i]] = y[i] / norm
+        return result
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     if isinstance(system, Equations):
         system = NumpySystem.build(system)
     model = system.equations.model

@@ -1,0 +1,123 @@
+"""A full simulation at equal tolerances: kidym's compiled loop vs SciPy + NumPy vs PyDy.
+
+Each model is integrated over the same span with the same ``rtol``/``atol`` by
+
+* ``compiled``: kidym's C integration loop on SUNDIALS, cached library; at *equal
+  accuracy*: of ARKODE ERK 7(8) and CVODE Adams at rtol = (0.01 … 30) × the given
+  one, the fastest setting whose final error is at most the SciPy run's;
+* ``scipy+numpy``: SciPy ``solve_ivp`` (DOP853) calling kidym's NumPy right-hand side;
+* ``pydy``: SciPy ``solve_ivp`` (DOP853) calling PyDy's Cython right-hand side of
+  the same chain from SymPy ``KanesMethod`` (chains up to ``--pydy-max`` links).
+
+The error of each final state against a reference run (compiled ERK 7(8), rtol
+1e-13) is printed beside each time, so that equal accuracy can be checked.
+
+Run: ``python benchmarks/simulate.py [--chains 3 5 10] [--rtol 1e-9]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+from _common import ROOT, machine, optional
+from make_chain import chain_text
+from scipy.integrate import solve_ivp
+
+import kidym
+from kidym.simulate.compiled import CompiledSystem
+from kidym.simulate.simulate import NumpySystem
+
+
+def cases(chains: list[int]) -> list[tuple[str, str]]:
+    out = [(f"chain{n}", chain_text(n)) for n in chains]
+    for path in ("double_pendulum/double_pendulum.kdm", "biped/biped.kdm"):
+        p = ROOT / "examples" / path
+        out.append((p.stem, p.read_text(encoding="utf-8")))
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--chains", type=int, nargs="+", default=[3, 5, 10])
+    ap.add_argument("--pydy-max", type=int, default=5)
+    ap.add_argument("--rtol", type=float, default=1e-9)
+    ap.add_argument("--atol", type=float, default=1e-12)
+    ap.add_argument("--t-end", type=float, default=None,
+                    help="span (default: each model's own)")
+    args = ap.parse_args(argv)
+    pydy = optional("pydy") if optional("Cython") else None
+    print(machine())
+    if pydy is None:
+        print("note: pydy/Cython not installed: the PyDy column is skipped")
+    print(f"rtol={args.rtol:g}, atol={args.atol:g}; wall seconds of the integration; "
+          "err = max |y(t_end) - y_ref(t_end)|")
+    print(f"{'model':<16}{'span':>6}{'compiled':>10}{'err':>9}{'scipy+np':>10}{'err':>9}"
+          f"{'pydy':>9}{'err':>9}{'np/comp':>9}{'pydy/comp':>10}{'nfev c/np':>14} compiled with")
+    for name, text in cases(args.chains):
+        model = kidym.parse(text)
+        eq = kidym.derive(model)
+        cs = CompiledSystem.build(eq)
+        ns = NumpySystem.build(eq)
+        t1 = args.t_end if args.t_end else model.t_end
+        kw = dict(t_end=t1, n_points=101)
+        ref = kidym.simulate(cs, rtol=1e-13, atol=1e-14, **kw).y[:, -1]
+        t_np = float("inf")
+        for _ in range(2):
+            start = time.perf_counter()
+            rn = kidym.simulate(ns, rtol=args.rtol, atol=args.atol, **kw)
+            t_np = min(t_np, time.perf_counter() - start)
+        err_n = np.abs(rn.y[:, -1] - ref).max()
+        # equal accuracy: the fastest compiled setting whose error is at most NumPy's
+        best, choice, rc, err_c = float("inf"), "", None, float("nan")
+        for method in ("ERK8", "Adams"):
+            for factor in (1, 3, 10, 30, 0.3, 0.1, 0.01):
+                rtol = args.rtol * factor
+                r = kidym.simulate(cs, method=method, rtol=rtol, atol=args.atol, **kw)
+                err = np.abs(r.y[:, -1] - ref).max()
+                if err > err_n:
+                    continue
+                wall = min(kidym.simulate(cs, method=method, rtol=rtol, atol=args.atol,
+                                          **kw).stats["wall_time_s"] for _ in range(5))
+                if wall < best:
+                    best, choice, rc, err_c = wall, f"{method} {rtol:.0e}", r, err
+        if rc is None:
+            print(f"{name:<16} no compiled setting reached NumPy's error {err_n:.1e}")
+            continue
+        t_py = err_p = float("nan")
+        if pydy is not None and name.startswith("chain") and int(name[5:]) <= args.pydy_max:
+            from rhs import pydy_chain
+
+            f, consts = pydy_chain(int(name[5:]))
+            y0 = np.ascontiguousarray(rc.y[:, 0])
+
+            def fun(t, x, f=f, c=consts):
+                return f(np.ascontiguousarray(x), t, c)
+
+            start = time.perf_counter()
+            sol = solve_ivp(fun, (0.0, t1), y0, method="DOP853", rtol=args.rtol,
+                            atol=args.atol, t_eval=rc.t)
+            t_py = time.perf_counter() - start
+            err_p = np.abs(sol.y[:, -1] - ref).max()
+
+        def fmt(x: float, spec: str, w: int) -> str:
+            return f"{'-':>{w}}" if np.isnan(x) else f"{x:{w}{spec}}"
+
+        print(f"{name:<16}{t1:6.1f}{best:10.4f}{err_c:9.1e}{t_np:10.3f}{err_n:9.1e}"
+              f"{fmt(t_py, '.3f', 9)}{fmt(err_p, '.1e', 9)}{t_np / best:8.0f}x"
+              f"{fmt(t_py / best, '.0f', 9)}x{rc.nfev:>8}/{rn.nfev:<6} {choice}", flush=True)
+    # start-up of a run from a cached library: parse + derive + generate + hash + dlopen
+    text = (ROOT / "examples" / "biped" / "biped.kdm").read_text(encoding="utf-8")
+    start = time.perf_counter()
+    eq = kidym.derive(kidym.parse(text))
+    t_derive = time.perf_counter() - start
+    start = time.perf_counter()
+    CompiledSystem.build(eq)
+    t_load = time.perf_counter() - start
+    print(f"cached start of the biped: parse+derive {t_derive:.3f} s, generate C + find in "
+          f"cache + load {t_load:.3f} s, total {t_derive + t_load:.3f} s")
+
+
+if __name__ == "__main__":
+    main()

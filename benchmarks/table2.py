@@ -1,0 +1,72 @@
+"""The analogue of seed 003 Table 2: interpreted vs compiled run of three models.
+
+The seed's KiDyM integrated the double pendulum, the wing nut and the biped by
+evaluating its formula trees (3.6 s, 37.3 s, 130 s), and with a generated C++ DLL
+(3.27 s, 25.13 s, 48.59 s): speed-ups 1.10, 1.48, 2.67, because its Runge-Kutta
+loop stayed in the interpreter. Here "interpreted" is kidym's NumPy engine (SciPy
+``solve_ivp`` DOP853 over generated Python) and "compiled" is the generated C with
+the whole loop in C (ARKODE ERK 7(8)); same tolerances, each model's own span and
+initial conditions. The compile column is a cold build into an empty cache.
+
+Run: ``python benchmarks/table2.py [--rtol 1e-9] [--atol 1e-12]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+
+from _common import ROOT, machine
+
+import kidym
+from kidym.simulate.compiled import CompiledSystem
+
+SEED = {"double_pendulum": (3.6, 5, 0.47, 59.4, 3.27, 1.10),
+        "wing_nut": (37.3, 11.4, 0.41, 63.0, 25.13, 1.48),
+        "biped": (130.0, 81.3, 0.80, 77.3, 48.59, 2.67)}
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rtol", type=float, default=1e-9)
+    ap.add_argument("--atol", type=float, default=1e-12)
+    args = ap.parse_args(argv)
+    print(machine())
+    print(f"rtol={args.rtol:g}, atol={args.atol:g}; seed 003 Table 2 values in brackets")
+    print(f"{'model':<16}{'span':>5}{'interp. s':>16}{'C kB':>13}{'compile s':>15}"
+          f"{'.so kB':>14}{'compiled s':>18}{'speed-up':>18}")
+    for name in SEED:
+        path = next((ROOT / "examples").rglob(f"{name}.kdm"))
+        model = kidym.load(path)
+        eq = kidym.derive(model)
+        with tempfile.TemporaryDirectory() as cache:
+            old = os.environ.get("KIDYM_CACHE_DIR")
+            os.environ["KIDYM_CACHE_DIR"] = cache
+            try:
+                start = time.perf_counter()
+                cs = CompiledSystem.build(eq)
+                t_build = time.perf_counter() - start
+                so_kb = cs.path.stat().st_size / 1024
+                best = float("inf")
+                for _ in range(3):
+                    r = kidym.simulate(cs, rtol=args.rtol, atol=args.atol)
+                    best = min(best, r.stats["wall_time_s"])
+            finally:
+                if old is None:
+                    os.environ.pop("KIDYM_CACHE_DIR")
+                else:
+                    os.environ["KIDYM_CACHE_DIR"] = old
+        start = time.perf_counter()
+        kidym.simulate(eq, rtol=args.rtol, atol=args.atol)
+        t_interp = time.perf_counter() - start
+        c_kb = len(cs.code.source.encode("utf-8")) / 1024
+        s = SEED[name]
+        print(f"{name:<16}{model.t_end - model.t_start:5.0f}{t_interp:9.3f} [{s[0]:5.1f}]"
+              f"{c_kb:6.1f} [{s[1]:4.1f}]{t_build:7.2f} [{s[2]:4.2f}]{so_kb:6.1f} [{s[3]:4.1f}]"
+              f"{best:9.4f} [{s[4]:5.2f}]{t_interp / best:9.0f}x [{s[5]:4.2f}]", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,506 @@
+"""C99 source of a model's Cauchy form, outputs, events and reset maps.
+
+The named quantities are emitted in dependency order (they are already shared:
+SPEC §2), then common subexpressions over everything one routine computes are
+eliminated (SymEngine ``cse``), so that a function of the same argument is
+computed once. Quantities that depend on parameters only — named ones and the
+parameter-only parts of sums and products — are *hoisted* into
+``kidym_constants``, computed once per parameter vector rather than per step.
+Parameters are a runtime vector ``p`` unless ``fold=True`` writes their values
+into the code. ``M ẇ = F`` is solved inside C by a dense Cholesky factorisation
+(``M`` is symmetric positive definite; a non-positive pivot is reported as a
+singular mass matrix).
+
+Generated routines (all ``double`` arrays, row-major ``M``)::
+
+    void kidym_constants(const double *p, double *c);
+    void kidym_eval(double t, const double *y, const double *p, const double *c,
+                    double *qdot, double *M, double *F);
+    int  kidym_rhs(double t, const double *y, const double *p, const double *c,
+                   double *ydot);      /* 0 ok, 1 singular M, 2 not finite */
+    void kidym_outputs(double t, const double *y, const double *p, const double *c,
+                       double *out);
+    void kidym_events(double t, const double *y, const double *p, const double *c,
+                      double *g);
+    void kidym_reset(int k, double t, const double *y, const double *p,
+                     const double *c, double *ynew);
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import symengine as se
+
+from kidym.codegen.cprint import CPrinter, OpCount
+from kidym.eom.equations import Equations
+from kidym.simulate.events import Event, parse_expression
+from kidym.symbolic.identifiers import RESERVED, IdentifierMap
+
+Expr = se.Basic
+
+#: Version of the emitted interface; part of the cache key.
+ABI_VERSION = 1
+
+_LOCALS = frozenset({"t", "y", "p", "c", "g", "k", "qdot", "ynew", "ydot", "out", "M", "F",
+                     "i", "j", "n", "L", "b", "d", "s", "status"})
+
+#: Relative pivot below which the mass matrix is called singular.
+PIVOT_TOLERANCE = 1e-13
+
+_HELPERS = """\
+static inline double kd_pow2(double x) { return x*x; }
+static inline double kd_pow3(double x) { return x*x*x; }
+static inline double kd_pow4(double x) { double s = x*x; return s*s; }
+static inline double kd_powi(double x, int n) {
+    double r = 1.0;
+    while (n) { if (n & 1) r *= x; x *= x; n >>= 1; }
+    return r;
+}
+static inline double kd_sign(double x) { return (x > 0.0) - (x < 0.0); }
+static inline double kd_cot(double x) { return 1.0/tan(x); }
+static inline double kd_sec(double x) { return 1.0/cos(x); }
+static inline double kd_csc(double x) { return 1.0/sin(x); }
+static inline double kd_acot(double x) { return atan(1.0/x); }
+"""
+
+
+@dataclass(frozen=True)
+class CCode:
+    """Generated C source of one model and what it holds.
+
+    Attributes
+    ----------
+    source : str
+        The C99 text (deterministic: same equations and options → same bytes).
+    model_name : str
+        Name of the model.
+    state_names, parameter_names, output_names, event_names : tuple of str
+        Layouts of ``y``, ``p``, ``out`` and ``g``.
+    n_q, n_w, n_constants : int
+        Sizes.
+    counts : dict of str to OpCount
+        Operations per routine (``constants``, ``rhs``, ``solve``, ``outputs``,
+        ``events``, ``resets``).
+    mf_counts : OpCount
+        Operations of the mass matrix and forcing alone (with their intermediates),
+        per evaluation.
+    folded : bool
+        Whether parameter values were written into the code.
+    """
+
+    source: str
+    model_name: str
+    state_names: tuple[str, ...]
+    parameter_names: tuple[str, ...]
+    output_names: tuple[str, ...]
+    event_names: tuple[str, ...]
+    n_q: int
+    n_w: int
+    n_constants: int
+    counts: dict[str, OpCount]
+    mf_counts: OpCount
+    folded: bool
+    event_directions: tuple[int, ...] = ()
+    event_actions: tuple[int, ...] = ()
+    options: dict = field(default_factory=dict)
+
+    def counts_table(self) -> str:
+        """The operation counts as a text table."""
+        rows = [f"{'routine':<12}{'add':>8}{'mul':>8}{'div':>8}{'fun':>8}{'total':>8}"]
+        for name, c in self.counts.items():
+            rows.append(f"{name:<12}{c.additions:>8}{c.multiplications:>8}{c.divisions:>8}"
+                        f"{c.functions:>8}{c.total:>8}")
+        return "\n".join(rows)
+
+
+def solve_count(n: int) -> OpCount:
+    """Operations of the Cholesky solve of ``M ẇ = F`` as written in :func:`_solve_c`."""
+    c = OpCount()
+    for j in range(n):
+        c.multiplications += j
+        c.additions += j
+        c.functions += 1        # sqrt
+        c.divisions += 1        # 1/L[j][j]
+        for _ in range(j + 1, n):
+            c.multiplications += j + 1
+            c.additions += j
+    for i in range(n):          # forward, then back substitution
+        c.multiplications += 2 * i + 2
+        c.additions += 2 * i
+    return c
+
+
+def _solve_c(n: int) -> str:
+    return f"""\
+/* M w' = F by Cholesky M = L L^T (M symmetric positive definite); F is overwritten
+   by w'. Returns 1 if a pivot is not positive (singular or indefinite M). */
+static int kd_solve(double *M, double *F) {{
+    double L[{n}][{n}], inv[{n}];
+    for (int j = 0; j < {n}; ++j) {{
+        double d = M[j*{n}+j];
+        for (int k = 0; k < j; ++k) d -= L[j][k]*L[j][k];
+        if (!(d > {PIVOT_TOLERANCE!r}*fabs(M[j*{n}+j])) || !(d > 0.0)) return 1;
+        L[j][j] = sqrt(d);
+        inv[j] = 1.0/L[j][j];
+        for (int i = j + 1; i < {n}; ++i) {{
+            double s = M[j*{n}+i];
+            for (int k = 0; k < j; ++k) s -= L[i][k]*L[j][k];
+            L[i][j] = s*inv[j];
+        }}
+    }}
+    for (int i = 0; i < {n}; ++i) {{
+        double s = F[i];
+        for (int k = 0; k < i; ++k) s -= L[i][k]*F[k];
+        F[i] = s*inv[i];
+    }}
+    for (int i = {n} - 1; i >= 0; --i) {{
+        double s = F[i];
+        for (int k = i + 1; k < {n}; ++k) s -= L[k][i]*F[k];
+        F[i] = s*inv[i];
+    }}
+    return 0;
+}}
+"""
+
+
+def _exact(value: float) -> Expr:
+    f = Fraction(value)
+    return se.Integer(f.numerator) if f.denominator == 1 else se.Rational(f.numerator,
+                                                                          f.denominator)
+
+
+class _Emitter:
+    """Holds the naming, the hoisted constants and the printer of one source file."""
+
+    def __init__(self, eq: Equations, *, fold: bool | Mapping[str, float], cse: bool,
+                 hoist: bool) -> None:
+        self.eq = eq
+        self.cse = cse
+        self.hoist_enabled = hoist
+        self.names = IdentifierMap(RESERVED | _LOCALS)
+        self.original: dict[str, str] = {}
+        self.time = eq.graph.time
+        self.names(str(self.time))
+        self.state_index = {s: i for i, s in enumerate((*eq.coordinates, *eq.speeds))}
+        self.params = {s: i for i, s in enumerate(eq.parameters)}
+        self.replace: dict[se.Symbol, Expr] = {}
+        if fold:
+            values = eq.model.parameter_values
+            if isinstance(fold, Mapping):
+                values.update({k: float(v) for k, v in fold.items()})
+            self.replace = {s: _exact(values[str(s)]) for s in self.params}
+        self.const_index: dict[se.Symbol, int] = {}
+        self.const_lines: list[tuple[se.Symbol, Expr, str]] = []
+        self.const_of_expr: dict[Expr, se.Symbol] = {}
+        self.temp_names: dict[se.Symbol, str] = {}
+        self.printer = CPrinter(self.name_of)
+
+    # --------------------------------------------------------------- naming
+    def name_of(self, s: se.Symbol) -> str:
+        if s in self.const_index:
+            return f"c[{self.const_index[s]}]"
+        if s in self.temp_names:
+            return self.temp_names[s]
+        if s in self.params:
+            return f"p[{self.params[s]}]"
+        return self.names(str(s))
+
+    def _constant_symbols(self) -> set[se.Symbol]:
+        return set(self.params) | set(self.const_index)
+
+    def _is_constant(self, e: Expr) -> bool:
+        fs = e.free_symbols
+        return bool(fs) and fs <= self._constant_symbols()
+
+    def _new_constant(self, expr: Expr, sym: se.Symbol | None = None,
+                      label: str = "") -> se.Symbol:
+        if sym is None:
+            if expr in self.const_of_expr:
+                return self.const_of_expr[expr]
+            sym = se.Symbol(f"_kidym_c{len(self.const_index)}")
+            self.const_of_expr[expr] = sym
+        self.const_index[sym] = len(self.const_index)
+        self.const_lines.append((sym, expr, label))
+        return sym
+
+    # -------------------------------------------------------------- hoisting
+    def hoist(self, e: Expr) -> Expr:
+        """``e`` with its parameter-only parts replaced by hoisted constants."""
+        if not self.hoist_enabled or e.is_Number or e.is_Symbol:
+            return e
+        if self._is_constant(e):
+            return self._new_constant(e)
+        if e.is_Add or e.is_Mul:
+            const = [a for a in e.args if a.is_Number or self._is_constant(a)]
+            rest = [self.hoist(a) for a in e.args if not (a.is_Number or self._is_constant(a))]
+            op = se.Add if e.is_Add else se.Mul
+            if len(const) > 1 or (len(const) == 1 and not (const[0].is_Number
+                                                          or const[0].is_Symbol)):
+                group = op(*const)
+                const = [group if group.is_Number else self._new_constant(group)]
+            return op(*const, *rest)
+        if type(e).__name__ == "Piecewise":
+            a = list(e.args)
+            return se.Piecewise(*[(self.hoist(v), c) for v, c in zip(a[0::2], a[1::2])])
+        if not e.args:
+            return e
+        return e.func(*[self.hoist(a) for a in e.args])
+
+    # -------------------------------------------------------------- routines
+    def routine(self, roots: Sequence[Expr], targets: Sequence[str],
+                indent: str = "    ") -> tuple[list[str], OpCount]:
+        """C statements computing ``roots`` into ``targets``, and their operations."""
+        inter = self.eq.intermediates(list(roots))
+        statements: list[tuple[se.Symbol, Expr]] = []
+        for s, f in inter:
+            if s in self.replace or s in self.const_index:
+                continue
+            f = f.xreplace(self.replace) if self.replace else f
+            if not f.free_symbols:
+                self.replace[s] = f
+            elif self.hoist_enabled and self._is_constant(f):
+                self._new_constant(f, s, label=str(s))
+            else:
+                statements.append((s, self.hoist(f)))
+        roots = [self.hoist(se.sympify(r).xreplace(self.replace) if self.replace
+                            else se.sympify(r)) for r in roots]
+        exprs = [f for _, f in statements] + list(roots)
+        if self.cse and exprs:
+            reps, reduced = se.cse(exprs)
+        else:
+            reps, reduced = [], exprs
+        temps = {s: e for s, e in reps}
+        order = {s: k for k, (s, _) in enumerate(reps)}
+        for s, _ in reps:
+            if s not in self.temp_names:
+                self.temp_names[s] = self.names(f"_cse{len(self.temp_names)}")
+        body = [(s, reduced[k]) for k, (s, _) in enumerate(statements)]
+        out_exprs = reduced[len(statements):]
+
+        emitted: set[se.Symbol] = set()
+        lines: list[tuple[se.Symbol | None, str | None, Expr]] = []
+
+        def need(expr: Expr) -> None:
+            pending = {s for s in expr.free_symbols if s in temps and s not in emitted}
+            closure: set[se.Symbol] = set()
+            while pending:
+                s = pending.pop()
+                closure.add(s)
+                pending |= {d for d in temps[s].free_symbols
+                            if d in temps and d not in emitted and d not in closure}
+            for s in sorted(closure, key=order.__getitem__):
+                lines.append((s, None, temps[s]))
+                emitted.add(s)
+
+        for s, e in body:
+            need(e)
+            lines.append((s, None, e))
+        for target, e in zip(targets, out_exprs):
+            need(e)
+            lines.append((None, target, e))
+
+        self.printer.reset()
+        text: list[str] = []
+        used: set[se.Symbol] = set()
+        for s, target, e in lines:
+            code = self.printer(e)
+            used |= e.free_symbols
+            if target is not None:
+                text.append(f"{indent}{target} = {code};")
+            elif s in temps:
+                text.append(f"{indent}const double {self.name_of(s)} = {code};")
+            else:
+                text.append(f"{indent}const double {self.name_of(s)} = {code};  /* {s} */")
+        count = self.printer.reset()
+        defined = (set(self.state_index) | set(self.params) | set(self.const_index)
+                   | set(temps) | {s for s, _ in statements} | {self.time})
+        unknown = sorted(str(s) for s in used - defined)
+        if unknown:
+            raise ValueError("cannot generate C: no value or argument for "
+                             + ", ".join(f"`{u}`" for u in unknown)
+                             + f" in model `{self.eq.model.name}`")
+        head = [f"{indent}const double {self.name_of(s)} = y[{i}];  /* {s} */"
+                for s, i in self.state_index.items() if s in used]
+        return head + text, count
+
+    def constants_routine(self) -> tuple[list[str], OpCount]:
+        self.printer.reset()
+        lines = []
+        for sym, expr, label in self.const_lines:
+            comment = f"  /* {label} */" if label else ""
+            lines.append(f"    c[{self.const_index[sym]}] = {self.printer(expr)};{comment}")
+        return lines, self.printer.reset()
+
+
+def _header(eq: Equations, code_counts: dict[str, OpCount], mf: OpCount, layout: list[str],
+            options: dict) -> str:
+    src = eq.model.source or ""
+    digest = hashlib.sha256(src.encode("utf-8")).hexdigest()[:16]
+    lines = ["/* generated by kidym, do not edit.",
+             f" * model: {eq.model.name}  (model source sha256 {digest}…)",
+             f" * options: {', '.join(f'{k}={v}' for k, v in options.items())}",
+             *(f" * {x}" for x in layout),
+             " *",
+             " * operations per call    add     mul     div     fun"]
+    for name, c in code_counts.items():
+        lines.append(f" *   {name:<18}{c.additions:>7}{c.multiplications:>8}"
+                     f"{c.divisions:>8}{c.functions:>8}")
+    lines.append(f" *   {'(M and F only)':<18}{mf.additions:>7}{mf.multiplications:>8}"
+                 f"{mf.divisions:>8}{mf.functions:>8}")
+    lines.append(" */")
+    return "\n".join(lines) + "\n"
+
+
+def _layout_comment(what: str, names: Sequence[str]) -> list[str]:
+    if not names:
+        return [f"{what}: (none)"]
+    out, line = [], f"{what}:"
+    for i, n in enumerate(names):
+        item = f" [{i}] {n}"
+        if len(line) + len(item) > 90:
+            out.append(line)
+            line = "   "
+        line += item
+    out.append(line)
+    return out
+
+
+def generate_c(eq: Equations, *, outputs: Mapping[str, Expr] | None = None,
+               events: Sequence[Event] = (), fold: bool | Mapping[str, float] = False,
+               cse: bool = True, hoist: bool = True) -> CCode:
+    """Generate the C source of ``eq``.
+
+    Parameters
+    ----------
+    eq : Equations
+        Derived equations (``q̇ = B w + β``, ``M ẇ = F``, seed 000 eq. (18)).
+    outputs : mapping of str to Expr, optional
+        Recorded outputs; default the model's outputs and ``energy``.
+    events : sequence of Event
+        Event functions and their reset maps.
+    fold : bool or mapping of str to float
+        Write the model's parameter values (updated by the mapping, if one is given)
+        into the code instead of reading the runtime vector ``p``.
+    cse : bool
+        Eliminate common subexpressions (default).
+    hoist : bool
+        Compute parameter-only quantities once per parameter vector (default).
+
+    Returns
+    -------
+    CCode
+        The source, layouts and operation counts per routine.
+
+    Raises
+    ------
+    ValueError
+        If an event or reset names something the model does not have.
+    """
+    if outputs is None:
+        outputs = dict(eq.outputs_named)
+        outputs.setdefault("energy", eq.energy_named)
+    n_q, n_w = eq.n_q, eq.n_w
+    ny = n_q + n_w
+    state_names = tuple(str(s) for s in (*eq.coordinates, *eq.speeds))
+    em = _Emitter(eq, fold=fold, cse=cse, hoist=hoist)
+
+    # M and F alone, for the operation count the seed reports (Table 1)
+    upper = [(i, j) for i in range(n_w) for j in range(i, n_w)]
+    mf_roots = [eq.mass_matrix_named[i][j] for i, j in upper] + list(eq.forcing_named)
+    _, mf_count = _Emitter(eq, fold=fold, cse=cse, hoist=hoist).routine(
+        mf_roots, [f"x[{k}]" for k in range(len(mf_roots))])
+
+    roots = [*eq.qdot, *(eq.mass_matrix_named[i][j] for i, j in upper), *eq.forcing_named]
+    targets = ([f"qdot[{i}]" for i in range(n_q)]
+               + [f"M[{i * n_w + j}]" for i, j in upper] + [f"F[{i}]" for i in range(n_w)])
+    rhs_lines, rhs_count = em.routine(roots, targets)
+    rhs_lines += [f"    M[{j * n_w + i}] = M[{i * n_w + j}];" for i, j in upper if i != j]
+
+    out_lines, out_count = em.routine(list(outputs.values()),
+                                      [f"out[{k}]" for k in range(len(outputs))])
+
+    ev_names = tuple(e.name or f"event{k}" for k, e in enumerate(events))
+    ev_exprs = [parse_expression(eq, e.function, f"event `{n}`")
+                for e, n in zip(events, ev_names)]
+    ev_lines, ev_count = em.routine(ev_exprs, [f"g[{k}]" for k in range(len(events))])
+
+    reset_lines: list[str] = []
+    reset_count = OpCount()
+    for k, (e, n) in enumerate(zip(events, ev_names)):
+        if not e.reset:
+            continue
+        idx, exprs = [], []
+        for name, value in e.reset.items():
+            if name not in state_names:
+                raise ValueError(f"event `{n}` resets `{name}`, which is not a state; the "
+                                 "state is " + ", ".join(state_names))
+            idx.append(state_names.index(name))
+            exprs.append(parse_expression(eq, value, f"reset of `{name}` at event `{n}`"))
+        lines, cnt = em.routine(exprs, [f"ynew[{i}]" for i in idx], indent="        ")
+        reset_count = reset_count + cnt
+        reset_lines += [f"    case {k}: {{", *lines, "        break;", "    }"]
+
+    const_lines, const_count = em.constants_routine()
+    counts = {"constants": const_count, "rhs": rhs_count, "solve": solve_count(n_w),
+              "outputs": out_count, "events": ev_count, "resets": reset_count}
+    directions = tuple(e.direction for e in events)
+    actions = tuple(1 if e.terminal else (2 if e.reset else 0) for e in events)
+    options = {"fold": bool(fold), "cse": cse, "hoist": hoist}
+    layout = (_layout_comment(f"y[{ny}] = q, w", state_names)
+              + _layout_comment(f"p[{len(em.params)}] (parameters)"
+                                + (", folded into the code" if fold else ""),
+                                [str(s) for s in em.params])
+              + _layout_comment(f"out[{len(outputs)}]", list(outputs))
+              + _layout_comment(f"g[{len(events)}] (events)", ev_names))
+    n_c = len(em.const_index)
+
+    def arr(values: Sequence[int]) -> str:
+        return "{" + ", ".join(str(v) for v in (values or (0,))) + "}"
+
+    src = [_header(eq, counts, mf_count, layout, options),
+           "#include <math.h>\n",
+           f"#define KIDYM_NQ {n_q}\n#define KIDYM_NW {n_w}\n#define KIDYM_NY {ny}\n"
+           f"#define KIDYM_NP {len(em.params)}\n#define KIDYM_NC {n_c}\n"
+           f"#define KIDYM_NOUT {len(outputs)}\n#define KIDYM_NEV {len(events)}\n",
+           _HELPERS,
+           f"const int kidym_abi = {ABI_VERSION};",
+           "const int kidym_layout[7] = {KIDYM_NQ, KIDYM_NW, KIDYM_NY, KIDYM_NP, KIDYM_NC, "
+           "KIDYM_NOUT, KIDYM_NEV};",
+           f"const int kidym_event_direction[] = {arr(directions)};",
+           f"const int kidym_event_action[] = {arr(actions)};  "
+           "/* 0 record, 1 terminal, 2 reset */\n",
+           "void kidym_constants(const double *p, double *c) {",
+           *const_lines, "}\n",
+           "static inline void kd_eval(double t, const double *y, const double *p, "
+           "const double *c,\n                           double *qdot, double *M, double *F) {",
+           *rhs_lines, "}\n",
+           "void kidym_eval(double t, const double *y, const double *p, const double *c,\n"
+           "                double *qdot, double *M, double *F) {\n"
+           "    kd_eval(t, y, p, c, qdot, M, F);\n}\n",
+           _solve_c(n_w),
+           "int kidym_rhs(double t, const double *y, const double *p, const double *c, "
+           "double *ydot) {",
+           f"    double M[{n_w * n_w}], F[{n_w}];",
+           "    kd_eval(t, y, p, c, ydot, M, F);",
+           "    if (kd_solve(M, F)) return 1;",
+           "    int finite = 1;",
+           f"    for (int i = 0; i < {n_w}; ++i) ydot[{n_q} + i] = F[i];",
+           f"    for (int i = 0; i < {ny}; ++i) finite &= isfinite(ydot[i]) != 0;",
+           "    return finite ? 0 : 2;", "}\n",
+           "void kidym_outputs(double t, const double *y, const double *p, const double *c, "
+           "double *out) {", *out_lines, "}\n",
+           "void kidym_events(double t, const double *y, const double *p, const double *c, "
+           "double *g) {", *ev_lines, "}\n",
+           "void kidym_reset(int k, double t, const double *y, const double *p, "
+           "const double *c, double *ynew) {",
+           f"    for (int i = 0; i < {ny}; ++i) ynew[i] = y[i];",
+           "    switch (k) {", *reset_lines, "    default: break;", "    }", "}\n"]
+    return CCode(source="\n".join(src), model_name=eq.model.name, state_names=state_names,
+                 parameter_names=tuple(str(s) for s in em.params),
+                 output_names=tuple(outputs), event_names=ev_names, n_q=n_q, n_w=n_w,
+                 n_constants=n_c, counts=counts, mf_counts=mf_count, folded=bool(fold),
+                 event_directions=directions, event_actions=actions, options=options)

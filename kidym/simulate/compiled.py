@@ -1,0 +1,473 @@
+"""The compiled engine: generated C, a cached shared library, the time loop in C.
+
+:class:`CompiledSystem` is the numeric workspace of one model on the compiled
+path (the analogue of :class:`~kidym.simulate.simulate.NumpySystem`): the library
+built by :func:`kidym.codegen.build` from :func:`kidym.codegen.generate_c`, loaded
+with :mod:`ctypes`, and its layout. :func:`simulate_compiled` integrates with the
+C driver on SUNDIALS (no Python call per step); :func:`simulate_batch` runs many
+initial conditions or parameter sets at once on all cores (``ctypes`` releases
+the GIL during the foreign call, so threads run truly in parallel).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import time as _time
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from kidym.codegen.build import BASE_FLAGS, build
+from kidym.codegen.emit import CCode, generate_c
+from kidym.eom.equations import Equations
+from kidym.errors import SimulationError
+from kidym.simulate.events import Event
+from kidym.simulate.result import Result
+
+#: Integration methods of the compiled engine (name → driver code, description).
+COMPILED_METHODS: dict[str, tuple[int, str]] = {
+    "ERK8": (2, "ARKODE explicit Runge-Kutta 7(8), Fehlberg 13-7-8"),
+    "ERK5": (3, "ARKODE explicit Runge-Kutta 4(5), Dormand-Prince 7-4-5"),
+    "BDF": (0, "CVODE variable-order BDF (stiff), dense Newton"),
+    "Adams": (1, "CVODE variable-order Adams-Moulton (non-stiff), fixed-point iteration"),
+}
+#: ``solve_ivp`` method names accepted by the compiled engine, and what they run.
+METHOD_ALIASES = {"DOP853": "ERK8", "RK45": "ERK5"}
+
+_SINGULAR_HINT = ("check masses and moments of inertia (a zero moment about an axis that a "
+                  "speed turns makes M singular), or the coordinates chosen")
+_UNDEFINED_HINT = ("look for a formula undefined at this state (sqrt or log of a negative, "
+                   "division by zero), or a blow-up; shorten t_end or tighten rtol")
+
+_D = ctypes.POINTER(ctypes.c_double)
+_I = ctypes.POINTER(ctypes.c_int)
+_L = ctypes.POINTER(ctypes.c_long)
+
+
+def _ptr(a: np.ndarray) -> ctypes.c_void_p:
+    return a.ctypes.data_as(_D)
+
+
+def _load(path: Path) -> ctypes.CDLL:
+    lib = ctypes.CDLL(str(path))
+    d, i, vp = ctypes.c_double, ctypes.c_int, ctypes.c_void_p
+    lib.kidym_constants.argtypes = [vp, vp]
+    lib.kidym_constants.restype = None
+    lib.kidym_eval.argtypes = [d, vp, vp, vp, vp, vp, vp]
+    lib.kidym_eval.restype = None
+    lib.kidym_rhs.argtypes = [d, vp, vp, vp, vp]
+    lib.kidym_rhs.restype = i
+    lib.kidym_outputs_many.argtypes = [i, vp, vp, vp, vp]
+    lib.kidym_outputs_many.restype = None
+    lib.kidym_rhs_many.argtypes = [i, vp, vp, vp, vp]
+    lib.kidym_rhs_many.restype = i
+    lib.kidym_events.argtypes = [d, vp, vp, vp, vp]
+    lib.kidym_events.restype = None
+    lib.kidym_simulate.argtypes = [vp, d, vp, i, vp, i, d, d, d, ctypes.c_long, vp, i, vp, vp,
+                                   vp, vp, vp, vp, ctypes.c_char_p, i]
+    lib.kidym_simulate.restype = i
+    return lib
+
+
+@dataclass(frozen=True, eq=False)
+class CompiledSystem:
+    """A model's compiled library and its layout.
+
+    Attributes
+    ----------
+    equations : Equations
+        What it evaluates.
+    code : CCode
+        The generated source (and operation counts).
+    path : Path
+        The shared library in the cache.
+    state_names, output_names, event_names : tuple of str
+        Layouts of ``y``, the outputs and the events.
+    build_time_s : float
+        Seconds spent generating, compiling (or finding in the cache) and loading.
+    """
+
+    equations: Equations
+    code: CCode
+    path: Path
+    lib: ctypes.CDLL = field(repr=False)
+    build_time_s: float = 0.0
+
+    @classmethod
+    def build(cls, eq: Equations, *, events: Sequence[Event] = (),
+              fold: bool | Mapping[str, float] = False, flags: tuple[str, ...] = BASE_FLAGS,
+              extra_flags: tuple[str, ...] = ()) -> CompiledSystem:
+        """Generate, compile (or reuse from the cache) and load the library of ``eq``.
+
+        Raises
+        ------
+        CompileError
+            If the C compiler is missing or fails.
+        """
+        start = _time.perf_counter()
+        code = generate_c(eq, events=events, fold=fold)
+        path = build(code, flags=flags, extra_flags=extra_flags)
+        lib = _load(path)
+        layout = (ctypes.c_int * 7).in_dll(lib, "kidym_layout")
+        expected = (code.n_q, code.n_w, code.n_q + code.n_w, len(code.parameter_names),
+                    code.n_constants, len(code.output_names), len(code.event_names))
+        assert tuple(layout) == expected, (tuple(layout), expected)
+        return cls(eq, code, path, lib, _time.perf_counter() - start)
+
+    @property
+    def state_names(self) -> tuple[str, ...]:
+        return self.code.state_names
+
+    @property
+    def output_names(self) -> tuple[str, ...]:
+        return self.code.output_names
+
+    @property
+    def event_names(self) -> tuple[str, ...]:
+        return self.code.event_names
+
+    @property
+    def n_y(self) -> int:
+        return self.code.n_q + self.code.n_w
+
+    # ------------------------------------------------------------ numbers
+    def parameter_vector(self, overrides: Mapping[str, float] | None = None) -> np.ndarray:
+        """Parameter values in model order, with ``overrides`` applied."""
+        values = self.equations.model.parameter_values
+        for k, v in (overrides or {}).items():
+            if k not in values:
+                raise KeyError(f"`{k}` is not a parameter of model "
+                               f"`{self.equations.model.name}`; parameters: "
+                               + ", ".join(values))
+            values[k] = float(v)
+        if self.code.folded and overrides:
+            raise ValueError("this library has the parameter values folded into its code; "
+                             "build it with fold=False to change parameters at run time")
+        return np.array([values[p] for p in values], dtype=float)
+
+    def constants(self, p: np.ndarray) -> np.ndarray:
+        """The hoisted parameter-only quantities for parameter vector ``p``."""
+        p = np.ascontiguousarray(p, dtype=float)
+        c = np.zeros(max(self.code.n_constants, 1))
+        self.lib.kidym_constants(_ptr(p), _ptr(c))
+        return c
+
+    def evaluate(self, t: float, y: np.ndarray, p: np.ndarray) -> tuple:
+        """``(q̇, M, F)`` at one state."""
+        y = np.ascontiguousarray(y, dtype=float)
+        p = np.ascontiguousarray(p, dtype=float)
+        c = self.constants(p)
+        qdot, M, F = np.empty(self.code.n_q), np.empty((self.code.n_w,) * 2), np.empty(
+            self.code.n_w)
+        self.lib.kidym_eval(float(t), _ptr(y), _ptr(p), _ptr(c), _ptr(qdot), _ptr(M), _ptr(F))
+        return qdot, M, F
+
+    def rhs(self, t: float, y: np.ndarray, p: np.ndarray,
+            c: np.ndarray | None = None) -> np.ndarray:
+        """``ẏ = [q̇, M⁻¹F]``; raises :class:`SimulationError` on singular ``M`` or NaN."""
+        y = np.ascontiguousarray(y, dtype=float)
+        p = np.ascontiguousarray(p, dtype=float)
+        c = self.constants(p) if c is None else c
+        ydot = np.empty(self.n_y)
+        status = self.lib.kidym_rhs(float(t), _ptr(y), _ptr(p), _ptr(c), _ptr(ydot))
+        if status:
+            raise _rhs_error(status, float(t), dict(zip(self.state_names, y)))
+        return ydot
+
+    def outputs_at(self, t: np.ndarray, Y: np.ndarray, p: np.ndarray) -> np.ndarray:
+        """Outputs at states ``Y`` (shape (n_t, n_y)), shape (n_t, n_out)."""
+        t = np.ascontiguousarray(t, dtype=float)
+        Y = np.ascontiguousarray(Y, dtype=float)
+        p = np.ascontiguousarray(p, dtype=float)
+        out = np.empty((len(t), len(self.output_names)))
+        if len(t) and len(self.output_names):
+            self.lib.kidym_outputs_many(len(t), _ptr(t), _ptr(Y), _ptr(p), _ptr(out))
+        return out
+
+    def events_at(self, t: float, y: np.ndarray, p: np.ndarray) -> np.ndarray:
+        """Event function values at one state."""
+        y = np.ascontiguousarray(y, dtype=float)
+        p = np.ascontiguousarray(p, dtype=float)
+        g = np.empty(max(len(self.event_names), 1))
+        self.lib.kidym_events(float(t), _ptr(y), _ptr(p), _ptr(self.constants(p)), _ptr(g))
+        return g[:len(self.event_names)]
+
+    # ---------------------------------------------------------- integration
+    def integrate(self, y0: np.ndarray, p: np.ndarray, times: np.ndarray, *, t0: float,
+                  method: str = "ERK8", rtol: float = 1e-9, atol: float = 1e-12,
+                  max_step: float = np.inf, max_steps: int = 10_000_000,
+                  max_events: int = 10_000) -> dict:
+        """Run the C driver once; raw arrays and status (see :func:`simulate_compiled`)."""
+        method = METHOD_ALIASES.get(method, method)
+        if method not in COMPILED_METHODS:
+            raise ValueError(f"method {method!r} is not available in the compiled engine; "
+                             "choose one of " + ", ".join([*COMPILED_METHODS, *METHOD_ALIASES]))
+        ny = self.n_y
+        y0 = np.ascontiguousarray(y0, dtype=float)
+        p = np.ascontiguousarray(p, dtype=float)
+        times = np.ascontiguousarray(times, dtype=float)
+        if times.size and (np.any(np.diff(times) < 0) or times[0] < t0):
+            raise ValueError("output times must be increasing and not before t_start")
+        y_out = np.full((len(times), ny), np.nan)
+        ev_t = np.empty(max_events)
+        ev_k = np.empty(max_events, dtype=np.intc)
+        ev_y = np.empty((max_events, ny))
+        stats = np.zeros(4, dtype=np.int_)
+        fail_t = np.zeros(1)
+        fail_y = np.zeros(ny)
+        msg = ctypes.create_string_buffer(512)
+        started = _time.perf_counter()
+        status = self.lib.kidym_simulate(
+            _ptr(p), float(t0), _ptr(y0), len(times), _ptr(times),
+            COMPILED_METHODS[method][0], float(rtol), float(atol),
+            float(max_step) if np.isfinite(max_step) else 0.0, int(max_steps), _ptr(y_out),
+            max_events, _ptr(ev_t), ev_k.ctypes.data_as(_I), _ptr(ev_y),
+            stats.ctypes.data_as(_L), _ptr(fail_t), _ptr(fail_y), msg, len(msg))
+        wall = _time.perf_counter() - started
+        n_done, n_ev = int(stats[2]), min(int(stats[3]), max_events)
+        return {"status": int(status), "message": msg.value.decode("utf-8", "replace"),
+                "t": times[:n_done], "y": y_out[:n_done], "nfev": int(stats[0]),
+                "nsteps": int(stats[1]), "events_t": ev_t[:n_ev], "events_k": ev_k[:n_ev],
+                "events_y": ev_y[:n_ev], "fail_t": float(fail_t[0]), "fail_y": fail_y,
+                "wall_time_s": wall, "method": method}
+
+
+def _rhs_error(status: int, t: float, state: dict[str, float]) -> SimulationError:
+    if status == 1:
+        return SimulationError("the mass matrix is singular", time=t, state=state,
+                               hint=_SINGULAR_HINT)
+    return SimulationError("the right-hand side is not finite (NaN or infinity; a formula "
+                           "cannot be evaluated)", time=t, state=state, hint=_UNDEFINED_HINT)
+
+
+def _failure(system: CompiledSystem, raw: dict) -> SimulationError:
+    state = dict(zip(system.state_names, raw["fail_y"]))
+    status = raw["status"]
+    if status in (-201, -202):
+        return _rhs_error(-200 - status, raw["fail_t"], state)
+    return SimulationError(f"the integrator ({raw['method']}) failed: {raw['message']} "
+                           f"(status {status})", time=raw["fail_t"], state=state,
+                           hint="use method='BDF' for stiff motion, loosen rtol/atol, raise "
+                                "max_step limits, or check the model near this state")
+
+
+def to_result(system: CompiledSystem, raw: dict, p: np.ndarray, *, rtol: float, atol: float,
+              max_step: float, extra: dict | None = None) -> Result:
+    """A :class:`Result` from the raw output of :meth:`CompiledSystem.integrate`."""
+    t, Y = raw["t"], raw["y"]
+    values = {n: Y[:, i].copy() for i, n in enumerate(system.state_names)}
+    outs = system.outputs_at(t, Y, p)
+    for i, n in enumerate(system.output_names):
+        if n not in values:
+            values[n] = outs[:, i]
+    status = raw["status"]
+    events = {"t": raw["events_t"].copy(),
+              "name": [system.event_names[k] for k in raw["events_k"]],
+              "state": raw["events_y"].copy()}
+    model = system.equations.model
+    stats = {"engine": "compiled", "method": raw["method"],
+             "integrator": COMPILED_METHODS[raw["method"]][1], "rtol": rtol, "atol": atol,
+             "wall_time_s": raw["wall_time_s"], "max_step": max_step, "nsteps": raw["nsteps"],
+             "events": events, "library": str(system.path),
+             "build_time_s": system.build_time_s, **(extra or {})}
+    message = raw["message"] or ("reached the end" if status == 0 else "")
+    return Result(t=t, values=values, state_names=system.state_names,
+                  success=status in (0, 1), status=0 if status == 0 else (1 if status == 1
+                                                                          else -1),
+                  message=message, nfev=raw["nfev"],
+                  parameters=dict(zip(model.parameter_values, p.tolist())), stats=stats)
+
+
+def simulate_compiled(system: CompiledSystem, *, t0: float, t1: float, y0: np.ndarray,
+                      p: np.ndarray, times: np.ndarray, method: str = "ERK8",
+                      rtol: float = 1e-9, atol: float = 1e-12, max_step: float = np.inf,
+                      raise_on_failure: bool = True, extra: dict | None = None) -> Result:
+    """Integrate with the compiled loop; see :func:`kidym.simulate` (``engine="compiled"``).
+
+    Raises
+    ------
+    SimulationError
+        Singular mass matrix, a non-finite right-hand side, or integrator failure, with
+        the time and state where it happened.
+    """
+    raw = system.integrate(y0, p, times, t0=t0, method=method, rtol=rtol, atol=atol,
+                           max_step=max_step)
+    if raw["status"] < 0 and raise_on_failure:
+        raise _failure(system, raw)
+    return to_result(system, raw, p, rtol=rtol, atol=atol, max_step=max_step, extra=extra)
+
+
+@dataclass(frozen=True, eq=False)
+class BatchResult:
+    """Many runs of one model, stacked.
+
+    Attributes
+    ----------
+    t : ndarray, shape (n_t,)
+        Output times (common to all runs).
+    y : ndarray, shape (n_runs, n_y, n_t)
+        States; NaN after a run stopped or failed.
+    values : dict of str to ndarray, each shape (n_runs, n_t)
+        Every recorded quantity by name.
+    success : ndarray of bool, shape (n_runs,)
+    messages : list of str
+    results : list of Result
+        The individual runs.
+    wall_time_s : float
+        Wall time of the whole batch.
+    """
+
+    t: np.ndarray
+    y: np.ndarray
+    values: dict[str, np.ndarray]
+    success: np.ndarray
+    messages: list[str]
+    results: list[Result]
+    wall_time_s: float
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self.t if name == "t" else self.values[name]
+
+
+def run_batch(system: CompiledSystem, *, t0: float, times: np.ndarray,
+                   y0s: np.ndarray, ps: np.ndarray, method: str = "ERK8",
+                   rtol: float = 1e-9, atol: float = 1e-12, max_step: float = np.inf,
+                   workers: int | None = None) -> BatchResult:
+    """Run ``len(y0s)`` simulations in parallel threads (the GIL is released in C)."""
+    n = len(y0s)
+    workers = workers or os.cpu_count() or 1
+    started = _time.perf_counter()
+
+    def one(k: int) -> Result:
+        raw = system.integrate(y0s[k], ps[k], times, t0=t0, method=method, rtol=rtol,
+                               atol=atol, max_step=max_step)
+        return to_result(system, raw, ps[k], rtol=rtol, atol=atol, max_step=max_step)
+
+    with ThreadPoolExecutor(max_workers=min(workers, max(n, 1))) as pool:
+        results = list(pool.map(one, range(n)))
+    wall = _time.perf_counter() - started
+    names = list(results[0].values) if results else []
+    values = {}
+    for name in names:
+        arr = np.full((n, len(times)), np.nan)
+        for k, r in enumerate(results):
+            arr[k, :len(r.t)] = r.values[name]
+        values[name] = arr
+    y = np.stack([values[s] for s in system.state_names], axis=1) if n else np.empty((0,))
+    return BatchResult(t=np.asarray(times, float), y=y, values=values,
+                       success=np.array([r.success for r in results]),
+                       messages=[r.message for r in results], results=results,
+                       wall_time_s=wall)
+
+
+# ------------------------------------------------------------------ engine choice
+#: Assumed right-hand-side evaluations per unit of model time when ``auto`` estimates
+#: the length of a NumPy run (a DOP853 run at rtol 1e-9 of the example models takes
+#: 300-3000 per second of model time).
+EVALS_PER_TIME_UNIT = 1000.0
+#: Compile-time model of ``auto``: seconds = base + a·bytes + b·bytes² of C source
+#: (gcc -O2 on the development machine, driver included: 0.2 s for 7 kB, 0.9-1.3 s
+#: for the biped's 92 kB, 2.9 s for 156 kB, 32-49 s for 843 kB).
+COMPILE_BASE_S = 0.35
+COMPILE_S_PER_BYTE = 1.0e-5
+COMPILE_S_PER_BYTE2 = 4.0e-11
+_NUMPY_METHOD = {"ERK8": "DOP853", "ERK5": "RK45", "Adams": "LSODA"}
+
+
+def choose_engine(eq: Equations, code: CCode, *, duration: float,
+                  flags: tuple[str, ...] = BASE_FLAGS) -> tuple[str, str]:
+    """``("compiled" | "numpy", reason)``: whether compiling pays off for this run.
+
+    The analogue of seed 003's criterion (speed-up grows with the size of the
+    generated code): compile when the library is cached, or when the estimated
+    compile time is below the estimated NumPy run time (one measured NumPy
+    evaluation times :data:`EVALS_PER_TIME_UNIT` per unit of model time).
+    """
+    from kidym.codegen.build import library_path
+    from kidym.simulate.simulate import NumpySystem
+
+    if library_path(code, flags).exists():
+        return "compiled", "the compiled library is in the cache"
+    size = len(code.source.encode("utf-8"))
+    compile_s = COMPILE_BASE_S + COMPILE_S_PER_BYTE * size + COMPILE_S_PER_BYTE2 * size**2
+    ns = NumpySystem.build(eq)
+    p = ns.parameter_vector()
+    y = np.full(len(ns.state_names), 0.1)
+    start = _time.perf_counter()
+    for _ in range(20):
+        try:
+            ns.rhs(0.0, y, p)
+        except SimulationError:
+            break
+    per_eval = (_time.perf_counter() - start) / 20
+    numpy_s = per_eval * EVALS_PER_TIME_UNIT * max(duration, 0.0)
+    if numpy_s > compile_s:
+        return "compiled", (f"estimated NumPy run {numpy_s:.2g} s > compile {compile_s:.2g} s "
+                            f"({len(code.source) // 1024} kB of C)")
+    return "numpy", (f"estimated NumPy run {numpy_s:.2g} s <= compile {compile_s:.2g} s "
+                     f"({len(code.source) // 1024} kB of C)")
+
+
+def simulate_with_engine(system, *, engine: str, events: Sequence[Event], t_end, t_start,
+                         initial, parameters, t_eval, n_points: int, method: str,
+                         rtol: float, atol: float, max_step: float,
+                         raise_on_failure: bool) -> Result:
+    """The ``engine="compiled" | "auto"`` branch of :func:`kidym.simulate`."""
+    from kidym.errors import CompileError
+    from kidym.simulate.simulate import _initial_state, simulate
+
+    if isinstance(system, CompiledSystem):
+        compiled, eq = system, system.equations
+    elif isinstance(system, Equations):
+        compiled, eq = None, system
+    elif hasattr(system, "equations"):  # a NumpySystem
+        compiled, eq = None, system.equations
+    else:
+        raise TypeError(f"cannot simulate a {type(system).__name__}")
+    model = eq.model
+    t0 = model.t_start if t_start is None else float(t_start)
+    t1 = model.t_end if t_end is None else float(t_end)
+    if not t1 > t0:
+        raise ValueError(f"t_end ({t1}) must be greater than t_start ({t0})")
+    extra: dict = {}
+    if compiled is None:
+        code = generate_c(eq, events=events)
+        if engine == "auto":
+            if events:
+                choice, why = "compiled", "events need the compiled engine"
+            else:
+                choice, why = choose_engine(eq, code, duration=t1 - t0)
+            extra["engine_choice"] = f"auto → {choice}: {why}"
+            if choice == "numpy":
+                result = simulate(eq, t_end=t1, t_start=t0, initial=initial,
+                                  parameters=parameters, t_eval=t_eval, n_points=n_points,
+                                  method=_NUMPY_METHOD.get(method, method), rtol=rtol,
+                                  atol=atol, max_step=max_step, engine="numpy",
+                                  raise_on_failure=raise_on_failure)
+                result.stats.update(extra)
+                return result
+        try:
+            compiled = CompiledSystem.build(eq, events=events)
+        except CompileError as exc:
+            if engine != "auto" or events:
+                raise
+            extra["engine_choice"] += f"; compiling failed, NumPy used instead ({exc})"
+            result = simulate(eq, t_end=t1, t_start=t0, initial=initial,
+                              parameters=parameters, t_eval=t_eval, n_points=n_points,
+                              method=_NUMPY_METHOD.get(method, method), rtol=rtol, atol=atol,
+                              max_step=max_step, engine="numpy",
+                              raise_on_failure=raise_on_failure)
+            result.stats.update(extra)
+            return result
+    elif events:
+        raise ValueError("pass the events to CompiledSystem.build (they are compiled in)")
+    p = compiled.parameter_vector(parameters)
+    y0 = _initial_state(compiled, model, initial)
+    times = np.linspace(t0, t1, n_points) if t_eval is None else np.asarray(t_eval, float)
+    return simulate_compiled(compiled, t0=t0, t1=t1, y0=y0, p=p, times=times, method=method,
+                             rtol=rtol, atol=atol, max_step=max_step,
+                             raise_on_failure=raise_on_failure, extra=extra)

@@ -1,0 +1,122 @@
+"""Build and cache: reuse, concurrent builds, a broken or missing compiler."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import kidym
+from kidym.codegen import build, generate_c, library_path
+from kidym.codegen.build import BASE_FLAGS
+from kidym.simulate.compiled import CompiledSystem
+from tests.codegen.shared import equations
+from tests.fixtures import ROOT
+
+PENDULUM = ("m = 2; l = 0.7; Rod | Rz(phi) | Sx(l/2), m, 0, m*l^2/12, m*l^2/12; "
+            "GRAVITY := 0, -g, 0; g = 9.81;")
+
+
+def test_flags_make_warnings_errors():
+    assert "-Wall" in BASE_FLAGS and "-Werror" in BASE_FLAGS
+
+
+def test_a_cached_library_is_reused(kidym_cache):
+    code = generate_c(equations(PENDULUM))
+    first = build(code)
+    stamp = first.stat().st_mtime_ns
+    assert build(code) == first and first.stat().st_mtime_ns == stamp
+    assert first.parent == kidym_cache and first.with_suffix(".c").read_text() == code.source
+    other = library_path(code, (*BASE_FLAGS, "-O3"))
+    assert other != first and not other.exists()   # flags are part of the key
+
+
+def test_two_concurrent_builds_of_the_same_model(tmp_path):
+    """Two processes compile one model into an empty cache at the same moment."""
+    cache = tmp_path / "cache"
+    script = textwrap.dedent(f"""
+        import kidym, numpy as np
+        from kidym.simulate.compiled import CompiledSystem
+        cs = CompiledSystem.build(kidym.derive(kidym.parse({PENDULUM!r})))
+        y = np.array([0.4, 0.0])
+        print(cs.path, cs.rhs(0.0, y, cs.parameter_vector())[1])
+    """)
+    env = dict(os.environ, KIDYM_CACHE_DIR=str(cache))
+    procs = [subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(2)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    paths = {o[0].split()[0] for o in outs}
+    values = {float(o[0].split()[1]) for o in outs}
+    assert len(paths) == 1 and len(values) == 1
+    # pendulum: phi'' = -(m g l/2) cos(phi) / (m l^2 / 3)
+    assert values.pop() == pytest.approx(-1.5 * 9.81 / 0.7 * np.cos(0.4), rel=1e-12)
+    leftovers = [p.name for p in cache.iterdir() if p.name.startswith(".build-")]
+    assert leftovers == [] and len(list(cache.glob("*.so"))) == 1
+
+
+def test_a_broken_compiler_gives_a_compile_error_and_numpy_still_works(monkeypatch,
+                                                                          tmp_path):
+    monkeypatch.setenv("KIDYM_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("CC", "/bin/false")
+    eq = equations(PENDULUM)
+    with pytest.raises(kidym.CompileError, match=r"C compiler failed \(exit status 1\)") as e:
+        CompiledSystem.build(eq)
+    assert e.value.command[0] == "/bin/false" and "engine='numpy'" in str(e.value)
+    r = kidym.simulate(eq, t_end=0.5, initial={"phi": 0.3})
+    assert r.success
+    auto = kidym.simulate(eq, t_end=100, initial={"phi": 0.3}, engine="auto", n_points=11)
+    assert auto.success and auto.stats["engine"] == "numpy"
+    assert "compiling failed" in auto.stats["engine_choice"] or "numpy" in auto.stats[
+        "engine_choice"]
+
+
+def test_a_missing_compiler_is_named(monkeypatch, tmp_path):
+    monkeypatch.setenv("KIDYM_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("CC", str(tmp_path / "no-such-cc"))
+    with pytest.raises(kidym.CompileError, match="no-such-cc` not found"):
+        CompiledSystem.build(equations(PENDULUM))
+
+
+def test_compiler_output_is_carried(monkeypatch, tmp_path):
+    monkeypatch.setenv("KIDYM_CACHE_DIR", str(tmp_path))
+    with pytest.raises(kidym.CompileError) as e:
+        build(generate_c(equations(PENDULUM)), extra_flags=("-fno-such-option-kidym",))
+    assert "no-such-option-kidym" in e.value.output
+    assert list(tmp_path.glob("*.so")) == []
+
+
+def test_cli_codegen_prints_the_table_and_writes_the_source(tmp_path, capsys):
+    from kidym.cli import main
+
+    model = tmp_path / "pendulum.kdm"
+    model.write_text(PENDULUM, encoding="utf-8")
+    assert main(["codegen", str(model), "--out", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    assert "routine" in out and "rhs" in out and "solve" in out
+    src = (tmp_path / "out" / "pendulum.c").read_text(encoding="utf-8")
+    rhs_row = next(line for line in out.splitlines() if line.startswith("rhs"))
+    header_row = next(line for line in src.splitlines() if line.startswith(" *   rhs "))
+    assert rhs_row.split()[1:5] == header_row.split()[2:6]
+    assert int(rhs_row.split()[4]) == 1     # one function: cos(phi)
+
+
+def test_cli_run_compiled_and_auto(tmp_path, capsys):
+    from kidym.cli import main
+
+    model = tmp_path / "pendulum.kdm"
+    model.write_text(PENDULUM + " INITIAL := t(0), phi(0.5);", encoding="utf-8")
+    assert main(["run", str(model), "--engine", "auto", "--t-end", "1", "--points", "11",
+                 "--out", str(tmp_path / "o")]) == 0
+    out = capsys.readouterr().out
+    assert "engine: auto → " in out
+    assert main(["run", str(model), "--engine", "compiled", "--t-end", "1", "--points", "11",
+                 "--out", str(tmp_path / "o")]) == 0
+    assert "engine=compiled" in capsys.readouterr().out
+    lines = (tmp_path / "o" / "results.csv").read_text().splitlines()
+    assert lines[0].startswith("t,phi,phi't") and len(lines) == 12
