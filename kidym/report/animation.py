@@ -277,7 +277,7 @@ html, body {{ margin: 0; height: 100%; font-family: system-ui, sans-serif; }}
 </head>
 <body>
 <div id="view"></div>
-<div id="name"><b>{title}</b> — {nbodies} bodies; drag to turn, wheel to zoom</div>
+<div id="name"><b>{title}</b> — {nbodies}; drag to turn, wheel to zoom</div>
 <div id="bar">
 <button id="play">play</button>
 <input id="scrub" type="range" min="0" max="0" value="0" step="1">
@@ -301,7 +301,8 @@ def animation_html(poses: Poses, model: Model) -> str:
 
     data = json.dumps(animation_data(poses, model), separators=(",", ":"))
     return _PAGE.format(title=html.escape(model.name), hook=assets.ERROR_HOOK,
-                        nbodies=len(poses.bodies), data=data.replace("</", "<\\/"),
+                        nbodies=f"{len(poses.bodies)} body" if len(poses.bodies) == 1
+                        else f"{len(poses.bodies)} bodies", data=data.replace("</", "<\\/"),
                         three=assets.three_js(), viewer=_VIEWER)
 
 

@@ -87,21 +87,14 @@ def _table(rows: Sequence[Sequence], header: Sequence[str] | None = None) -> str
 
 
 def integrability(eq: Equations) -> str:
-    """The integrability verdict on the velocity constraints, as a sentence."""
-    model = eq.model
-    if not model.velocity_definitions and not model.pseudo_velocities:
-        return "no velocity constraints: holonomic system"
-    for attr in ("integrability", "integrable"):
-        value = getattr(eq, attr, None)
-        if value is None:
-            value = getattr(model, attr, None)
-        if value is not None:
-            if isinstance(value, bool):
-                return ("the velocity constraints are integrable (holonomic)" if value
-                        else "the velocity constraints are not integrable: non-holonomic system")
-            return str(value)
-    return (f"{len(model.velocity_definitions)} velocity constraint(s); integrability "
-            "not checked by this build")
+    """The constraints on the velocities and their integrability verdict, as a sentence
+    (the same verdict ``kidym check`` prints)."""
+    from kidym.eom.integrability import check_integrability
+
+    if eq.n_q == eq.n_w and not eq.model.velocity_definitions:
+        return "none on the velocities: holonomic system"
+    return (f"{eq.n_q - eq.n_w} on the velocities (q̇ = B w + β); "
+            f"{check_integrability(eq).describe()}")
 
 
 def summary_rows(eq: Equations) -> list[tuple[str, str]]:

@@ -182,3 +182,14 @@ def test_cli_formats_keep_names(fmt, tmp_path, capsys):
         assert "φ't" in out and "Куля" in out
     else:
         assert r"\varphi" in out and "Куля" in out
+
+
+def test_report_summary_gives_the_integrability_verdict():
+    # seed 000: the ball's rolling constraints (22) are non-holonomic; with the
+    # quaternion's norm, 6 coordinates move with 3 speeds. The double pendulum has none.
+    from kidym.report.html import integrability
+
+    verdict = integrability(kidym.derive(kidym.load(BALL)))
+    assert verdict.startswith("3 on the velocities") and "non-holonomic" in verdict
+    pendulum = kidym.derive(kidym.load(EXAMPLES / "double_pendulum/double_pendulum.kdm"))
+    assert integrability(pendulum) == "none on the velocities: holonomic system"
