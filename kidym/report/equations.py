@@ -283,8 +283,8 @@ def text_of(es: EquationSet) -> str:
     m = eq.model
     title = {"final": "equations of motion", "holonomic": "holonomic stage (U_hol)",
              "cauchy": "Cauchy form"}[es.stage]
-    out = [f"Model {m.name}: {eq.n_q} coordinates, {eq.n_w} speeds, {len(m.bodies)} bod{'y' if len(m.bodies) == 1 else 'ies'}"
-           f" — {title}"]
+    bodies = f"{len(m.bodies)} bod{'y' if len(m.bodies) == 1 else 'ies'}"
+    out = [f"Model {m.name}: {eq.n_q} coordinates, {eq.n_w} speeds, {bodies} — {title}"]
     out.append("coordinates q: " + ", ".join(map(str, eq.coordinates)))
     out.append("speeds w:      " + ", ".join(map(str, eq.speeds)))
     if m.parameters:
