@@ -17,9 +17,7 @@ from tests.fixtures import DOUBLE_PENDULUM, EXAMPLES
 from tests.oracles import sympy_mechanics as oracles
 
 BALL = EXAMPLES / "ball" / "ball.kdm"
-MODELS = [EXAMPLES / "biped" / "biped.kdm",
-          pytest.param(BALL, marks=pytest.mark.skipif(not BALL.exists(),
-                                                       reason="examples/ball not there yet"))]
+MODELS = [EXAMPLES / "biped" / "biped.kdm", BALL]
 
 
 def _structural_values(eq, values: dict) -> list[float]:
@@ -161,8 +159,6 @@ def test_holonomic_stage_of_holonomic_model_is_a_clear_error(tmp_path, capsys):
 @pytest.mark.skipif(not BALL.exists(), reason="examples/ball not there yet")
 def test_ball_holonomic_stage_prints():
     eq = kidym.derive(kidym.load(BALL))
-    if getattr(eq, "holonomic", None) is None:
-        pytest.skip("Equations.holonomic not there yet")
     es = equation_set(eq, stage="holonomic")
     assert len(es.motion) == eq.holonomic.n_w
     assert "Куля" in latex_document(es)
