@@ -137,17 +137,13 @@ class CompiledSystem:
     # ------------------------------------------------------------ numbers
     def parameter_vector(self, overrides: Mapping[str, float] | None = None) -> np.ndarray:
         """Parameter values in model order, with ``overrides`` applied."""
-        values = self.equations.model.parameter_values
-        for k, v in (overrides or {}).items():
-            if k not in values:
-                raise KeyError(f"`{k}` is not a parameter of model "
-                               f"`{self.equations.model.name}`; parameters: "
-                               + ", ".join(values))
-            values[k] = float(v)
+        from kidym.simulate.simulate import parameter_vector
+
+        vector = parameter_vector(self.equations.model, overrides)
         if self.code.folded and overrides:
             raise ValueError("this library has the parameter values folded into its code; "
                              "build it with fold=False to change parameters at run time")
-        return np.array([values[p] for p in values], dtype=float)
+        return vector
 
     def constants(self, p: np.ndarray) -> np.ndarray:
         """The hoisted parameter-only quantities for parameter vector ``p``."""

@@ -27,6 +27,20 @@ class _AbortError(Exception):
     """Raised inside the right-hand side to stop the integrator with a diagnosis."""
 
 
+def parameter_vector(model: Model, overrides: Mapping[str, float] | None = None) -> np.ndarray:
+    """The parameter values of ``model`` in model order, with ``overrides`` applied.
+
+    The runtime parameter vector of every engine; an unknown name is a ``KeyError``
+    listing the model's parameters.
+    """
+    values = model.parameter_values
+    for k, v in (overrides or {}).items():
+        if k not in values:
+            raise KeyError(f"`{k}` is not a parameter of model `{model.name}`; parameters: "
+                           + ", ".join(values))
+        values[k] = float(v)
+    return np.array([values[p] for p in values], dtype=float)
+
 @dataclass(frozen=True)
 class NumpySystem:
     """The numeric workspace of one model: generated function and its layout.
@@ -59,14 +73,7 @@ class NumpySystem:
 
     def parameter_vector(self, overrides: Mapping[str, float] | None = None) -> np.ndarray:
         """Parameter values in model order, with ``overrides`` applied."""
-        values = self.equations.model.parameter_values
-        for k, v in (overrides or {}).items():
-            if k not in values:
-                raise KeyError(f"`{k}` is not a parameter of model "
-                               f"`{self.equations.model.name}`; parameters: "
-                               + ", ".join(values))
-            values[k] = float(v)
-        return np.array([values[p] for p in values], dtype=float)
+        return parameter_vector(self.equations.model, overrides)
 
     def evaluate(self, t: float, y: np.ndarray, p: np.ndarray) -> tuple:
         """``(q̇, M, F, outputs)`` at one state; a math domain fault is a SimulationError."""
