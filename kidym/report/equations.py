@@ -250,13 +250,15 @@ def _add_expanded(es: EquationSet, budget: float) -> None:
 
 
 # ------------------------------------------------------------------- plain text
-def _size_line(es: EquationSet) -> str:
+def size_summary(es: EquationSet) -> str:
+    """``N operations in the equations, M in K named quantities[; expanded: X operations]``
+    (the sizes every format states)."""
     s = es.sizes
-    line = (f"size: {s['structural']} operations in the equations, {s['named']} in "
+    text = (f"{s['structural']} operations in the equations, {s['named']} in "
             f"{s['named_count']} named quantities")
     if "expanded" in s:
-        line += f"; expanded: {s['expanded']} operations"
-    return line
+        text += f"; expanded: {s['expanded']} operations"
+    return text
 
 
 def to_text(eq: Equations, *, expanded: bool = False, stage: str = "cauchy",
@@ -290,7 +292,7 @@ def text_of(es: EquationSet) -> str:
     if m.parameters:
         out.append("parameters:    " + ", ".join(f"{p.name} = {p.value:g}"
                                                  for p in m.parameters))
-    out.append(_size_line(es))
+    out.append(f"size: {size_summary(es)}")
     out.append("")
     out.append("Kinematic equations  q̇ = B·w + β:")
     for r in es.kinematic:

@@ -23,7 +23,7 @@ import numpy as np
 from kidym.eom.equations import Equations
 from kidym.model.model import Model
 from kidym.report import assets
-from kidym.report.equations import EquationSet, equation_set
+from kidym.report.equations import EquationSet, equation_set, size_summary
 from kidym.report.latex import markdown_of, sections
 from kidym.simulate.result import Result, model_hash, write_atomically
 
@@ -201,8 +201,7 @@ def report_html(model: Model, eq: Equations, result: Result, *,
         f"<p>Report by kidym from <code>{_e(model.filename)}</code>.</p>",
         "<h2>Summary</h2>", _table(summary_rows(eq)),
         "<h2>Equations of motion</h2>",
-        f"<p>Structural form: {es.sizes['structural']} operations in the equations and "
-        f"{es.sizes['named']} in {es.sizes['named_count']} named quantities.</p>",
+        f"<p>Structural form: {_e(size_summary(es))}.</p>",
         _math_blocks(es),
         "<h2>Parameters</h2>", _table(params, ("name", "value", "unit")) if params
         else "<p>none</p>",

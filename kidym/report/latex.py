@@ -15,7 +15,13 @@ import re
 import sympy
 
 from kidym.eom.equations import Equations
-from kidym.report.equations import EquationSet, Relation, accelerations, equation_set
+from kidym.report.equations import (
+    EquationSet,
+    Relation,
+    accelerations,
+    equation_set,
+    size_summary,
+)
 from kidym.report.names import has_cyrillic, latex_name
 
 #: A display line is broken when it grows past about this many printed characters.
@@ -207,12 +213,7 @@ def latex_document(es: EquationSet) -> str:
 
 
 def _size_sentence(es: EquationSet) -> str:
-    s = es.sizes
-    text = (f"Size: {s['structural']} operations in the equations and {s['named']} in "
-            f"{s['named_count']} named quantities")
-    if "expanded" in s:
-        text += f"; expanded: {s['expanded']} operations"
-    return text + "."
+    return f"Size: {size_summary(es)}."
 
 
 def to_latex(eq: Equations, *, stage: str = "final", expanded: bool = False,
