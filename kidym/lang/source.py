@@ -124,10 +124,6 @@ def strip_comments(text: str, index: LineIndex,
                     "unterminated comment: `#` opens a comment that no `#` closes; "
                     "add the closing `#`", index.span(i)))
                 j = n - 1
-            out.append(_blank(text[i:j + 1]))
-            if spans is not None:
-                spans.append((i, j + 1))
-            i = j + 1
         elif c == "{":
             depth, j = 0, i
             while j < n:
@@ -143,17 +139,19 @@ def strip_comments(text: str, index: LineIndex,
                     "unterminated comment: `{` opens a comment that no `}` closes "
                     "(`{ … }` comments nest); add the closing `}`", index.span(i)))
                 j = n - 1
-            out.append(_blank(text[i:j + 1]))
-            if spans is not None:
-                spans.append((i, j + 1))
-            i = j + 1
         else:
             diags.append(Diagnostic(
                 "`}` without an opening `{`; remove it or open the comment with `{`",
                 index.span(i)))
             out.append(" ")
             i += 1
-        plain_from = i
+            plain_from = i
+            continue
+        # a comment text[i..j]: blanked (lines and columns kept), its span recorded
+        out.append(_blank(text[i:j + 1]))
+        if spans is not None:
+            spans.append((i, j + 1))
+        i = plain_from = j + 1
     out.append(text[plain_from:])
     return "".join(out), diags
 
