@@ -6,7 +6,8 @@
  *
  * Methods: 0 CVODE BDF (stiff, dense Newton), 1 CVODE Adams (non-stiff, functional
  * iteration), 2 ARKODE ERK order 8 (Fehlberg 13-7-8), 3 ARKODE ERK order 5
- * (Dormand-Prince 7-4-5).
+ * (Dormand-Prince 7-4-5), 4 ARKODE ERK with a Butcher table given by the caller
+ * (kidym passes Hairer's DOP853 coefficients, see kidym/simulate/compiled.py).
  *
  * Status: 0 reached t_end, 1 stopped by a terminal event, <0 failure (the message
  * says which, with the time and state of the failure in fail_t, fail_y).
@@ -68,13 +69,17 @@ typedef struct {
     SUNMatrix A;
     SUNLinearSolver LS;
     SUNNonlinearSolver NLS;
+    ARKodeButcherTable table;
+    int exact;         /* ERK: step onto every output time instead of interpolating */
 } kd_solver;
 
 static int kd_create(kd_solver *s, int method, SUNContext ctx, double t0, N_Vector y,
                      kd_data *d, double rtol, double atol, double max_step, long max_steps,
-                     double t_end, int nev, int *dirs) {
+                     double t_end, int nev, int *dirs, const double *table) {
     int flag = 0;
     s->arkode = method >= 2;
+    s->table = NULL;
+    s->exact = table && table[7] != 0.0;
     s->A = NULL;
     s->LS = NULL;
     s->NLS = NULL;
@@ -105,8 +110,24 @@ static int kd_create(kd_solver *s, int method, SUNContext ctx, double t0, N_Vect
     } else {
         s->mem = ERKStepCreate(kd_f, t0, y, ctx);
         if (!s->mem) return -100;
-        flag |= ERKStepSetTableNum(s->mem, method == 2 ? ARKODE_FEHLBERG_13_7_8
-                                                        : ARKODE_DORMAND_PRINCE_7_4_5);
+        if (method == 4) {
+            if (!table) return -100;
+            /* a Butcher table given by the caller (see kidym_simulate) */
+            int ns = (int)table[0];
+            const double *c = table + 8, *A = c + ns, *b = A + ns * ns, *e = b + ns;
+            s->table = ARKodeButcherTable_Create(ns, (int)table[1], (int)table[2],
+                                                 (realtype *)c, (realtype *)A,
+                                                 (realtype *)b, (realtype *)e);
+            if (!s->table) return -100;
+            flag |= ERKStepSetTable(s->mem, s->table);
+        } else {
+            flag |= ERKStepSetTableNum(s->mem, method == 2 ? ARKODE_FEHLBERG_13_7_8
+                                                            : ARKODE_DORMAND_PRINCE_7_4_5);
+        }
+        if (table && table[3] >= 0)
+            flag |= ERKStepSetAdaptivityMethod(s->mem, (int)table[3], 1, (int)table[4], NULL);
+        if (table && table[5] > 0) flag |= ERKStepSetErrorBias(s->mem, table[5]);
+        if (table && table[6] > 0) flag |= ERKStepSetSafetyFactor(s->mem, table[6]);
         flag |= ERKStepSStolerances(s->mem, rtol, atol);
         flag |= ERKStepSetUserData(s->mem, d);
         flag |= ERKStepSetErrFile(s->mem, NULL);
@@ -124,6 +145,7 @@ static int kd_create(kd_solver *s, int method, SUNContext ctx, double t0, N_Vect
 static void kd_free(kd_solver *s) {
     if (s->arkode) ERKStepFree(&s->mem);
     else CVodeFree(&s->mem);
+    if (s->table) ARKodeButcherTable_Free(s->table);
     if (s->LS) SUNLinSolFree(s->LS);
     if (s->NLS) SUNNonlinSolFree(s->NLS);
     if (s->A) SUNMatDestroy(s->A);
@@ -131,6 +153,7 @@ static void kd_free(kd_solver *s) {
 
 static int kd_step(kd_solver *s, double tout, N_Vector y, double *t) {
     if (s->arkode) {
+        if (s->exact) ERKStepSetStopTime(s->mem, tout);
         int f = ERKStepEvolve(s->mem, tout, y, t, ARK_NORMAL);
         return f == ARK_ROOT_RETURN ? 2 : (f == ARK_TSTOP_RETURN ? 0 : f);
     }
@@ -158,12 +181,17 @@ static void kd_counts(kd_solver *s, long *stats) {
 /* Integrate from t0, y0 to t_out[n_out-1], writing the state at every t_out[i] into
  * y_out[i*ny..]. Events are written to ev_t, ev_k, ev_y (state before any reset).
  * stats: [0] right-hand-side evaluations, [1] steps, [2] outputs written,
- * [3] events recorded. */
+ * [3] events recorded.
+ * table (may be NULL): options of the ARKODE methods and, for method 4, the explicit
+ * Butcher table: {s, q, p, adaptivity method (<0: ARKODE's default), pq, error bias
+ * (<=0: default), safety factor (<=0: default), exact outputs (0/1), c[s], A[s*s]
+ * (row-major), b[s], d[s]}. With exact outputs the ERK steps end on every output time,
+ * so outputs carry the method's accuracy rather than that of ARKODE's interpolant. */
 int kidym_simulate(const double *p, double t0, const double *y0, int n_out,
                    const double *t_out, int method, double rtol, double atol,
                    double max_step, long max_steps, double *y_out, int max_events,
                    double *ev_t, int *ev_k, double *ev_y, long *stats, double *fail_t,
-                   double *fail_y, char *message, int message_len) {
+                   double *fail_y, char *message, int message_len, const double *table) {
     const int ny = kidym_layout[2];
     const int nc = kidym_layout[4];
     const int nev = kidym_layout[6];
@@ -205,9 +233,10 @@ int kidym_simulate(const double *p, double t0, const double *y0, int n_out,
         }
     }
     status = kd_create(&s, method, ctx, t0, y, &d, rtol, atol, max_step, max_steps,
-                       n_out ? t_out[n_out - 1] : t0, nev, dirs);
+                       n_out ? t_out[n_out - 1] : t0, nev, dirs, table);
     if (status) {
         snprintf(message, message_len, "the integrator could not be set up (flag %d)", status);
+        kd_free(&s);
         N_VDestroy(y);
         SUNContext_Free(&ctx);
         return status;

@@ -117,24 +117,57 @@ class CCode:
         return "\n".join(rows)
 
 
-def solve_count(n: int) -> OpCount:
-    """Operations of the Cholesky solve of ``M ẇ = F`` as written in :func:`_solve_c`."""
+def solve_count(n: int | Sequence[int]) -> OpCount:
+    """Operations of the Cholesky solve of ``M ẇ = F`` as written in :func:`_solve_c`.
+
+    ``n`` is the size of ``M``, or the sizes of its independent diagonal blocks.
+    """
     c = OpCount()
-    for j in range(n):
-        c.multiplications += j
-        c.additions += j
-        c.functions += 1        # sqrt
-        c.divisions += 1        # 1/L[j][j]
-        for _ in range(j + 1, n):
-            c.multiplications += j + 1
+    for m in ([n] if isinstance(n, int) else n):
+        for j in range(m):
+            c.multiplications += j
             c.additions += j
-    for i in range(n):          # forward, then back substitution
-        c.multiplications += 2 * i + 2
-        c.additions += 2 * i
+            c.functions += 1        # sqrt
+            c.divisions += 1        # 1/L[j][j]
+            for _ in range(j + 1, m):
+                c.multiplications += j + 1
+                c.additions += j
+        for i in range(m):          # forward, then back substitution
+            c.multiplications += 2 * i + 2
+            c.additions += 2 * i
     return c
 
 
-def _solve_c(n: int) -> str:
+def mass_matrix_blocks(eq: Equations) -> list[list[int]]:
+    """The independent diagonal blocks of ``M``: speeds coupled by a non-zero entry.
+
+    Entries that are zero in the equations (speeds of different branches of a tree,
+    e.g. the two legs of a biped on a fixed pelvis) never couple; each connected set
+    of speeds is a block, solved on its own (``n³/6`` operations per block instead
+    of for the whole ``M``).
+    """
+    n = eq.n_w
+    parent = list(range(n))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for i in range(n):
+        for j in range(i + 1, n):
+            if eq.mass_matrix_named[i][j] != 0:
+                parent[root(j)] = root(i)
+    blocks: dict[int, list[int]] = {}
+    for i in range(n):
+        blocks.setdefault(root(i), []).append(i)
+    return sorted(blocks.values())
+
+
+def _solve_c(n: int, blocks: Sequence[Sequence[int]] | None = None) -> str:
+    if blocks is not None and len(blocks) > 1:
+        return _solve_blocks_c(n, blocks)
     return f"""\
 /* M w' = F by Cholesky M = L L^T (M symmetric positive definite); F is overwritten
    by w'. Returns 1 if a pivot is not positive (singular or indefinite M). */
@@ -161,6 +194,53 @@ static int kd_solve(double *M, double *F) {{
         double s = F[i];
         for (int k = i + 1; k < {n}; ++k) s -= L[k][i]*F[k];
         F[i] = s*inv[i];
+    }}
+    return 0;
+}}
+"""
+
+
+def _solve_blocks_c(n: int, blocks: Sequence[Sequence[int]]) -> str:
+    m = max(len(b) for b in blocks)
+    starts = [0]
+    for b in blocks:
+        starts.append(starts[-1] + len(b))
+    index = ", ".join(str(i) for b in blocks for i in b)
+    return f"""\
+/* M w' = F by Cholesky M = L L^T (M symmetric positive definite) of each of the
+   {len(blocks)} independent diagonal blocks of M (speeds that no entry of M couples);
+   F is overwritten by w'. Returns 1 if a pivot is not positive (singular or
+   indefinite M). */
+static const int kd_block_start[{len(blocks) + 1}] = {{{", ".join(map(str, starts))}}};
+static const int kd_block_index[{n}] = {{{index}}};
+static int kd_solve(double *M, double *F) {{
+    double L[{m}][{m}], inv[{m}], x[{m}];
+    for (int B = 0; B < {len(blocks)}; ++B) {{
+        const int *ix = kd_block_index + kd_block_start[B];
+        const int nb = kd_block_start[B + 1] - kd_block_start[B];
+        for (int j = 0; j < nb; ++j) {{
+            double d = M[ix[j]*{n}+ix[j]];
+            for (int k = 0; k < j; ++k) d -= L[j][k]*L[j][k];
+            if (!(d > {PIVOT_TOLERANCE!r}*fabs(M[ix[j]*{n}+ix[j]])) || !(d > 0.0)) return 1;
+            L[j][j] = sqrt(d);
+            inv[j] = 1.0/L[j][j];
+            for (int i = j + 1; i < nb; ++i) {{
+                double s = M[ix[j]*{n}+ix[i]];
+                for (int k = 0; k < j; ++k) s -= L[i][k]*L[j][k];
+                L[i][j] = s*inv[j];
+            }}
+        }}
+        for (int i = 0; i < nb; ++i) {{
+            double s = F[ix[i]];
+            for (int k = 0; k < i; ++k) s -= L[i][k]*x[k];
+            x[i] = s*inv[i];
+        }}
+        for (int i = nb - 1; i >= 0; --i) {{
+            double s = x[i];
+            for (int k = i + 1; k < nb; ++k) s -= L[k][i]*x[k];
+            x[i] = s*inv[i];
+        }}
+        for (int i = 0; i < nb; ++i) F[ix[i]] = x[i];
     }}
     return 0;
 }}
@@ -445,7 +525,9 @@ def generate_c(eq: Equations, *, outputs: Mapping[str, Expr] | None = None,
         reset_lines += [f"    case {k}: {{", *lines, "        break;", "    }"]
 
     const_lines, const_count = em.constants_routine()
-    counts = {"constants": const_count, "rhs": rhs_count, "solve": solve_count(n_w),
+    blocks = mass_matrix_blocks(eq)
+    counts = {"constants": const_count, "rhs": rhs_count,
+              "solve": solve_count([len(b) for b in blocks]),
               "outputs": out_count, "events": ev_count, "resets": reset_count}
     directions = tuple(e.direction for e in events)
     actions = tuple(1 if e.terminal else (2 if e.reset else 0) for e in events)
@@ -481,7 +563,7 @@ def generate_c(eq: Equations, *, outputs: Mapping[str, Expr] | None = None,
            "void kidym_eval(double t, const double *y, const double *p, const double *c,\n"
            "                double *qdot, double *M, double *F) {\n"
            "    kd_eval(t, y, p, c, qdot, M, F);\n}\n",
-           _solve_c(n_w),
+           _solve_c(n_w, blocks),
            "int kidym_rhs(double t, const double *y, const double *p, const double *c, "
            "double *ydot) {",
            f"    double M[{n_w * n_w}], F[{n_w}];",
