@@ -185,8 +185,8 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
     engine : {"numpy", "compiled", "auto"}
         ``numpy``: SciPy ``solve_ivp`` over the generated Python right-hand side;
         ``compiled``: generated C, cached shared library, the whole loop in C on
-        SUNDIALS (``method`` ``DOP853``/``ERK8``, ``RK45``/``ERK5``, ``BDF``,
-        ``Adams``; see ``docs/compiled.md``); ``auto``: compiled when it pays off
+        SUNDIALS (``method`` ``DOP853``/``ERK8``, ``Fehlberg78``, ``RK45``/``ERK5``,
+        ``BDF``, ``Adams``; see ``docs/compiled.md``); ``auto``: compiled when it pays off
         (cached, or compile time below the expected NumPy run time), saying why in
         ``result.stats["engine_choice"]``.
     raise_on_failure : bool

@@ -165,7 +165,7 @@ def test_mass_matrix_blocks_are_solved_apart():
     cs = CompiledSystem.build(biped)
     p = cs.parameter_vector()
     y = np.random.default_rng(3).normal(size=cs.n_y)
-    qdot, M, F = cs.evaluate(0.0, y, p)
+    _, M, F = cs.evaluate(0.0, y, p)
     np.testing.assert_allclose(cs.rhs(0.0, y, p)[12:], np.linalg.solve(M, F), rtol=1e-10,
                                atol=1e-12)
     # a singular block is reported even when the other block is regular
