@@ -79,7 +79,7 @@ static int kd_create(kd_solver *s, int method, SUNContext ctx, double t0, N_Vect
     int flag = 0;
     s->arkode = method >= 2;
     s->table = NULL;
-    s->exact = table && table[7] != 0.0;
+    s->exact = table && table[3] != 0.0;
     s->A = NULL;
     s->LS = NULL;
     s->NLS = NULL;
@@ -114,7 +114,7 @@ static int kd_create(kd_solver *s, int method, SUNContext ctx, double t0, N_Vect
             if (!table) return -100;
             /* a Butcher table given by the caller (see kidym_simulate) */
             int ns = (int)table[0];
-            const double *c = table + 8, *A = c + ns, *b = A + ns * ns, *e = b + ns;
+            const double *c = table + 4, *A = c + ns, *b = A + ns * ns, *e = b + ns;
             s->table = ARKodeButcherTable_Create(ns, (int)table[1], (int)table[2],
                                                  (realtype *)c, (realtype *)A,
                                                  (realtype *)b, (realtype *)e);
@@ -124,10 +124,6 @@ static int kd_create(kd_solver *s, int method, SUNContext ctx, double t0, N_Vect
             flag |= ERKStepSetTableNum(s->mem, method == 2 ? ARKODE_FEHLBERG_13_7_8
                                                             : ARKODE_DORMAND_PRINCE_7_4_5);
         }
-        if (table && table[3] >= 0)
-            flag |= ERKStepSetAdaptivityMethod(s->mem, (int)table[3], 1, (int)table[4], NULL);
-        if (table && table[5] > 0) flag |= ERKStepSetErrorBias(s->mem, table[5]);
-        if (table && table[6] > 0) flag |= ERKStepSetSafetyFactor(s->mem, table[6]);
         flag |= ERKStepSStolerances(s->mem, rtol, atol);
         flag |= ERKStepSetUserData(s->mem, d);
         flag |= ERKStepSetErrFile(s->mem, NULL);
@@ -182,10 +178,9 @@ static void kd_counts(kd_solver *s, long *stats) {
  * y_out[i*ny..]. Events are written to ev_t, ev_k, ev_y (state before any reset).
  * stats: [0] right-hand-side evaluations, [1] steps, [2] outputs written,
  * [3] events recorded.
- * table (may be NULL): options of the ARKODE methods and, for method 4, the explicit
- * Butcher table: {s, q, p, adaptivity method (<0: ARKODE's default), pq, error bias
- * (<=0: default), safety factor (<=0: default), exact outputs (0/1), c[s], A[s*s]
- * (row-major), b[s], d[s]}. With exact outputs the ERK steps end on every output time,
+ * table (may be NULL): for the ARKODE methods {s, q, p, exact outputs (0/1)}, followed
+ * for method 4 by its Butcher table c[s], A[s*s] (row-major), b[s], d[s] (order q,
+ * embedding of order p). With exact outputs the ERK steps end on every output time,
  * so outputs carry the method's accuracy rather than that of ARKODE's interpolant. */
 int kidym_simulate(const double *p, double t0, const double *y0, int n_out,
                    const double *t_out, int method, double rtol, double atol,

@@ -86,7 +86,7 @@ def _arkode_options(method: str, exact_outputs: bool) -> np.ndarray | None:
     """
     if COMPILED_METHODS[method][0] not in (2, 3, 4):
         return None
-    head = np.array([0.0, 0.0, 0.0, -1.0, 0.0, 0.0, 0.0, 1.0 if exact_outputs else 0.0])
+    head = np.array([0.0, 0.0, 0.0, 1.0 if exact_outputs else 0.0])
     if method != "ERK8":
         return head
     table = _erk8_table()
