@@ -53,6 +53,12 @@ class NumpySystem:
         ``y = [q, w]`` names.
     output_names : tuple of str
         Recorded outputs (model outputs, then ``energy``).
+    function : callable
+        ``f(t, y, p) -> (q̇, M, F, outputs)``, for output times.
+    source : str
+        Its generated Python source.
+    rhs_function : callable
+        ``f(t, y, p) -> (q̇, M, F)``: the right-hand side alone, without the outputs.
     """
 
     equations: Equations
@@ -60,6 +66,7 @@ class NumpySystem:
     output_names: tuple[str, ...]
     function: object
     source: str
+    rhs_function: object
 
     @classmethod
     def build(cls, eq: Equations) -> NumpySystem:
@@ -68,8 +75,10 @@ class NumpySystem:
         if "energy" not in outputs:
             outputs["energy"] = eq.energy_named
         fn = generate_python(eq, outputs)
+        # the right-hand side alone: outputs are evaluated at output times only
+        bare = generate_python(eq)
         names = tuple(str(s) for s in (*eq.coordinates, *eq.speeds))
-        return cls(eq, names, tuple(outputs), fn.function, fn.source)
+        return cls(eq, names, tuple(outputs), fn.function, fn.source, bare.function)
 
     def parameter_vector(self, overrides: Mapping[str, float] | None = None) -> np.ndarray:
         """Parameter values in model order, with ``overrides`` applied."""
@@ -87,7 +96,12 @@ class NumpySystem:
 
     def rhs(self, t: float, y: np.ndarray, p: np.ndarray) -> np.ndarray:
         """``ẏ = [q̇, M⁻¹F]``; raises :class:`SimulationError` on singular ``M`` or NaN."""
-        qdot, M, F, _ = self.evaluate(t, y, p)
+        try:
+            qdot, M, F = self.rhs_function(float(t), y.tolist(), p.tolist())
+        except (ZeroDivisionError, ValueError, OverflowError) as exc:
+            raise SimulationError(
+                f"a formula cannot be evaluated ({exc})", time=float(t),
+                state=dict(zip(self.state_names, y)), hint=_UNDEFINED_HINT) from exc
         try:
             wdot = np.linalg.solve(M, F)
         except np.linalg.LinAlgError as exc:
