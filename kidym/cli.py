@@ -68,7 +68,7 @@ def cmd_equations(args: argparse.Namespace) -> int:
     from kidym.eom.equations import derive
     from kidym.report.equations import to_json
 
-    eq = derive(_load(args.model, quiet=args.format == "json"))
+    eq = derive(_load(args.model, quiet=args.format == "json"), formation=args.formation)
     if args.format == "json":
         sys.stdout.write(to_json(eq, expanded=args.expanded or None,
                                  stage=getattr(args, "stage", None) or "final"))
@@ -341,6 +341,10 @@ def _add_equations_options(p: argparse.ArgumentParser) -> None:
                         "pseudo-velocities); cauchy: q' = B w + beta, M, F (default for text)")
     p.add_argument("--simplify-budget", type=float, default=10.0, metavar="SECONDS",
                    help="time allowed for simplifying the --expanded form (10)")
+    p.add_argument("--formation", choices=("auto", "composite", "structural"), default="auto",
+                   help="how M and F are summed: composite bodies (auto; not with principal "
+                        "axes), or body by body over partial velocities "
+                        "as in the papers' eq. (2) (structural)")
     _add_verbosity(p)
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import symengine as se
 import sympy
 
-from kidym.eom.structural import INERTIA_ROUTES, Structural, assemble
+from kidym.eom.structural import FORMATIONS, INERTIA_ROUTES, Structural, assemble
 from kidym.eom.system import SystemGraph
 from kidym.eom.two_stage import project
 from kidym.model.model import Model
@@ -64,6 +64,9 @@ class Equations:
         directly (seed 000 eqs. (14)–(16)), or ``U = Bᵀ U_hol`` (eq. (17)).
     pseudo_forces_named : list of Expr
         ``Π = Bᵀ W_Pᵀ P`` (eq. (16)): the force elements' share of ``F``, shape (n_w,).
+    formation : {"composite", "structural"}
+        How the bodies' share of ``M`` and ``F`` was summed (of ``U_hol`` on the
+        two-stage route): by composite bodies or body by body (see :func:`derive`).
     """
 
     model: Model
@@ -81,6 +84,7 @@ class Equations:
     holonomic: Equations | None = None
     route: str = "direct"
     pseudo_forces_named: list[Expr] = field(default_factory=list)
+    formation: str = "structural"
 
     @property
     def n_q(self) -> int:
@@ -169,7 +173,8 @@ def _has_velocity_equations(model: Model) -> bool:
 
 
 def derive(model: Model, *, inertia: str = "full", route: str = "auto",
-           angular_velocity: str | dict[str, str] = "auto") -> Equations:
+           angular_velocity: str | dict[str, str] = "auto", formation: str = "auto"
+           ) -> Equations:
     """Form the equations of motion of ``model`` analytically.
 
     Parameters
@@ -191,6 +196,15 @@ def derive(model: Model, *, inertia: str = "full", route: str = "auto",
         (``Λ̇ = ½ Λ∘ω``) or fixed-frame (``Λ̇ = ½ ω∘Λ``) projections; ``"auto"`` takes
         fixed-frame ones for isotropic bodies (seed 000's ball), body-frame otherwise.
         See :func:`kidym.eom.system.quaternion_specs`.
+    formation : {"auto", "composite", "structural"}
+        How the bodies' share of ``M`` and ``F`` is summed. ``"structural"``: body by
+        body over every body's partial velocities, ``Σ m W̃_RᵀW̃_R + W̃_MᵀJW̃_M``
+        (seed 000 eqs. (14)–(16), seed 003 eq. (2)); ``"composite"``: by composite
+        bodies, ``M_ij`` and ``F_j`` from the composite inertia and wrench of the
+        bodies below the steps where speed ``j`` enters (:mod:`kidym.eom.composite`;
+        O(n²) instead of O(n³) products for an n-link chain), with the full central
+        tensors. ``"auto"``: composite, structural with ``inertia="principal"``.
+        Both give the same equations.
 
     Returns
     -------
@@ -205,6 +219,8 @@ def derive(model: Model, *, inertia: str = "full", route: str = "auto",
     """
     if inertia not in INERTIA_ROUTES:
         raise ValueError(f"inertia must be one of {INERTIA_ROUTES}, got {inertia!r}")
+    if formation not in FORMATIONS:
+        raise ValueError(f"formation must be one of {FORMATIONS}, got {formation!r}")
     if route not in ROUTES:
         raise ValueError(f"route must be one of {ROUTES}, got {route!r}")
     staged = _has_velocity_equations(model)
@@ -214,20 +230,22 @@ def derive(model: Model, *, inertia: str = "full", route: str = "auto",
     holonomic = None
     if staged:
         hsys = SystemGraph(model, holonomic=True, angular_velocity=angular_velocity)
-        hst = assemble(hsys, inertia=inertia)
+        hst = assemble(hsys, inertia=inertia, formation=formation)
         holonomic = Equations(
             model=model, graph=hsys.graph, coordinates=hsys.coordinates, speeds=hsys.speeds,
             qdot=hsys.qdot, mass_matrix_named=hst.mass_matrix, forcing_named=hst.forcing,
             kinetic_energy_named=hst.kinetic_energy, potential_energy_named=hst.potential_energy,
             outputs_named={}, inertia=inertia, principal_moments=hst.principal_moments,
-            pseudo_forces_named=hst.element_forces)
+            pseudo_forces_named=hst.element_forces, formation=hst.formation)
     if route == "two-stage" and holonomic is not None:
         pr = project(hsys, hst, system)
         M, F, Pi = pr.mass_matrix, pr.forcing, pr.pseudo_forces
         T, V, moments = pr.kinetic_energy, pr.potential_energy, hst.principal_moments
+        used = hst.formation
     else:
-        st: Structural = assemble(system, inertia=inertia)
+        st: Structural = assemble(system, inertia=inertia, formation=formation)
         M, F, Pi = st.mass_matrix, st.forcing, st.element_forces
+        used = st.formation
         T, V, moments = st.kinetic_energy, st.potential_energy, st.principal_moments
         route = "direct"
     outputs = {name: system.lookup(name) for name in model.outputs}
@@ -236,4 +254,4 @@ def derive(model: Model, *, inertia: str = "full", route: str = "auto",
                      mass_matrix_named=M, forcing_named=F,
                      kinetic_energy_named=T, potential_energy_named=V, outputs_named=outputs,
                      inertia=inertia, principal_moments=moments, holonomic=holonomic,
-                     route=route, pseudo_forces_named=Pi)
+                     route=route, pseudo_forces_named=Pi, formation=used)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import symengine as se
 
+from kidym.eom.composite import CompositeSums, composite_mf
 from kidym.eom.principal import jacobi_eigen
 from kidym.eom.system import SystemGraph
 from kidym.errors import DerivationError
@@ -29,6 +30,10 @@ Expr = se.Basic
 ZERO = se.Integer(0)
 
 INERTIA_ROUTES = ("full", "principal")
+#: How the bodies' share of ``M`` and ``F`` is summed: ``"composite"`` (composite
+#: bodies, :mod:`kidym.eom.composite`), ``"structural"`` (body by body), ``"auto"``
+#: (composite, except on the principal-axes route).
+FORMATIONS = ("auto", "composite", "structural")
 
 
 @dataclass(frozen=True)
@@ -48,6 +53,8 @@ class Structural:
     element_forces : list of Expr
         ``W̃_Pᵀ P``, the part of ``F`` due to the force elements ``P``, ``C``, ``D``
         (seed 000 eq. (16)), shape (n_w,).
+    formation : {"composite", "structural"}
+        How the bodies' share was summed.
     """
 
     mass_matrix: list[list[Expr]]
@@ -56,6 +63,7 @@ class Structural:
     potential_energy: Expr
     principal_moments: dict[str, np.ndarray]
     element_forces: list[Expr] = field(default_factory=list)
+    formation: str = "structural"
 
 
 def _principal_axes(system: SystemGraph, name: str, tensor: se.Matrix
@@ -71,7 +79,8 @@ def _principal_axes(system: SystemGraph, name: str, tensor: se.Matrix
     return jacobi_eigen(num)
 
 
-def assemble(system: SystemGraph, *, inertia: str = "full") -> Structural:
+def assemble(system: SystemGraph, *, inertia: str = "full", formation: str = "auto"
+             ) -> Structural:
     """Form ``M`` and ``F`` of the holonomic-or-not system in the graph's speeds.
 
     Parameters
@@ -82,9 +91,32 @@ def assemble(system: SystemGraph, *, inertia: str = "full") -> Structural:
         ``"full"``: Euler equations with the full central tensor (seed 003 eq. (4));
         ``"principal"``: bodies with products of inertia are turned by a constant
         ``V`` to principal central axes found by Jacobi rotations (eq. (5)).
+    formation : {"auto", "composite", "structural"}
+        ``"structural"``: ``M`` and ``F`` summed body by body over the partial
+        velocities of every body (seed 000 eqs. (14)–(16)); ``"composite"``: by
+        composite bodies (:mod:`kidym.eom.composite`), with the full tensors;
+        ``"auto"``: composite unless ``inertia="principal"``. Both give the same
+        equations.
+
+    Raises
+    ------
+    DerivationError
+        ``formation="composite"`` with ``inertia="principal"``.
     """
     if inertia not in INERTIA_ROUTES:
         raise ValueError(f"inertia must be one of {INERTIA_ROUTES}, got {inertia!r}")
+    if formation not in FORMATIONS:
+        raise ValueError(f"formation must be one of {FORMATIONS}, got {formation!r}")
+    Qs: dict[str, list[Expr]] = {}
+    taus: dict[str, list[Expr]] = {}
+    composite = None
+    if formation != "structural":
+        if inertia == "principal":
+            if formation == "composite":
+                raise DerivationError("composite formation sums the full central tensors: "
+                                      "use inertia='full' (or formation='structural')")
+        else:
+            composite = CompositeSums(system, Qs, taus)
     g = system.graph
     speeds = system.speeds
     index = {w: i for i, w in enumerate(speeds)}
@@ -128,6 +160,10 @@ def assemble(system: SystemGraph, *, inertia: str = "full") -> Structural:
             lin = vx.add(lin, vx.scale(m, vx.tmatvec(c.S, gravity)))
             PI -= m * vx.dot(gravity, kin.position)
         Q = [g.define(f"Q{a}{name}", x) for a, x in zip("XYZ", lin)]
+        Qs[name], taus[name] = Q, tau
+        T += (m * vx.dot(c.v, c.v) + vx.dot(omega, Jomega)) / 2
+        if composite is not None:
+            continue
         JOmega = {w: [g.define(f"JΩ{a}{name}'{w}", x) for a, x in zip("XYZ", jmul(om))]
                   for w, om in Omega.items()}
         for w, Vw in c.V.items():
@@ -145,7 +181,13 @@ def assemble(system: SystemGraph, *, inertia: str = "full") -> Structural:
                     term += vx.dot(Omega[w1], JOmega[w2])
                 if term != 0:
                     M[i][j] += term
-        T += (m * vx.dot(c.v, c.v) + vx.dot(omega, Jomega)) / 2
+
+    if composite is not None:
+        Mb, Fb = composite_mf(composite)
+        for i in range(n):
+            F[i] += Fb[i]
+            for j in range(i, n):
+                M[i][j] += Mb[i][j]
 
     for el in system.model.elements:
         p = system.lookup(el.coordinate)
@@ -184,4 +226,5 @@ def assemble(system: SystemGraph, *, inertia: str = "full") -> Structural:
         for j in range(i):
             M[i][j] = M[j][i]
     return Structural(mass_matrix=M, forcing=F, kinetic_energy=T, potential_energy=PI,
-                      principal_moments=moments, element_forces=P)
+                      principal_moments=moments, element_forces=P,
+                      formation="structural" if composite is None else "composite")

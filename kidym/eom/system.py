@@ -244,3 +244,8 @@ class SystemGraph:
         self.bodies[name] = kin
         self.env.update(kin.generated)
         return kin
+
+    @property
+    def steps(self):
+        """Every elementary step of the chains (:class:`~kidym.kinematics.bodies.Step`)."""
+        return self._builder.steps

@@ -63,6 +63,35 @@ def fixed_frame() -> Frame:
                  acc=list(z))
 
 
+@dataclass(frozen=True, eq=False)
+class Step:
+    """One elementary step of a transform chain, kept for recursive (composite) sums.
+
+    Attributes
+    ----------
+    parent, child : Frame
+        The frames before and after the step.
+    R : list of list of Expr or None
+        A turn: ``parent ← child`` components, the origin kept.
+    d : list of Expr or None
+        A shift: the child origin is ``parent origin + d`` (parent components, which
+        are also the child's: the orientation is kept).
+    entering : dict of Symbol to (3-vector, 3-vector)
+        The speeds that the step's own relative motion depends on, each with the
+        increment ``(ΔΩ, ΔV)`` it adds at the step (child components) to the rigid
+        transport of its partial angular velocity and origin velocity.
+    label : str
+        The child frame's label.
+    """
+
+    parent: Frame
+    child: Frame
+    R: list[list[Expr]] | None
+    d: list[Expr] | None
+    entering: dict
+    label: str
+
+
 #: How the angular velocity of a quaternion body is represented.
 #: ``"body"``: pseudo-velocities are body-frame projections, ``Λ̇ = ½ Λ∘ω`` (seed 000 (19));
 #: ``"fixed"``: pseudo-velocities are fixed-frame projections, ``Λ̇ = ½ ω∘Λ`` (eq. (23)),
@@ -169,6 +198,13 @@ class BodyBuilder:
         self.resolve = resolve
         self.quaternions = dict(quaternions or {})
         self._trig: dict[Expr, tuple[Expr, Expr]] = {}
+        #: every elementary step taken, in order (see :class:`Step`)
+        self.steps: list[Step] = []
+
+    def _step(self, parent: Frame, child: Frame, label: str, *, R=None, d=None,
+              entering=None) -> Frame:
+        self.steps.append(Step(parent, child, R, d, dict(entering or {}), label))
+        return child
 
     # -------------------------------------------------------------- naming
     def _vec(self, label: str, comps: list[Expr], tags: tuple[str, str, str]) -> list[Expr]:
@@ -232,7 +268,11 @@ class BodyBuilder:
         acc = vx.add(vx.add(acc, vx.scale(2, vx.cross(f.omega, dd))), ddd)
         new = replace(f, origin=vx.add(f.origin, vx.matvec(f.S, d)),
                       v=vx.add(vx.add(f.v, wxd), dd), V=V, acc=acc)
-        return self._name(new, label)
+        entering: dict[se.Symbol, tuple[list[Expr], list[Expr]]] = {}
+        for i, p in enumerate(partials):
+            for w, val in p.items():
+                entering.setdefault(w, ([ZERO] * 3, [ZERO] * 3))[1][i] = val
+        return self._step(f, self._name(new, label), label, d=d, entering=entering)
 
     def rotate(self, f: Frame, R: list[list[Expr]], axis: str | None, angle: Expr | None,
                label: str) -> Frame:
@@ -251,6 +291,7 @@ class BodyBuilder:
         omega = list(omega_p)
         Omega = {w: tm(c) for w, c in f.Omega.items()}
         eps = tm(f.eps)
+        entering: dict[se.Symbol, tuple[list[Expr], list[Expr]]] = {}
         if angle is not None and not g.is_constant(angle):
             k = AXES[axis]
             rate = g.dt(angle)
@@ -259,12 +300,13 @@ class BodyBuilder:
             for w, val in self._speed_partials(rate).items():
                 Omega.setdefault(w, [ZERO] * 3)
                 Omega[w][k] = Omega[w][k] + val
+                entering[w] = (vx.scale(val, unit(axis)), [ZERO] * 3)
             e = unit(axis)
             eps = vx.add(eps, vx.scale(rate_named, vx.cross(omega_p, e)))
             eps[k] = eps[k] + g.dt(rate_named)
         new = Frame(S=vx.matmul(f.S, R), origin=f.origin, omega=omega, Omega=Omega, eps=eps,
                     v=tm(f.v), V={w: tm(c) for w, c in f.V.items()}, acc=tm(f.acc))
-        return self._name(new, label)
+        return self._step(f, self._name(new, label), label, R=R, entering=entering)
 
     # ------------------------------------------------------------------ chains
     def chain(self, start: Frame, transforms: tuple[Transform, ...], body: str,
@@ -337,7 +379,10 @@ class BodyBuilder:
 
         new = Frame(S=vx.matmul(f.S, R), origin=f.origin, omega=omega, Omega=Omega, eps=eps,
                     v=tm(f.v), V={w: tm(c) for w, c in f.V.items()}, acc=tm(f.acc))
-        return self._name(new, label)
+        # the frame turned is non-rotating: all of ω is the step's own
+        child = self._name(new, label)
+        return self._step(f, child, label, R=R,
+                          entering={w: (om, [ZERO] * 3) for w, om in child.Omega.items()})
 
     def _fixed_axes_centre(self, f: Frame, spec: QuaternionSpec, label: str) -> Frame:
         """Central frame parallel to the fixed axes turning with ``ω`` (isotropic bodies)."""
@@ -356,7 +401,11 @@ class BodyBuilder:
             Omega = {w: [se.Integer(int(i == k)) for i in range(3)]
                      for k, w in enumerate(spec.omega)}
             eps = [ZERO, ZERO, ZERO]
-        return self._name(replace(f, omega=omega, Omega=Omega, eps=eps), label)
+        one = se.Integer(1)
+        eye = [[one if i == j else ZERO for j in range(3)] for i in range(3)]
+        child = self._name(replace(f, omega=omega, Omega=Omega, eps=eps), label)
+        return self._step(f, child, label, R=eye,
+                          entering={w: (om, [ZERO] * 3) for w, om in child.Omega.items()})
 
     def _quaternion_body(self, body: Body, base: Frame,
                          spec: QuaternionSpec) -> tuple[Frame, Frame]:

@@ -293,6 +293,10 @@ def text_of(es: EquationSet) -> str:
         out.append("parameters:    " + ", ".join(f"{p.name} = {p.value:g}"
                                                  for p in m.parameters))
     out.append(f"size: {size_summary(es)}")
+    out.append("M and F:       " + (
+        "by composite bodies (Ic, hc, mc: inertia below a frame; fc, nc: their wrench; "
+        "Hc, Lc: momentum of a speed's unit motion)" if eq.formation == "composite"
+        else "body by body over partial velocities (structural matrices)"))
     out.append("")
     out.append("Kinematic equations  q̇ = B·w + β:")
     for r in es.kinematic:
