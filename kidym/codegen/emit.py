@@ -123,7 +123,11 @@ def solve_count(n: int | Sequence[int]) -> OpCount:
     ``n`` is the size of ``M``, or the sizes of its independent diagonal blocks.
     """
     c = OpCount()
-    for m in ([n] if isinstance(n, int) else n):
+    sizes = [n] if isinstance(n, int) else list(n)
+    if sizes and max(sizes) == 1:
+        c.divisions += len(sizes)   # diagonal M: w'_i = F_i / M_ii
+        return c
+    for m in sizes:
         for j in range(m):
             c.multiplications += j
             c.additions += j
@@ -172,6 +176,21 @@ def _solve_c(n: int, blocks: Sequence[Sequence[int]]) -> str:
     index table the whole right-hand side of the 3-link chain took 1.4x as long.
     """
     single = len(blocks) == 1
+    if max(len(b) for b in blocks) == 1:
+        # diagonal M: no factorisation (and no loops over empty factors, which GCC's
+        # -Wmaybe-uninitialized flags)
+        return f"""\
+/* M w' = F for a diagonal M: w'_i = F_i / M_ii. Returns 1 if a diagonal entry is
+   not positive (singular or indefinite M). */
+static int kd_solve(double *M, double *F) {{
+    for (int i = 0; i < {n}; ++i) {{
+        double d = M[i*{n}+i];
+        if (!(d > 0.0)) return 1;
+        F[i] /= d;
+    }}
+    return 0;
+}}
+"""
 
     def ix(v: str) -> str:
         return v if single else f"ix[{v}]"

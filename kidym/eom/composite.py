@@ -12,10 +12,10 @@ composite inertia of the bodies below a frame (mass ``m``, first moment
 their composite wrench (force ``f``, moment ``n`` about the origin), each
 increment's momentum ``H = I ΔΩ + h × ΔV``, ``L = m ΔV + ΔΩ × h`` at its ``E``, and
 ``(Ω_i, V_i)`` the partial twist of speed ``i`` at that frame (known from the
-kinematics) ::
+kinematics; ``Ω̂_i = Ω_i − ΔΩ_i`` when ``i`` enters at the same step) ::
 
-    A_ij = Σ_{steps of j} Ω_iᵀ H + V_iᵀ L        (pairs of increments of i at or above)
-    M_ij = A_ij + A_ji − D_ij                    (D_ij: pairs at one and the same step)
+    A_ij = Σ_{steps of j} Ω̂_iᵀ H + V̂_iᵀ L      (Ω̂_i, V̂_i: i's increments strictly above)
+    M_ij = A_ij + A_ji + Σ_{steps of both} ΔΩ_iᵀ H_j + ΔV_iᵀ L_j
     F_j  = Σ_{steps of j} ΔΩᵀ n + ΔVᵀ f
 
 When every speed enters at one step (a tree of joints) and ``i`` enters above
@@ -232,19 +232,31 @@ def composite_mf(cs: CompositeSums) -> tuple[list[list[Expr]], list[Expr]]:
             momentum[w].append((st, [g.define(f"Hc{a}{lab}", x) for a, x in zip(XYZ, H)],
                                 [g.define(f"Lc{a}{lab}", x) for a, x in zip(XYZ, L)]))
 
-    def A(i: se.Symbol, j: se.Symbol) -> Expr:
-        # pairs of increments (of i at or above the step of j's increment)
-        return sum((vx.dot(st.child.Omega.get(i, zero3), H) + vx.dot(st.child.V.get(i, zero3), L)
-                    for st, H, L in momentum[j]), ZERO)
+    def upper(i: se.Symbol, st: Step) -> tuple[list[Expr], list[Expr]]:
+        # partial twist of i at the step's child frame from increments strictly above
+        Om, V = st.child.Omega.get(i, zero3), st.child.V.get(i, zero3)
+        if (id(st), i) in incr:
+            dOm, dV = incr[id(st), i]
+            Om, V = [x - y for x, y in zip(Om, dOm)], [x - y for x, y in zip(V, dV)]
+        return Om, V
 
-    def D(i: se.Symbol, j: se.Symbol) -> Expr:
-        # pairs at one and the same step, counted in both A(i, j) and A(j, i)
-        return sum((vx.dot(incr[id(st), j][0], H) + vx.dot(incr[id(st), j][1], L)
-                    for st, H, L in momentum[i] if (id(st), j) in incr), ZERO)
+    def across(i: se.Symbol, j: se.Symbol) -> Expr:
+        # pairs (increment of i strictly above an increment of j)
+        total = ZERO
+        for st, H, L in momentum[j]:
+            Om, V = upper(i, st)
+            total += vx.dot(Om, H) + vx.dot(V, L)
+        return total
+
+    def same(i: se.Symbol, j: se.Symbol) -> Expr:
+        # pairs of increments at one and the same step
+        return sum((vx.dot(incr[id(st), i][0], H) + vx.dot(incr[id(st), i][1], L)
+                    for st, H, L in momentum[j] if (id(st), i) in incr), ZERO)
 
     M = [[ZERO] * n for _ in range(n)]
     for i, wi in enumerate(speeds):
         for j in range(i, n):
             wj = speeds[j]
-            M[i][j] = A(wi, wj) + A(wj, wi) - D(wi, wj)
+            pairs = 2 * across(wi, wi) if i == j else across(wi, wj) + across(wj, wi)
+            M[i][j] = pairs + same(wi, wj)
     return M, F

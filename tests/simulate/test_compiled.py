@@ -168,6 +168,19 @@ def test_mass_matrix_blocks_are_solved_apart():
     _, M, F = cs.evaluate(0.0, y, p)
     np.testing.assert_allclose(cs.rhs(0.0, y, p)[12:], np.linalg.solve(M, F), rtol=1e-10,
                                atol=1e-12)
+    # a diagonal M (every block 1x1: here the 2-link chain, whose joint axes x, y
+    # are orthogonal through both centres) is solved entry by entry, -Werror clean
+    from make_chain import chain_text
+
+    chain2 = kidym.derive(kidym.parse(chain_text(2)))
+    assert mass_matrix_blocks(chain2) == [[0], [1]]
+    cs = CompiledSystem.build(chain2)
+    p = cs.parameter_vector()
+    for y in np.random.default_rng(4).normal(size=(3, cs.n_y)):
+        _, M, F = cs.evaluate(0.0, y, p)
+        assert M[0, 1] == 0.0
+        np.testing.assert_allclose(cs.rhs(0.0, y, p)[2:], np.linalg.solve(M, F),
+                                   rtol=1e-12, atol=1e-14)
     # a singular block is reported even when the other block is regular
     text = "m = 1; Spin | Rz(phi) | m, 0, 0, 0; Slider | Sx(x) | m, 0, 0, 0;"
     with pytest.raises(kidym.SimulationError, match="mass matrix is singular"):
