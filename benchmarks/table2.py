@@ -32,7 +32,7 @@ from kidym.simulate.compiled import CompiledSystem
 from kidym.simulate.simulate import NumpySystem
 
 #: rtol factors tried for the compiled run at equal accuracy (1.0 = the same rtol)
-FACTORS = (1.0, 3.0, 10.0, 30.0, 0.3, 0.1)
+FACTORS = (1.0, 3.0, 10.0, 30.0, 0.3, 0.1, 0.03, 0.01)
 
 SEED = {"double_pendulum": (3.6, 5, 0.47, 59.4, 3.27, 1.10),
         "wing_nut": (37.3, 11.4, 0.41, 63.0, 25.13, 1.48),
