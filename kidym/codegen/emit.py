@@ -29,7 +29,7 @@ Generated routines (all ``double`` arrays, row-major ``M``)::
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -117,10 +117,16 @@ class CCode:
         return "\n".join(rows)
 
 
-def solve_count(n: int | Sequence[int]) -> OpCount:
-    """Operations of the Cholesky solve of ``M ẇ = F`` as written in :func:`_solve_c`.
+#: Largest block of ``M`` solved by straight-line LDLᵀ code (bigger: loops, Cholesky).
+UNROLL_MAX = 12
 
-    ``n`` is the size of ``M``, or the sizes of its independent diagonal blocks.
+
+def solve_count(n: int | Sequence[int]) -> OpCount:
+    """Operations of the dense (looped) Cholesky solve of :func:`_solve_c`.
+
+    ``n`` is the size of ``M``, or the sizes of its independent diagonal blocks. The
+    straight-line LDLᵀ of blocks up to :data:`UNROLL_MAX` counts itself
+    (:func:`_solve_ldl`).
     """
     c = OpCount()
     sizes = [n] if isinstance(n, int) else list(n)
@@ -140,6 +146,75 @@ def solve_count(n: int | Sequence[int]) -> OpCount:
             c.multiplications += 2 * i + 2
             c.additions += 2 * i
     return c
+
+
+def _solve_ldl(n: int, blocks: Sequence[Sequence[int]],
+               zero: Callable[[int, int], bool]) -> tuple[str, OpCount]:
+    """Straight-line C of ``M ẇ = F`` by ``M = L D Lᵀ``, block by block, and its count.
+
+    No square roots, one division per pivot, constant indices (the compiler keeps the
+    factor in registers), and the entries of ``M`` that are zero in the equations
+    (``zero(i, j)``) — with the fill-in they cause, followed symbolically — skipped.
+    The pivot test is the Cholesky one (``d_j`` is the square of its pivot).
+    """
+    count = OpCount()
+    lines = ["/* M w' = F by M = L D L^T, written out for each independent diagonal block",
+             "   of M (speeds that no entry couples); entries of M that are zero in the",
+             "   equations, and the fill-in they leave zero, are skipped. F is overwritten",
+             "   by w'. Returns 1 if a pivot is not positive (singular or indefinite M). */",
+             "static int kd_solve(double *M, double *F) {"]
+
+    def terms(pairs: list[str]) -> str:
+        return "".join(f" - {t}" for t in pairs)
+
+    for bi, block in enumerate(blocks):
+        m = len(block)
+        lines.append(f"    {{   /* block {bi}: speeds {', '.join(map(str, block))} */")
+
+        def mij(i: int, j: int, block: Sequence[int] = block) -> str:  # (i, j), i >= j
+            return f"M[{block[j]}*{n}+{block[i]}]"
+
+        nz = [[False] * m for _ in range(m)]  # L[i][j] structurally non-zero (i > j)
+        for j in range(m):
+            prev = [k for k in range(j) if nz[j][k]]
+            for k in prev:
+                lines.append(f"        double v{j}_{k} = L{j}_{k}*d{k};")
+                count.multiplications += 1
+            lines.append(f"        double d{j} = {mij(j, j)}"
+                         f"{terms([f'L{j}_{k}*v{j}_{k}' for k in prev])};")
+            count.multiplications += len(prev)
+            count.additions += len(prev)
+            lines.append(f"        if (!(d{j} > {PIVOT_TOLERANCE!r}*fabs({mij(j, j)})) || "
+                         f"!(d{j} > 0.0)) return 1;")
+            lines.append(f"        double i{j} = 1.0/d{j};")
+            count.divisions += 1
+            for i in range(j + 1, m):
+                common = [k for k in prev if nz[i][k]]
+                if zero(block[i], block[j]) and not common:
+                    continue
+                nz[i][j] = True
+                head = "0.0" if zero(block[i], block[j]) else mij(i, j)
+                lines.append(f"        double L{i}_{j} = ({head}"
+                             f"{terms([f'L{i}_{k}*v{j}_{k}' for k in common])})*i{j};")
+                count.multiplications += len(common) + 1
+                count.additions += len(common)
+        for i in range(m):                    # L z = F
+            prev = [k for k in range(i) if nz[i][k]]
+            lines.append(f"        double z{i} = F[{block[i]}]"
+                         f"{terms([f'L{i}_{k}*z{k}' for k in prev])};")
+            count.multiplications += len(prev)
+            count.additions += len(prev)
+        for i in reversed(range(m)):          # D Lᵀ x = z
+            after = [k for k in range(i + 1, m) if nz[k][i]]
+            lines.append(f"        double x{i} = z{i}*i{i}"
+                         f"{terms([f'L{k}_{i}*x{k}' for k in after])};")
+            count.multiplications += len(after) + 1
+            count.additions += len(after)
+        for i in range(m):
+            lines.append(f"        F[{block[i]}] = x{i};")
+        lines.append("    }")
+    lines += ["    return 0;", "}", ""]
+    return "\n".join(lines), count
 
 
 def mass_matrix_blocks(eq: Equations) -> list[list[int]]:
@@ -527,8 +602,12 @@ def generate_c(eq: Equations, *, outputs: Mapping[str, Expr] | None = None,
 
     const_lines, const_count = em.constants_routine()
     blocks = mass_matrix_blocks(eq)
-    counts = {"constants": const_count, "rhs": rhs_count,
-              "solve": solve_count([len(b) for b in blocks]),
+    if 1 < max(len(b) for b in blocks) <= UNROLL_MAX:
+        solve_src, solve_ops = _solve_ldl(
+            n_w, blocks, lambda i, j: eq.mass_matrix_named[min(i, j)][max(i, j)] == 0)
+    else:
+        solve_src, solve_ops = _solve_c(n_w, blocks), solve_count([len(b) for b in blocks])
+    counts = {"constants": const_count, "rhs": rhs_count, "solve": solve_ops,
               "outputs": out_count, "events": ev_count, "resets": reset_count}
     directions = tuple(e.direction for e in events)
     actions = tuple(1 if e.terminal else (2 if e.reset else 0) for e in events)
@@ -564,7 +643,7 @@ def generate_c(eq: Equations, *, outputs: Mapping[str, Expr] | None = None,
            "void kidym_eval(double t, const double *y, const double *p, const double *c,\n"
            "                double *qdot, double *M, double *F) {\n"
            "    kd_eval(t, y, p, c, qdot, M, F);\n}\n",
-           _solve_c(n_w, blocks),
+           solve_src,
            "int kidym_rhs(double t, const double *y, const double *p, const double *c, "
            "double *ydot) {",
            f"    double M[{n_w * n_w}], F[{n_w}];",
