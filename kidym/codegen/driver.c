@@ -9,11 +9,27 @@
  * (Dormand-Prince 7-4-5), 4 ARKODE ERK with a Butcher table given by the caller
  * (kidym passes Hairer's DOP853 coefficients, see kidym/simulate/compiled.py).
  *
+ * ARKODE does the stepping, the error control and the root finding. Around it, for
+ * the ERK methods, this file adds three things ARKODE 6.4 lacks:
+ *   - outputs from the method's own continuous extension (DOP853's, of order 7):
+ *     the stage derivatives of each accepted step are kept as kd_f computes them,
+ *     and the three extra stages of the extension are evaluated only for steps that
+ *     hold an output time (as SciPy does); without an extension the steps end on
+ *     the output times, or ARKODE's Hermite interpolant is used on request;
+ *   - a one-entry memo of f: ARKODE 6.4 re-evaluates f at the new solution after
+ *     every step although the last (FSAL) stage is that very point;
+ *   - the initial step of Hairer, Norsett & Wanner (Solving ODEs I, II.4), as SciPy
+ *     picks it: ARKODE's own first step on these problems is some 1e-11 and costs
+ *     about ten steps of growth at every start and restart;
+ *   - a linear combination of vectors (the stage sums) that accumulates each entry
+ *     in a register and skips zero coefficients, in place of the serial N_Vector's.
+ *
  * Status: 0 reached t_end, 1 stopped by a terminal event, <0 failure (the message
  * says which, with the time and state of the failure in fail_t, fail_y).
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <arkode/arkode_erkstep.h>
@@ -33,28 +49,318 @@ void kidym_events(double t, const double *y, const double *p, const double *c, d
 void kidym_reset(int k, double t, const double *y, const double *p, const double *c,
                  double *ynew);
 
+/* Output modes of the ERK methods (table[3]). */
+#define KD_OUT_HERMITE 0   /* ARKODE's interpolant */
+#define KD_OUT_STEP 1      /* steps end on every output time */
+#define KD_OUT_EXTENSION 2 /* the method's continuous extension (table gives it) */
+
+#define KD_MAX_STAGES 32   /* stages of the step plus the extension's extra stages */
+
 typedef struct {
     const double *p;
     const double *c;
     int status;        /* first failure of the right-hand side: 1 singular, 2 not finite */
     double fail_t;
     double *fail_y;
-    long nfev;
+    long nfev;         /* evaluations of the right-hand side (memo hits not counted) */
+    int ny;
+    /* memo of the last evaluation and record of the stage derivatives */
+    int record;        /* 1: keep the derivatives of the last ns-1 calls */
+    double last_t;
+    double *last_y;    /* [ny] */
+    int have_last;
+    int ring_n;        /* slots in the ring (ns - 1) */
+    long calls;        /* calls of kd_f since the last (re)start */
+    double *ring_t;    /* [ring_n] */
+    double *ring_f;    /* [ring_n * ny] */
+    /* the accepted step [t_old, t_old + h] and its continuous extension */
+    int ns, n_ext;     /* stages of the step (FSAL last), extra stages of the extension */
+    const double *tab_c, *tab_A;     /* the step's table: c[ns], A[ns*ns] */
+    const double *ext_c, *ext_A, *ext_D;  /* c[n_ext], A[n_ext*n_all], D[4*n_all] */
+    double t_old, t_new, h;
+    double *y_old, *y_new;  /* [ny] */
+    double *K;         /* [(ns + n_ext) * ny]: K[0] = f(t_old, y_old), ..., K[ns-1] = f(new) */
+    double *F;         /* [7 * ny] coefficients of the extension (when ready) */
+    int step_ok;       /* K holds the last step's stages */
+    int ext_ready;     /* F holds the extension of the last step */
+    long steps;        /* accepted steps (ARKODE; its own count restarts at a reset) */
+    long fallbacks;    /* outputs that had to use ARKODE's interpolant */
 } kd_data;
+
+static int kd_fail(kd_data *d, int s, double t, const double *y) {
+    if (!d->status) {
+        d->status = s;
+        d->fail_t = t;
+        memcpy(d->fail_y, y, sizeof(double) * d->ny);
+    }
+    return -1;  /* unrecoverable: the equations themselves fail here */
+}
 
 static int kd_f(realtype t, N_Vector y, N_Vector ydot, void *user) {
     kd_data *d = (kd_data *)user;
-    d->nfev++;
-    int s = kidym_rhs(t, N_VGetArrayPointer(y), d->p, d->c, N_VGetArrayPointer(ydot));
-    if (s) {
-        if (!d->status) {
-            d->status = s;
-            d->fail_t = t;
-            memcpy(d->fail_y, N_VGetArrayPointer(y), sizeof(double) * kidym_layout[2]);
+    const int ny = d->ny;
+    double *yd = N_VGetArrayPointer(y), *fd = N_VGetArrayPointer(ydot);
+    if (!d->record) {
+        d->nfev++;
+        int s = kidym_rhs(t, yd, d->p, d->c, fd);
+        return s ? kd_fail(d, s, t, yd) : 0;
+    }
+    double *slot = d->ring_f + (size_t)(d->calls % d->ring_n) * ny;
+    double *prev = d->ring_f + (size_t)((d->calls + d->ring_n - 1) % d->ring_n) * ny;
+    if (d->have_last && t == d->last_t && memcmp(yd, d->last_y, sizeof(double) * ny) == 0) {
+        memcpy(fd, prev, sizeof(double) * ny);  /* the same point again: same value */
+    } else {
+        d->nfev++;
+        int s = kidym_rhs(t, yd, d->p, d->c, fd);
+        if (s) return kd_fail(d, s, t, yd);
+        memcpy(d->last_y, yd, sizeof(double) * ny);
+        d->last_t = t;
+        d->have_last = 1;
+    }
+    memcpy(slot, fd, sizeof(double) * ny);
+    d->ring_t[d->calls % d->ring_n] = t;
+    d->calls++;
+    return 0;
+}
+
+/* Start (or restart after a reset) at t0, y0 with f0 = f(t0, y0): the memo holds that
+ * point, so ARKODE's own first call there is free, and it is K[0] of the first step. */
+static void kd_record_start(kd_data *d, double t0, const double *y0, const double *f0) {
+    const int ny = d->ny;
+    if (!d->record) return;
+    d->calls = 0;
+    memcpy(d->last_y, y0, sizeof(double) * ny);
+    d->last_t = t0;
+    d->have_last = 1;
+    memcpy(d->ring_f + (size_t)(d->ring_n - 1) * ny, f0, sizeof(double) * ny);
+    d->ring_t[d->ring_n - 1] = t0;
+    d->t_new = t0;
+    memcpy(d->y_new, y0, sizeof(double) * ny);
+    if (d->K) memcpy(d->K + (size_t)(d->ns - 1) * ny, f0, sizeof(double) * ny);
+    d->step_ok = 0;
+    d->ext_ready = 0;
+}
+
+/* After every accepted step (ARKODE's step postprocessing). With an extension, the
+ * step [t_new, t] gets its stage derivatives from the record of kd_f: the last ns-1
+ * calls, each checked against its stage time; K[0] is the previous step's last
+ * (FSAL) stage, f at the start. */
+static int kd_post(realtype t, N_Vector y, void *user) {
+    kd_data *d = (kd_data *)user;
+    const int ny = d->ny, ns = d->ns;
+    double *yd = N_VGetArrayPointer(y);
+    d->steps++;
+    if (!d->K) return 0;
+    const double t_start = d->t_new, h = t - t_start;
+    const double tol = 64.0 * 2.220446049250313e-16 * (fabs(t_start) + fabs(h));
+    int ok = d->calls >= ns - 1 && h != 0.0;
+    for (int i = 1; ok && i < ns; ++i) {
+        long call = d->calls - (ns - 1) + (i - 1);
+        if (fabs(d->ring_t[call % d->ring_n] - (t_start + d->tab_c[i] * h)) > tol) ok = 0;
+    }
+    double *K = d->K;
+    memcpy(K, K + (size_t)(ns - 1) * ny, sizeof(double) * ny);  /* FSAL: f(t_start) */
+    if (ok) {
+        for (int i = 1; i < ns; ++i) {
+            long call = d->calls - (ns - 1) + (i - 1);
+            memcpy(K + (size_t)i * ny, d->ring_f + (size_t)(call % d->ring_n) * ny,
+                   sizeof(double) * ny);
         }
-        return -1;  /* unrecoverable: the equations themselves fail here */
+    } else {
+        /* not the expected sequence of evaluations: no extension for this step (its
+         * outputs use ARKODE's interpolant), but f at its end for the next one */
+        d->nfev++;
+        int s = kidym_rhs(t, yd, d->p, d->c, K + (size_t)(ns - 1) * ny);
+        if (s) return kd_fail(d, s, t, yd);
+    }
+    double *tmp = d->y_old;
+    d->y_old = d->y_new;
+    d->y_new = tmp;
+    memcpy(d->y_new, yd, sizeof(double) * ny);
+    d->t_old = t_start;
+    d->t_new = t;
+    d->h = h;
+    d->step_ok = ok;
+    d->ext_ready = 0;
+    return 0;
+}
+
+/* The continuous extension of the last step at t (Hairer's DOP853 dense output: three
+ * extra stages, then a polynomial of degree 7 in x = (t - t_old)/h). Returns 0, or 1
+ * when the last step has no extension or t is outside it, or <0 when f fails. */
+static int kd_extension(kd_data *d, double t, double *yout) {
+    const int ny = d->ny, ns = d->ns, ne = d->n_ext, na = ns + ne;
+    const double h = d->h;
+    if (!d->step_ok) return 1;
+    const double slack = 1e-8 * fabs(h);
+    if (t < fmin(d->t_old, d->t_new) - slack || t > fmax(d->t_old, d->t_new) + slack)
+        return 1;
+    const double *K = d->K;
+    double *F = d->F;
+    if (!d->ext_ready) {
+        double *z = F;  /* scratch: F is filled only after the extra stages */
+        for (int s = 0; s < ne; ++s) {
+            const double *a = d->ext_A + (size_t)s * na;
+            for (int j = 0; j < ny; ++j) {
+                double acc = 0.0;
+                for (int k = 0; k < ns + s; ++k)
+                    if (a[k] != 0.0) acc += a[k] * K[(size_t)k * ny + j];
+                z[j] = d->y_old[j] + h * acc;
+            }
+            double ts = d->t_old + d->ext_c[s] * h;
+            d->nfev++;
+            int st = kidym_rhs(ts, z, d->p, d->c, d->K + (size_t)(ns + s) * ny);
+            if (st) {
+                kd_fail(d, st, ts, z);
+                return -1;
+            }
+        }
+        for (int j = 0; j < ny; ++j) {
+            double dy = d->y_new[j] - d->y_old[j];
+            F[j] = dy;
+            F[ny + j] = h * K[j] - dy;
+            F[2 * ny + j] = 2.0 * dy - h * (K[(size_t)(ns - 1) * ny + j] + K[j]);
+        }
+        for (int i = 0; i < 4; ++i) {
+            const double *Di = d->ext_D + (size_t)i * na;
+            for (int j = 0; j < ny; ++j) {
+                double acc = 0.0;
+                for (int k = 0; k < na; ++k)
+                    if (Di[k] != 0.0) acc += Di[k] * K[(size_t)k * ny + j];
+                F[(size_t)(3 + i) * ny + j] = h * acc;
+            }
+        }
+        d->ext_ready = 1;
+    }
+    const double x = (t - d->t_old) / h;
+    for (int j = 0; j < ny; ++j) {
+        double v = 0.0;
+        for (int i = 6; i >= 0; --i) {
+            v += F[(size_t)i * ny + j];
+            v *= ((6 - i) % 2 == 0) ? x : 1.0 - x;
+        }
+        yout[j] = d->y_old[j] + v;
     }
     return 0;
+}
+
+/* g_k on the continuous extension of the last step (y: scratch [ny], g: [nev]). */
+static double kd_event_on_extension(kd_data *d, int k, double t, double *y, double *g) {
+    kd_extension(d, t, y);
+    kidym_events(t, y, d->p, d->c, g);
+    return g[k];
+}
+
+/* The root of event k near ARKODE's t, on the continuous extension: ARKODE locates
+ * roots on its own interpolant (cubic here, to spare evaluations), which is less
+ * accurate than the steps. A sign change of g_k is bracketed around t within the
+ * step, then closed by the Illinois method to 100 ulps of the time scale; the later
+ * end of the bracket (the side where g_k has crossed) is returned. Without a sign
+ * change in the step (a touching root), t stays. */
+static double kd_refine_root(kd_data *d, int k, double t, int nev) {
+    const int ny = d->ny;
+    double y[ny], g[nev > 0 ? nev : 1];
+    const double lo = fmin(d->t_old, d->t_new), hi = fmax(d->t_old, d->t_new);
+    const double tol = 100.0 * 2.220446049250313e-16 * (fabs(t) + fabs(d->h));
+    double ft = kd_event_on_extension(d, k, t, y, g);
+    if (ft == 0.0) return t;
+    double a = t, fa = ft, b = t, fb = ft;
+    int found = 0;
+    for (double delta = tol; !found && delta < 4.0 * (hi - lo) + tol; delta *= 4.0) {
+        double tl = fmax(lo, t - delta), tr = fmin(hi, t + delta);
+        double fl = kd_event_on_extension(d, k, tl, y, g);
+        if ((fl < 0.0) != (ft < 0.0) || fl == 0.0) {
+            a = tl; fa = fl; b = t; fb = ft; found = 1;
+            break;
+        }
+        double fr = kd_event_on_extension(d, k, tr, y, g);
+        if ((fr < 0.0) != (ft < 0.0) || fr == 0.0) {
+            a = t; fa = ft; b = tr; fb = fr; found = 1;
+            break;
+        }
+        if (tl == lo && tr == hi) break;
+    }
+    if (!found) return t;
+    if (fa == 0.0) return a;
+    if (fb == 0.0) return b;
+    /* Illinois: [a, b] (either order) keeps fa, fb of opposite signs */
+    for (int it = 0; it < 200 && fabs(b - a) > tol; ++it) {
+        double c = (a * fb - b * fa) / (fb - fa);
+        if (!(c > fmin(a, b) && c < fmax(a, b))) c = 0.5 * (a + b);
+        double fc = kd_event_on_extension(d, k, c, y, g);
+        if (fc == 0.0) return c;
+        if ((fc < 0.0) != (fb < 0.0)) {
+            a = b;
+            fa = fb;
+        } else {
+            fa *= 0.5;
+        }
+        b = c;
+        fb = fc;
+    }
+    return fmax(a, b);
+}
+
+/* Linear combination z = sum c[i] X[i] for ARKODE's stage sums: each entry summed in
+ * a register, zero coefficients skipped (z may be one of the X: entry j is read
+ * before it is written). */
+static int kd_linear_combination(int nvec, realtype *c, N_Vector *X, N_Vector z) {
+    const double *xs[64];
+    double cs[64];
+    if (nvec > 64) {
+        N_VScale(c[0], X[0], z);
+        for (int i = 1; i < nvec; ++i) N_VLinearSum(1.0, z, c[i], X[i], z);
+        return 0;
+    }
+    int m = 0;
+    for (int i = 0; i < nvec; ++i) {
+        if (c[i] == 0.0) continue;
+        xs[m] = NV_DATA_S(X[i]);
+        cs[m] = c[i];
+        ++m;
+    }
+    double *zd = NV_DATA_S(z);
+    const sunindextype n = NV_LENGTH_S(z);
+    for (sunindextype j = 0; j < n; ++j) {
+        double acc = 0.0;
+        for (int k = 0; k < m; ++k) acc += cs[k] * xs[k][j];
+        zd[j] = acc;
+    }
+    return 0;
+}
+
+/* Initial step of Hairer, Norsett & Wanner (Solving ODEs I, II.4): one evaluation. */
+static double kd_initial_step(kd_data *d, double t0, const double *y0, const double *f0,
+                              double t_end, double rtol, double atol, int order,
+                              double max_step) {
+    const int ny = d->ny;
+    double span = fabs(t_end - t0), dir = t_end >= t0 ? 1.0 : -1.0;
+    if (span == 0.0 || ny == 0) return 0.0;
+    double d0 = 0.0, d1 = 0.0, d2 = 0.0, h0, h1;
+    double y1[ny], f1[ny];
+    for (int j = 0; j < ny; ++j) {
+        double sc = atol + fabs(y0[j]) * rtol;
+        d0 += (y0[j] / sc) * (y0[j] / sc);
+        d1 += (f0[j] / sc) * (f0[j] / sc);
+    }
+    d0 = sqrt(d0 / ny);
+    d1 = sqrt(d1 / ny);
+    h0 = (d0 < 1e-5 || d1 < 1e-5) ? 1e-6 : 0.01 * d0 / d1;
+    if (h0 > span) h0 = span;
+    for (int j = 0; j < ny; ++j) y1[j] = y0[j] + h0 * dir * f0[j];
+    d->nfev++;
+    if (kidym_rhs(t0 + h0 * dir, y1, d->p, d->c, f1)) return 0.0;  /* ARKODE's own then */
+    for (int j = 0; j < ny; ++j) {
+        double sc = atol + fabs(y0[j]) * rtol, e = (f1[j] - f0[j]) / sc;
+        d2 += e * e;
+    }
+    d2 = sqrt(d2 / ny) / h0;
+    double dm = d1 > d2 ? d1 : d2;
+    h1 = (d1 <= 1e-15 && d2 <= 1e-15) ? fmax(1e-6, h0 * 1e-3) : pow(0.01 / dm, 1.0 / (order + 1));
+    double h = fmin(100.0 * h0, h1);
+    h = fmin(h, span);
+    if (max_step > 0) h = fmin(h, max_step);
+    return h;
 }
 
 static int kd_g(realtype t, N_Vector y, realtype *g, void *user) {
@@ -70,7 +376,9 @@ typedef struct {
     SUNLinearSolver LS;
     SUNNonlinearSolver NLS;
     ARKodeButcherTable table;
-    int exact;         /* ERK: step onto every output time instead of interpolating */
+    int out_mode;      /* ERK: KD_OUT_* */
+    int order;         /* ERK: order of the embedding (initial step) */
+    double rtol, atol, max_step, t_end;
 } kd_solver;
 
 static int kd_create(kd_solver *s, int method, SUNContext ctx, double t0, N_Vector y,
@@ -79,7 +387,12 @@ static int kd_create(kd_solver *s, int method, SUNContext ctx, double t0, N_Vect
     int flag = 0;
     s->arkode = method >= 2;
     s->table = NULL;
-    s->exact = table && table[3] != 0.0;
+    s->out_mode = table ? (int)table[3] : KD_OUT_HERMITE;
+    s->order = table && table[2] > 0 ? (int)table[2] : 4;
+    s->rtol = rtol;
+    s->atol = atol;
+    s->max_step = max_step;
+    s->t_end = t_end;
     s->A = NULL;
     s->LS = NULL;
     s->NLS = NULL;
@@ -108,6 +421,8 @@ static int kd_create(kd_solver *s, int method, SUNContext ctx, double t0, N_Vect
             flag |= CVodeSetRootDirection(s->mem, dirs);
         }
     } else {
+        /* ERK: the stage sums through kd_linear_combination (clones inherit the ops) */
+        y->ops->nvlinearcombination = kd_linear_combination;
         s->mem = ERKStepCreate(kd_f, t0, y, ctx);
         if (!s->mem) return -100;
         if (method == 4) {
@@ -126,6 +441,10 @@ static int kd_create(kd_solver *s, int method, SUNContext ctx, double t0, N_Vect
         }
         flag |= ERKStepSStolerances(s->mem, rtol, atol);
         flag |= ERKStepSetUserData(s->mem, d);
+        flag |= ERKStepSetPostprocessStepFn(s->mem, kd_post);
+        /* with the extension ARKODE's interpolant serves root finding only: the cubic
+         * Hermite needs no evaluations beyond the step's (degree 4-5 take up to 4) */
+        if (s->out_mode == KD_OUT_EXTENSION) flag |= ERKStepSetInterpolantDegree(s->mem, 3);
         flag |= ERKStepSetErrFile(s->mem, NULL);
         flag |= ERKStepSetMaxNumSteps(s->mem, max_steps);
         if (max_step > 0) flag |= ERKStepSetMaxStep(s->mem, max_step);
@@ -136,6 +455,17 @@ static int kd_create(kd_solver *s, int method, SUNContext ctx, double t0, N_Vect
         }
     }
     return flag ? -101 : 0;
+}
+
+/* (Re)start bookkeeping of the ERK methods at t0, y0 with f0 = f(t0, y0): the record
+ * and memo, and the initial step. */
+static int kd_start(kd_solver *s, kd_data *d, double t0, const double *y0,
+                    const double *f0) {
+    if (!s->arkode) return 0;
+    kd_record_start(d, t0, y0, f0);
+    double h0 = kd_initial_step(d, t0, y0, f0, s->t_end, s->rtol, s->atol, s->order,
+                                s->max_step);
+    return h0 > 0.0 ? ERKStepSetInitStep(s->mem, h0) : 0;
 }
 
 static void kd_free(kd_solver *s) {
@@ -149,12 +479,21 @@ static void kd_free(kd_solver *s) {
 
 static int kd_step(kd_solver *s, double tout, N_Vector y, double *t) {
     if (s->arkode) {
-        if (s->exact) ERKStepSetStopTime(s->mem, tout);
+        if (s->out_mode == KD_OUT_STEP) ERKStepSetStopTime(s->mem, tout);
         int f = ERKStepEvolve(s->mem, tout, y, t, ARK_NORMAL);
         return f == ARK_ROOT_RETURN ? 2 : (f == ARK_TSTOP_RETURN ? 0 : f);
     }
     int f = CVode(s->mem, tout, y, t, CV_NORMAL);
     return f == CV_ROOT_RETURN ? 2 : (f == CV_TSTOP_RETURN ? 0 : f);
+}
+
+/* The state at t (ARKODE's return): from the continuous extension where there is one;
+ * otherwise as ARKODE gave it (counted as a fallback when an extension was wanted). */
+static int kd_output_state(kd_solver *s, kd_data *d, double t, N_Vector y) {
+    if (!s->arkode || s->out_mode != KD_OUT_EXTENSION) return 0;
+    int r = kd_extension(d, t, N_VGetArrayPointer(y));
+    if (r > 0) d->fallbacks++;
+    return r < 0 ? r : 0;
 }
 
 static int kd_reinit(kd_solver *s, double t, N_Vector y) {
@@ -167,21 +506,28 @@ static const char *kd_flag_name(kd_solver *s, int flag) {
     return CVodeGetReturnFlagName(flag);
 }
 
-static void kd_counts(kd_solver *s, long *stats) {
+static void kd_counts(kd_solver *s, kd_data *d, long *stats) {
     long nst = 0;
-    if (s->arkode) ERKStepGetNumSteps(s->mem, &nst);
-    else CVodeGetNumSteps(s->mem, &nst);
+    if (s->arkode) {
+        nst = d->steps;
+    } else {
+        CVodeGetNumSteps(s->mem, &nst);
+    }
     stats[1] += nst;
+    stats[4] = d->fallbacks;
 }
 
 /* Integrate from t0, y0 to t_out[n_out-1], writing the state at every t_out[i] into
  * y_out[i*ny..]. Events are written to ev_t, ev_k, ev_y (state before any reset).
  * stats: [0] right-hand-side evaluations, [1] steps, [2] outputs written,
- * [3] events recorded.
- * table (may be NULL): for the ARKODE methods {s, q, p, exact outputs (0/1)}, followed
- * for method 4 by its Butcher table c[s], A[s*s] (row-major), b[s], d[s] (order q,
- * embedding of order p). With exact outputs the ERK steps end on every output time,
- * so outputs carry the method's accuracy rather than that of ARKODE's interpolant. */
+ * [3] events recorded, [4] outputs that wanted the continuous extension but got
+ * ARKODE's interpolant.
+ * table (may be NULL): for the ARKODE methods {s, q, p, output mode (KD_OUT_*)}, with
+ * p the embedding's order; for method 4 followed by its Butcher table c[s],
+ * A[s*s] (row-major), b[s], d[s] (order q, embedding of order p), and with
+ * KD_OUT_EXTENSION by the continuous extension: n_ext, c_ext[n_ext],
+ * A_ext[n_ext*(s+n_ext)], D[4*(s+n_ext)] (Hairer's DOP853 layout: the step's last
+ * stage is f at the new solution). */
 int kidym_simulate(const double *p, double t0, const double *y0, int n_out,
                    const double *t_out, int method, double rtol, double atol,
                    double max_step, long max_steps, double *y_out, int max_events,
@@ -191,21 +537,64 @@ int kidym_simulate(const double *p, double t0, const double *y0, int n_out,
     const int nc = kidym_layout[4];
     const int nev = kidym_layout[6];
     double c_work[nc > 0 ? nc : 1];
-    double ynew[ny];
+    double ynew[ny], f0[ny];
     int dirs[nev > 0 ? nev : 1], roots[nev > 0 ? nev : 1];
     int status = 0, done = 0, n_ev = 0;
     double t = t0;
-    kd_data d = {p, c_work, 0, 0.0, fail_y, 0};
+    kd_data d;
     kd_solver s;
     SUNContext ctx = NULL;
     N_Vector y = NULL;
+    double *work = NULL;
 
+    memset(&d, 0, sizeof d);
+    d.p = p;
+    d.c = c_work;
+    d.fail_y = fail_y;
+    d.ny = ny;
     message[0] = '\0';
-    stats[0] = stats[1] = stats[2] = stats[3] = 0;
+    stats[0] = stats[1] = stats[2] = stats[3] = stats[4] = 0;
     kidym_constants(p, c_work);
     for (int k = 0; k < nev; ++k) dirs[k] = kidym_event_direction[k];
+    if (method >= 2) {
+        /* ERK: memo and record of f; with an extension, its stages and coefficients */
+        int ns = method == 4 && table ? (int)table[0] : 1;
+        int mode = table ? (int)table[3] : KD_OUT_HERMITE;
+        int ext = method == 4 && mode == KD_OUT_EXTENSION;
+        int ne = 0;
+        if (ext) {
+            const double *q = table + 4 + (size_t)ns * (ns + 3);
+            ne = (int)q[0];
+            d.ext_c = q + 1;
+            d.ext_A = d.ext_c + ne;
+            d.ext_D = d.ext_A + (size_t)ne * (ns + ne);
+            d.tab_c = table + 4;
+            if (ns + ne > KD_MAX_STAGES) ext = 0;
+        }
+        d.record = 1;
+        d.ns = ns;
+        d.n_ext = ne;
+        d.ring_n = ns > 1 ? ns - 1 : 1;
+        size_t nwork = (size_t)ny * (1 + d.ring_n + 2) + d.ring_n;
+        if (ext) nwork += (size_t)ny * (ns + ne + 7);
+        work = malloc(sizeof(double) * (nwork > 0 ? nwork : 1));
+        if (!work) {
+            snprintf(message, message_len, "out of memory");
+            return -100;
+        }
+        d.last_y = work;
+        d.ring_f = d.last_y + ny;
+        d.y_old = d.ring_f + (size_t)d.ring_n * ny;
+        d.y_new = d.y_old + ny;
+        d.ring_t = d.y_new + ny;
+        if (ext) {
+            d.K = d.ring_t + d.ring_n;
+            d.F = d.K + (size_t)ny * (ns + ne);
+        }
+    }
     if (SUNContext_Create(NULL, &ctx)) {
         snprintf(message, message_len, "cannot create the SUNDIALS context");
+        free(work);
         return -100;
     }
     y = N_VNew_Serial(ny, ctx);
@@ -217,8 +606,8 @@ int kidym_simulate(const double *p, double t0, const double *y0, int n_out,
         ++done;
     }
     {
-        double ydot0[ny];
-        int s0 = kidym_rhs(t0, y0, p, c_work, ydot0);
+        d.nfev++;
+        int s0 = kidym_rhs(t0, y0, p, c_work, f0);
         if (s0) {
             d.status = s0;
             d.fail_t = t0;
@@ -229,15 +618,26 @@ int kidym_simulate(const double *p, double t0, const double *y0, int n_out,
     }
     status = kd_create(&s, method, ctx, t0, y, &d, rtol, atol, max_step, max_steps,
                        n_out ? t_out[n_out - 1] : t0, nev, dirs, table);
+    if (!status && kd_start(&s, &d, t0, y0, f0)) status = -101;
     if (status) {
         snprintf(message, message_len, "the integrator could not be set up (flag %d)", status);
         kd_free(&s);
         N_VDestroy(y);
         SUNContext_Free(&ctx);
+        free(work);
         return status;
     }
     while (done < n_out) {
         int flag = kd_step(&s, t_out[done], y, &t);
+        if (flag == 2 && s.arkode && s.out_mode == KD_OUT_EXTENSION && d.step_ok) {
+            /* the event time on the extension (the earliest of the events found) */
+            ERKStepGetRootInfo(s.mem, roots);
+            double tr = INFINITY;
+            for (int k = 0; k < nev; ++k)
+                if (roots[k]) tr = fmin(tr, kd_refine_root(&d, k, t, nev));
+            if (isfinite(tr)) t = tr;
+        }
+        if ((flag == 0 || flag == 2) && kd_output_state(&s, &d, t, y)) flag = -1;
         if (flag == 0) {
             memcpy(y_out + (size_t)done * ny, N_VGetArrayPointer(y), sizeof(double) * ny);
             ++done;
@@ -270,6 +670,16 @@ int kidym_simulate(const double *p, double t0, const double *y0, int n_out,
             }
             if (reset) {
                 int rf = kd_reinit(&s, t, y);
+                if (!rf && s.arkode) {
+                    d.nfev++;
+                    int sr = kidym_rhs(t, ycur, p, c_work, f0);
+                    if (sr) {
+                        kd_fail(&d, sr, t, ycur);
+                        status = -200 - sr;
+                        break;
+                    }
+                    rf = kd_start(&s, &d, t, ycur, f0);
+                }
                 if (rf) {
                     status = -102;
                     snprintf(message, message_len, "restart after a reset failed (%s)",
@@ -297,7 +707,7 @@ int kidym_simulate(const double *p, double t0, const double *y0, int n_out,
         }
         break;
     }
-    kd_counts(&s, stats);
+    kd_counts(&s, &d, stats);
     kd_free(&s);
 finish_noint:
     if (d.status && status <= -200) *fail_t = d.fail_t;
@@ -306,6 +716,7 @@ finish_noint:
     stats[3] = n_ev;
     N_VDestroy(y);
     SUNContext_Free(&ctx);
+    free(work);
     return status;
 }
 

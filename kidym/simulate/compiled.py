@@ -55,6 +55,13 @@ def _ptr(a: np.ndarray) -> ctypes.c_void_p:
     return a.ctypes.data_as(_D)
 
 
+#: How the ARKODE methods produce the state at the output times (``output_mode``).
+OUTPUT_MODES = {"hermite": 0, "step": 1, "extension": 2}
+
+#: Embedding orders of ARKODE's built-in tables (the initial step uses them).
+_EMBEDDING_ORDER = {"Fehlberg78": 7, "ERK5": 4}
+
+
 @functools.cache
 def _erk8_table() -> np.ndarray:
     """``{s, q, p}`` and ``c, A, b, d`` of ``ERK8`` (see :func:`_arkode_options`)."""
@@ -70,7 +77,25 @@ def _erk8_table() -> np.ndarray:
     return np.concatenate([[s, 8.0, 5.0], c, A.ravel(), b, d])
 
 
-def _arkode_options(method: str, exact_outputs: bool) -> np.ndarray | None:
+@functools.cache
+def _erk8_extension() -> np.ndarray:
+    """DOP853's continuous extension in the driver's layout (``driver.c``).
+
+    Read from SciPy like the table: the three extra stages (``C[13:]``,
+    ``A[13:, :16]``) and the 4 × 16 matrix ``D`` of the degree-7 polynomial, over the
+    13 stages of :func:`_erk8_table` (the last is ``f`` at the new solution) and the
+    three extra ones.
+    """
+    from scipy.integrate._ivp import dop853_coefficients as dop
+
+    n_all = dop.N_STAGES_EXTENDED
+    s = dop.N_STAGES + 1
+    ne = n_all - s
+    return np.concatenate([[ne], dop.C[s:n_all], dop.A[s:n_all, :n_all].ravel(),
+                           dop.D.ravel()])
+
+
+def _arkode_options(method: str, output_mode: str) -> np.ndarray | None:
     """The driver's ``table`` argument (layout in ``driver.c``) for an ARKODE method.
 
     ``ERK8`` is Hairer's DOP853 formula run by ARKODE: SUNDIALS 6.4 (Debian 12) has
@@ -82,16 +107,35 @@ def _arkode_options(method: str, exact_outputs: bool) -> np.ndarray | None:
     (``A[12] = b``, ``c = 1``), completes the table as in SciPy, where it is the
     first stage of the next step: with the 12 stages alone the run under ARKODE 6.4
     converged at first order (measured), with it at the method's order
-    (``tests/simulate/test_compiled.py`` checks the order).
+    (``tests/simulate/test_compiled.py`` checks the order). With
+    ``output_mode="extension"`` DOP853's continuous extension follows
+    (:func:`_erk8_extension`).
     """
     if COMPILED_METHODS[method][0] not in (2, 3, 4):
         return None
-    head = np.array([0.0, 0.0, 0.0, 1.0 if exact_outputs else 0.0])
+    head = np.array([0.0, 0.0, float(_EMBEDDING_ORDER.get(method, 0)),
+                     float(OUTPUT_MODES[output_mode])])
     if method != "ERK8":
         return head
     table = _erk8_table()
     head[:3] = table[:3]
-    return np.concatenate([head, table[3:]])
+    parts = [head, table[3:]]
+    if output_mode == "extension":
+        parts.append(_erk8_extension())
+    return np.concatenate(parts)
+
+
+def _output_mode(method: str, output_mode: str) -> str:
+    """The effective output mode of an ARKODE method (``"auto"`` resolved)."""
+    if output_mode == "auto":
+        return "extension" if method == "ERK8" else "step"
+    if output_mode not in OUTPUT_MODES:
+        raise ValueError(f"output_mode {output_mode!r}: choose one of auto, "
+                         + ", ".join(OUTPUT_MODES))
+    if output_mode == "extension" and method != "ERK8":
+        raise ValueError(f"method {method!r} has no continuous extension; output_mode "
+                         "'extension' needs ERK8 (use 'step' or 'hermite')")
+    return output_mode
 
 
 def _erk8_tolerances(rtol: float, atol: float) -> tuple[float, float]:
@@ -253,13 +297,17 @@ class CompiledSystem:
     def integrate(self, y0: np.ndarray, p: np.ndarray, times: np.ndarray, *, t0: float,
                   method: str = "ERK8", rtol: float = 1e-9, atol: float = 1e-12,
                   max_step: float = np.inf, max_steps: int = 10_000_000,
-                  max_events: int = 10_000, exact_outputs: bool = True) -> dict:
+                  max_events: int = 10_000, output_mode: str = "auto") -> dict:
         """Run the C driver once; raw arrays and status (see :func:`simulate_compiled`).
 
-        ``exact_outputs`` (ARKODE methods): step onto every output time, so that the
-        outputs have the accuracy of the steps; otherwise they come from ARKODE's
-        Hermite interpolant, of degree at most 5, which is far less accurate than an
-        8th-order step (fewer steps, when outputs are dense).
+        ``output_mode`` (ARKODE methods) says how the state at the output times is
+        obtained: ``"extension"`` from the method's continuous extension (``ERK8``:
+        DOP853's, of order 7, three extra evaluations in each step that holds an
+        output), ``"step"`` by ending steps on every output time (the outputs have
+        the accuracy of the steps, at the cost of shorter steps where outputs are
+        dense), ``"hermite"`` from ARKODE's Hermite interpolant (degree at most 5,
+        far less accurate than an 8th-order step). ``"auto"``: ``"extension"`` for
+        ``ERK8``, ``"step"`` for the other ARKODE methods.
         """
         method = METHOD_ALIASES.get(method, method)
         if method not in COMPILED_METHODS:
@@ -275,11 +323,12 @@ class CompiledSystem:
         ev_t = np.empty(max_events)
         ev_k = np.empty(max_events, dtype=np.intc)
         ev_y = np.empty((max_events, ny))
-        stats = np.zeros(4, dtype=np.int_)
+        stats = np.zeros(5, dtype=np.int_)
         fail_t = np.zeros(1)
         fail_y = np.zeros(ny)
         msg = ctypes.create_string_buffer(512)
-        table = _arkode_options(method, exact_outputs)
+        mode = _output_mode(method, output_mode) if method not in ("BDF", "Adams") else ""
+        table = _arkode_options(method, mode)
         inner_rtol, inner_atol = (_erk8_tolerances(rtol, atol) if method == "ERK8"
                                   else (rtol, atol))
         started = _time.perf_counter()
@@ -296,7 +345,8 @@ class CompiledSystem:
                 "t": times[:n_done], "y": y_out[:n_done], "nfev": int(stats[0]),
                 "nsteps": int(stats[1]), "events_t": ev_t[:n_ev], "events_k": ev_k[:n_ev],
                 "events_y": ev_y[:n_ev], "fail_t": float(fail_t[0]), "fail_y": fail_y,
-                "wall_time_s": wall, "method": method,
+                "wall_time_s": wall, "method": method, "output_mode": mode,
+                "extension_fallbacks": int(stats[4]),
                 "arkode_tolerances": (inner_rtol, inner_atol)}
 
 
@@ -340,6 +390,9 @@ def to_result(system: CompiledSystem, raw: dict, p: np.ndarray, *, rtol: float, 
              "build_time_s": system.build_time_s, **(extra or {})}
     if raw["method"] == "ERK8":
         stats["arkode_tolerances"] = raw["arkode_tolerances"]
+    if raw["output_mode"]:
+        stats["output_mode"] = raw["output_mode"]
+        stats["extension_fallbacks"] = raw["extension_fallbacks"]
     message = raw["message"] or ("reached the end" if status == 0 else "")
     return Result(t=t, values=values, state_names=system.state_names,
                   success=status in (0, 1), status=0 if status == 0 else (1 if status == 1

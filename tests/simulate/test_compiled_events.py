@@ -72,6 +72,31 @@ def test_recorded_events_do_not_stop_the_run():
     assert r.t[-1] == 5.0
 
 
+def test_event_times_follow_the_tolerance_on_the_extension():
+    """ERK8 refines ARKODE's root on DOP853's continuous extension.
+
+    ARKODE locates roots on its own interpolant (cubic in the extension mode, degree
+    5 otherwise), whose error does not shrink like the steps'; refined on the
+    extension, the crossing times of the large swing follow rtol against the closed
+    form (19 crossings in 5 s).
+    """
+    cross = kidym.Event("phi", direction=0, name="cross")
+    cs = CompiledSystem.build(equations(PENDULUM), events=[cross])
+    omega0 = np.sqrt(9.81 * 0.5 / (1 / 3))
+    expected = ellipk(np.sin(1.0) ** 2) / omega0 * np.arange(1, 40, 2)
+    expected = expected[expected < 5]
+    p, times = cs.parameter_vector(), np.linspace(0, 5, 11)
+    err = {}
+    for mode in ("extension", "hermite"):
+        for rtol in (1e-8, 1e-12):
+            raw = cs.integrate(np.array([2.0, 0.0]), p, times, t0=0.0, rtol=rtol,
+                               atol=rtol * 1e-2, output_mode=mode)
+            assert raw["status"] == 0 and len(raw["events_t"]) == len(expected)
+            err[mode, rtol] = np.abs(raw["events_t"] - expected).max()
+    assert err["extension", 1e-12] < 1e-9 < err["hermite", 1e-12], err
+    assert err["extension", 1e-12] < err["extension", 1e-8] / 1000, err
+
+
 def test_events_name_unknown_quantities():
     with pytest.raises(ValueError, match="`zz` is not a state"):
         CompiledSystem.build(equations(BALL), events=[kidym.Event("zz")])
