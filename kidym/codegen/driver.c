@@ -201,12 +201,13 @@ static int kd_extension(kd_data *d, double t, double *yout) {
         double *z = F;  /* scratch: F is filled only after the extra stages */
         for (int s = 0; s < ne; ++s) {
             const double *a = d->ext_A + (size_t)s * na;
-            for (int j = 0; j < ny; ++j) {
-                double acc = 0.0;
-                for (int k = 0; k < ns + s; ++k)
-                    if (a[k] != 0.0) acc += a[k] * K[(size_t)k * ny + j];
-                z[j] = d->y_old[j] + h * acc;
+            for (int j = 0; j < ny; ++j) z[j] = 0.0;
+            for (int k = 0; k < ns + s; ++k) {
+                if (a[k] == 0.0) continue;
+                const double ak = a[k], *Kk = K + (size_t)k * ny;
+                for (int j = 0; j < ny; ++j) z[j] += ak * Kk[j];
             }
+            for (int j = 0; j < ny; ++j) z[j] = d->y_old[j] + h * z[j];
             double ts = d->t_old + d->ext_c[s] * h;
             d->nfev++;
             int st = kidym_rhs(ts, z, d->p, d->c, d->K + (size_t)(ns + s) * ny);
@@ -215,30 +216,34 @@ static int kd_extension(kd_data *d, double t, double *yout) {
                 return -1;
             }
         }
+        const double *Kl = K + (size_t)(ns - 1) * ny;
         for (int j = 0; j < ny; ++j) {
             double dy = d->y_new[j] - d->y_old[j];
             F[j] = dy;
             F[ny + j] = h * K[j] - dy;
-            F[2 * ny + j] = 2.0 * dy - h * (K[(size_t)(ns - 1) * ny + j] + K[j]);
+            F[2 * ny + j] = 2.0 * dy - h * (Kl[j] + K[j]);
         }
         for (int i = 0; i < 4; ++i) {
             const double *Di = d->ext_D + (size_t)i * na;
-            for (int j = 0; j < ny; ++j) {
-                double acc = 0.0;
-                for (int k = 0; k < na; ++k)
-                    if (Di[k] != 0.0) acc += Di[k] * K[(size_t)k * ny + j];
-                F[(size_t)(3 + i) * ny + j] = h * acc;
+            double *Fi = F + (size_t)(3 + i) * ny;
+            for (int j = 0; j < ny; ++j) Fi[j] = 0.0;
+            for (int k = 0; k < na; ++k) {
+                if (Di[k] == 0.0) continue;
+                const double dk = h * Di[k], *Kk = K + (size_t)k * ny;
+                for (int j = 0; j < ny; ++j) Fi[j] += dk * Kk[j];
             }
         }
         d->ext_ready = 1;
     }
-    const double x = (t - d->t_old) / h;
+    const double x = (t - d->t_old) / h, u = 1.0 - x;
     for (int j = 0; j < ny; ++j) {
-        double v = 0.0;
-        for (int i = 6; i >= 0; --i) {
-            v += F[(size_t)i * ny + j];
-            v *= ((6 - i) % 2 == 0) ? x : 1.0 - x;
-        }
+        double v = F[6 * ny + j];
+        v = (v * x + F[5 * ny + j]) * u;
+        v = (v + F[4 * ny + j]) * x;
+        v = (v + F[3 * ny + j]) * u;
+        v = (v + F[2 * ny + j]) * x;
+        v = (v + F[ny + j]) * u;
+        v = (v + F[j]) * x;
         yout[j] = d->y_old[j] + v;
     }
     return 0;

@@ -176,12 +176,11 @@ def _solve_ldl(n: int, blocks: Sequence[Sequence[int]],
 
         nz = [[False] * m for _ in range(m)]  # L[i][j] structurally non-zero (i > j)
         for j in range(m):
+            # t{i}_{j} = L[i][j] d[j] is kept unscaled: d[j] and column j need no
+            # multiplication by d[k], and L[i][j] = t{i}_{j} / d[j] waits for one division
             prev = [k for k in range(j) if nz[j][k]]
-            for k in prev:
-                lines.append(f"        double v{j}_{k} = L{j}_{k}*d{k};")
-                count.multiplications += 1
             lines.append(f"        double d{j} = {mij(j, j)}"
-                         f"{terms([f'L{j}_{k}*v{j}_{k}' for k in prev])};")
+                         f"{terms([f'L{j}_{k}*t{j}_{k}' for k in prev])};")
             count.multiplications += len(prev)
             count.additions += len(prev)
             lines.append(f"        if (!(d{j} > {PIVOT_TOLERANCE!r}*fabs({mij(j, j)})) || "
@@ -194,8 +193,9 @@ def _solve_ldl(n: int, blocks: Sequence[Sequence[int]],
                     continue
                 nz[i][j] = True
                 head = "0.0" if zero(block[i], block[j]) else mij(i, j)
-                lines.append(f"        double L{i}_{j} = ({head}"
-                             f"{terms([f'L{i}_{k}*v{j}_{k}' for k in common])})*i{j};")
+                lines.append(f"        double t{i}_{j} = {head}"
+                             f"{terms([f'L{i}_{k}*t{j}_{k}' for k in common])};")
+                lines.append(f"        double L{i}_{j} = t{i}_{j}*i{j};")
                 count.multiplications += len(common) + 1
                 count.additions += len(common)
         for i in range(m):                    # L z = F

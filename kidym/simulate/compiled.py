@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kidym.codegen.build import BASE_FLAGS, build
+from kidym.codegen.build import BASE_FLAGS, build, build_flags
 from kidym.codegen.emit import CCode, generate_c
 from kidym.eom.equations import Equations
 from kidym.errors import SimulationError
@@ -201,8 +201,11 @@ class CompiledSystem:
     @classmethod
     def build(cls, eq: Equations, *, events: Sequence[Event] = (),
               fold: bool | Mapping[str, float] = False, flags: tuple[str, ...] = BASE_FLAGS,
-              extra_flags: tuple[str, ...] = ()) -> CompiledSystem:
+              extra_flags: tuple[str, ...] = (), native: bool = True) -> CompiledSystem:
         """Generate, compile (or reuse from the cache) and load the library of ``eq``.
+
+        ``flags``, ``extra_flags`` and ``native`` (tune for this processor) are those of
+        :func:`kidym.codegen.build`.
 
         Raises
         ------
@@ -211,7 +214,7 @@ class CompiledSystem:
         """
         start = _time.perf_counter()
         code = generate_c(eq, events=events, fold=fold)
-        path = build(code, flags=flags, extra_flags=extra_flags)
+        path = build(code, flags=flags, extra_flags=extra_flags, native=native)
         lib = _load(path)
         layout = (ctypes.c_int * 7).in_dll(lib, "kidym_layout")
         expected = (code.n_q, code.n_w, code.n_q + code.n_w, len(code.parameter_names),
@@ -509,7 +512,7 @@ def choose_engine(eq: Equations, code: CCode, *, duration: float,
     from kidym.codegen.build import library_path
     from kidym.simulate.simulate import NumpySystem
 
-    if library_path(code, flags).exists():
+    if library_path(code, build_flags(flags)).exists():
         return "compiled", "the compiled library is in the cache"
     size = len(code.source.encode("utf-8"))
     compile_s = COMPILE_BASE_S + COMPILE_S_PER_BYTE * size + COMPILE_S_PER_BYTE2 * size**2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import subprocess
 import sys
@@ -33,6 +34,24 @@ def test_a_cached_library_is_reused(kidym_cache):
     assert first.parent == kidym_cache and first.with_suffix(".c").read_text() == code.source
     other = library_path(code, (*BASE_FLAGS, "-O3"))
     assert other != first and not other.exists()   # flags are part of the key
+
+
+def test_native_tuning_keys_the_cache_by_processor(monkeypatch):
+    b = importlib.import_module("kidym.codegen.build")  # the module, not the function
+
+    code = generate_c(equations(PENDULUM))
+    native = (*BASE_FLAGS, *b.NATIVE_FLAGS)
+    here = b.cache_key(code, native)
+    assert b.cache_key(code, BASE_FLAGS) != here
+    # another processor: another library for native code, the same for portable code
+    portable = b.cache_key(code, BASE_FLAGS)
+    monkeypatch.setattr(b, "cpu_fingerprint", lambda: "x86_64|model name=Other CPU")
+    assert b.cache_key(code, native) != here
+    assert b.cache_key(code, BASE_FLAGS) == portable
+    # the flags build() uses: tuned unless turned off
+    monkeypatch.setenv("KIDYM_NATIVE", "0")
+    assert b.build_flags() == BASE_FLAGS
+    assert b.build_flags(native=False, extra_flags=("-O3",)) == (*BASE_FLAGS, "-O3")
 
 
 def test_two_concurrent_builds_of_the_same_model(tmp_path):
