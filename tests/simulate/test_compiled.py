@@ -73,6 +73,9 @@ def test_trajectory_agrees_with_numpy(path):
         tol = 1e-8 if method == "ERK8" else 1e-6   # BDF: order <= 5, a looser fit
         np.testing.assert_allclose(r.y, ref.y, rtol=tol, atol=tol)
         np.testing.assert_allclose(r["energy"], ref["energy"], rtol=tol, atol=tol)
+        if method == "ERK8":   # every step's stages were recorded as expected
+            assert r.stats["output_mode"] == "extension"
+            assert r.stats["extension_fallbacks"] == 0
 
 
 def test_singular_mass_matrix_is_named_with_time_and_state():
