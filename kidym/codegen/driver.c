@@ -54,8 +54,6 @@ void kidym_reset(int k, double t, const double *y, const double *p, const double
 #define KD_OUT_STEP 1      /* steps end on every output time */
 #define KD_OUT_EXTENSION 2 /* the method's continuous extension (table gives it) */
 
-#define KD_MAX_STAGES 32   /* stages of the step plus the extension's extra stages */
-
 typedef struct {
     const double *p;
     const double *c;
@@ -75,7 +73,7 @@ typedef struct {
     double *ring_f;    /* [ring_n * ny] */
     /* the accepted step [t_old, t_old + h] and its continuous extension */
     int ns, n_ext;     /* stages of the step (FSAL last), extra stages of the extension */
-    const double *tab_c, *tab_A;     /* the step's table: c[ns], A[ns*ns] */
+    const double *tab_c;  /* the step's stage times c[ns] */
     const double *ext_c, *ext_A, *ext_D;  /* c[n_ext], A[n_ext*n_all], D[4*n_all] */
     double t_old, t_new, h;
     double *y_old, *y_new;  /* [ny] */
@@ -249,9 +247,10 @@ static int kd_extension(kd_data *d, double t, double *yout) {
     return 0;
 }
 
-/* g_k on the continuous extension of the last step (y: scratch [ny], g: [nev]). */
+/* g_k on the continuous extension of the last step (y: scratch [ny], g: [nev]); NaN
+ * where the extension cannot be had (f failed there). */
 static double kd_event_on_extension(kd_data *d, int k, double t, double *y, double *g) {
-    kd_extension(d, t, y);
+    if (kd_extension(d, t, y)) return NAN;
     kidym_events(t, y, d->p, d->c, g);
     return g[k];
 }
@@ -268,17 +267,19 @@ static double kd_refine_root(kd_data *d, int k, double t, int nev) {
     const double lo = fmin(d->t_old, d->t_new), hi = fmax(d->t_old, d->t_new);
     const double tol = 100.0 * 2.220446049250313e-16 * (fabs(t) + fabs(d->h));
     double ft = kd_event_on_extension(d, k, t, y, g);
-    if (ft == 0.0) return t;
+    if (ft == 0.0 || isnan(ft)) return t;
     double a = t, fa = ft, b = t, fb = ft;
     int found = 0;
     for (double delta = tol; !found && delta < 4.0 * (hi - lo) + tol; delta *= 4.0) {
         double tl = fmax(lo, t - delta), tr = fmin(hi, t + delta);
         double fl = kd_event_on_extension(d, k, tl, y, g);
+        if (isnan(fl)) return t;
         if ((fl < 0.0) != (ft < 0.0) || fl == 0.0) {
             a = tl; fa = fl; b = t; fb = ft; found = 1;
             break;
         }
         double fr = kd_event_on_extension(d, k, tr, y, g);
+        if (isnan(fr)) return t;
         if ((fr < 0.0) != (ft < 0.0) || fr == 0.0) {
             a = t; fa = ft; b = tr; fb = fr; found = 1;
             break;
@@ -293,6 +294,7 @@ static double kd_refine_root(kd_data *d, int k, double t, int nev) {
         double c = (a * fb - b * fa) / (fb - fa);
         if (!(c > fmin(a, b) && c < fmax(a, b))) c = 0.5 * (a + b);
         double fc = kd_event_on_extension(d, k, c, y, g);
+        if (isnan(fc)) return t;
         if (fc == 0.0) return c;
         if ((fc < 0.0) != (fb < 0.0)) {
             a = b;
@@ -584,7 +586,6 @@ int kidym_simulate(const double *p, double t0, const double *y0, int n_out,
             d.ext_A = d.ext_c + ne;
             d.ext_D = d.ext_A + (size_t)ne * (ns + ne);
             d.tab_c = table + 4;
-            if (ns + ne > KD_MAX_STAGES) ext = 0;
         }
         d.record = 1;
         d.ns = ns;
