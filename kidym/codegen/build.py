@@ -4,8 +4,8 @@ The cache key is the SHA-256 of the generated source, the driver source, the
 compiler command, its flags and its version — and, when the code is tuned for the
 processor that builds it (``-march=native``, the default where the compiler takes
 it), that processor's model and feature flags, so that a cache directory shared by
-several machines never serves a library built for another CPU. Libraries live in the user cache
-directory — ``$KIDYM_CACHE_DIR``, else ``$XDG_CACHE_HOME/kidym``, else
+several machines never serves a library built for another CPU. Libraries live in
+the user cache directory — ``$KIDYM_CACHE_DIR``, else ``$XDG_CACHE_HOME/kidym``, else
 ``~/.cache/kidym`` — as ``<model>-<key>.so`` beside the ``.c`` they came from. A
 build happens in a private temporary directory inside the cache and is published
 with an atomic rename, so a concurrent run sees either no library or a whole one;

@@ -109,9 +109,10 @@ def _arkode_options(method: str, output_mode: str) -> np.ndarray | None:
     converged at first order (measured), with it at the method's order
     (``tests/simulate/test_compiled.py`` checks the order). With
     ``output_mode="extension"`` DOP853's continuous extension follows
-    (:func:`_erk8_extension`).
+    (:func:`_erk8_extension`). ``None`` for CVODE's methods (``output_mode`` empty, see
+    :func:`_output_mode`).
     """
-    if COMPILED_METHODS[method][0] not in (2, 3, 4):
+    if not output_mode:
         return None
     head = np.array([0.0, 0.0, float(_EMBEDDING_ORDER.get(method, 0)),
                      float(OUTPUT_MODES[output_mode])])
@@ -126,7 +127,10 @@ def _arkode_options(method: str, output_mode: str) -> np.ndarray | None:
 
 
 def _output_mode(method: str, output_mode: str) -> str:
-    """The effective output mode of an ARKODE method (``"auto"`` resolved)."""
+    """The effective output mode of an ARKODE method (``"auto"`` resolved); ``""`` for
+    CVODE's methods, which interpolate with their own history."""
+    if COMPILED_METHODS[method][0] not in (2, 3, 4):
+        return ""
     if output_mode == "auto":
         return "extension" if method == "ERK8" else "step"
     if output_mode not in OUTPUT_MODES:
@@ -330,7 +334,7 @@ class CompiledSystem:
         fail_t = np.zeros(1)
         fail_y = np.zeros(ny)
         msg = ctypes.create_string_buffer(512)
-        mode = _output_mode(method, output_mode) if method not in ("BDF", "Adams") else ""
+        mode = _output_mode(method, output_mode)
         table = _arkode_options(method, mode)
         inner_rtol, inner_atol = (_erk8_tolerances(rtol, atol) if method == "ERK8"
                                   else (rtol, atol))
