@@ -645,13 +645,16 @@ int kidym_simulate(const double *p, double t0, const double *y0, int n_out,
     }
     while (done < n_out) {
         int flag = kd_step(&s, t_out[done], y, &t);
-        if (flag == 2 && s.arkode && s.out_mode == KD_OUT_EXTENSION && d.step_ok) {
-            /* the event time on the extension (the earliest of the events found) */
-            ERKStepGetRootInfo(s.mem, roots);
-            double tr = INFINITY;
-            for (int k = 0; k < nev; ++k)
-                if (roots[k]) tr = fmin(tr, kd_refine_root(&d, k, t, nev));
-            if (isfinite(tr)) t = tr;
+        if (flag == 2) {
+            if (s.arkode) ERKStepGetRootInfo(s.mem, roots);
+            else CVodeGetRootInfo(s.mem, roots);
+            if (s.arkode && s.out_mode == KD_OUT_EXTENSION && d.step_ok) {
+                /* the event time on the extension (the earliest of the events found) */
+                double tr = INFINITY;
+                for (int k = 0; k < nev; ++k)
+                    if (roots[k]) tr = fmin(tr, kd_refine_root(&d, k, t, nev));
+                if (isfinite(tr)) t = tr;
+            }
         }
         if ((flag == 0 || flag == 2) && kd_output_state(&s, &d, t, y)) flag = -1;
         if (flag == 0) {
@@ -659,9 +662,7 @@ int kidym_simulate(const double *p, double t0, const double *y0, int n_out,
             ++done;
             continue;
         }
-        if (flag == 2) {  /* an event */
-            if (s.arkode) ERKStepGetRootInfo(s.mem, roots);
-            else CVodeGetRootInfo(s.mem, roots);
+        if (flag == 2) {  /* an event (roots read above) */
             int stop = 0, reset = 0;
             double *ycur = N_VGetArrayPointer(y);
             for (int k = 0; k < nev; ++k) {
