@@ -154,7 +154,7 @@ def assemble(system: SystemGraph, *, inertia: str = "full", formation: str = "au
 
         Jomega = jmul(omega)
         tau = [g.define(f"τ{a}{name}", x)
-               for a, x in zip("XYZ", vx.add(jmul(eps), vx.cross(omega, Jomega)))]
+               for a, x in zip("XYZ", vx.add(jmul(eps), vx.gyroscopic(J, omega)))]
         lin = vx.scale(-m, c.acc)
         if gravity is not None:
             lin = vx.add(lin, vx.scale(m, vx.tmatvec(c.S, gravity)))

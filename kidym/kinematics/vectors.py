@@ -48,3 +48,32 @@ def matmul(a: Mat, b: Mat) -> Mat:
 def is_zero(v: Vec) -> bool:
     """Whether every component is identically zero."""
     return all(x == 0 for x in v)
+
+
+def gyroscopic(J: Mat, w: Vec) -> Vec:
+    """``w × (J w)`` with the coefficient of each product ``w_p w_q`` collected.
+
+    Written out as ``w_y (J w)_z − w_z (J w)_y`` the ``x`` component of a diagonal
+    ``J`` costs three products where ``(J_zz − J_yy) w_y w_z`` needs two (and the
+    difference depends on the parameters only, so generated code computes it once
+    per parameter vector). Every component is a quadratic form in ``w``; its
+    coefficients are summed per unordered pair ``(p, q)``, zero ones dropped.
+
+    Parameters
+    ----------
+    J : 3×3 nested list
+        Inertia tensor (symmetric or not).
+    w : 3-vector
+        Angular velocity, in the same components.
+    """
+    out = []
+    for i in range(3):
+        j, k = (i + 1) % 3, (i + 2) % 3
+        coef: dict[tuple[int, int], Expr] = {}
+        for q in range(3):
+            for p, sign, row in ((j, 1, k), (k, -1, j)):
+                key = (min(p, q), max(p, q))
+                coef[key] = coef.get(key, se.Integer(0)) + sign * J[row][q]
+        out.append(sum((c * w[p] * w[q] for (p, q), c in sorted(coef.items()) if c != 0),
+                       se.Integer(0)))
+    return out

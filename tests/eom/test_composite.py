@@ -10,11 +10,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import symengine as se
+import sympy as sp
 from make_chain import chain_text
 
 import kidym
 from kidym.codegen import generate_c
+from kidym.eom.composite import _rotate_inertia
 from kidym.errors import DerivationError
+from kidym.kinematics import vectors as vx
 from kidym.simulate.simulate import NumpySystem
 from tests.eom.test_inertia_routes import PLATE
 from tests.fixtures import BIPED_FIG2
@@ -103,3 +107,43 @@ def test_composite_grows_slower_than_structural():
     struct = [ops(n, "structural") for n in (6, 12)]
     assert comp[1] < struct[1]
     assert comp[1] / comp[0] < struct[1] / struct[0]
+
+
+def _random_symmetric(rng: np.random.Generator) -> list[list[float]]:
+    A = rng.normal(size=(3, 3))
+    return (A + A.T).tolist()
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2, None])
+def test_rotate_inertia_equals_r_i_rt(axis: int | None) -> None:
+    """The axis-turn shortcut (trace for one diagonal entry) against ``R I Rᵀ`` in NumPy."""
+    rng = np.random.default_rng(7 if axis is None else axis)
+    theta = 0.83
+    if axis is None:  # a general turn: no axis kept, the full product
+        R = np.linalg.qr(rng.normal(size=(3, 3)))[0]
+    else:
+        c, s = np.cos(theta), np.sin(theta)
+        a, b = (x for x in range(3) if x != axis)
+        R = np.eye(3)
+        R[a, a], R[a, b], R[b, a], R[b, b] = c, -s, s, c
+    I = _random_symmetric(rng)
+    Rs = [[se.Integer(1) if x == 1.0 else (se.Integer(0) if x == 0.0 else se.Float(x))
+           for x in row] for row in R]
+    got = np.array([[float(x) for x in row]
+                    for row in _rotate_inertia(Rs, [[se.Float(x) for x in r] for r in I])])
+    np.testing.assert_allclose(got, R @ np.array(I) @ R.T, rtol=0, atol=1e-14)
+
+
+def test_gyroscopic_collects_the_cross_product() -> None:
+    """``w × J w`` with collected coefficients equals the plain cross product (SymPy)."""
+    J = [[se.Symbol(f"J{min(i, j)}{max(i, j)}") for j in range(3)] for i in range(3)]
+    w = [se.Symbol(f"w{i}") for i in range(3)]
+    got = vx.gyroscopic(J, w)
+    want = sp.Matrix(sp.sympify(w)).cross(sp.Matrix(sp.sympify(J)) * sp.Matrix(sp.sympify(w)))
+    for x, y in zip(got, want):
+        assert sp.expand(sp.sympify(x) - y) == 0
+    # a diagonal tensor: one product of speeds per component, times J_kk − J_jj
+    D = [[se.Symbol("A"), 0, 0], [0, se.Symbol("B"), 0], [0, 0, se.Symbol("C")]]
+    x = sp.sympify(vx.gyroscopic(D, w)[0])
+    assert sp.expand(x - (sp.Symbol("C") - sp.Symbol("B")) * sp.Symbol("w1") * sp.Symbol("w2")) == 0
+    assert len(sp.Add.make_args(x)) == 1
