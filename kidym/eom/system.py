@@ -239,7 +239,12 @@ class SystemGraph:
         if name in self.bodies:
             return self.bodies[name]
         body = self.model.body(name)
-        base: Frame = fixed_frame() if body.base is None else self._body(body.base).frame
+        if body.base is None:
+            gravity = self.model.gravity
+            base: Frame = fixed_frame(None if gravity is None
+                                      else [self.resolve(x) for x in gravity])
+        else:
+            base = self._body(body.base).frame
         kin = self._builder.body(body, base)
         self.bodies[name] = kin
         self.env.update(kin.generated)

@@ -52,15 +52,20 @@ class Frame:
     v: list[Expr]
     V: dict[se.Symbol, list[Expr]]
     acc: list[Expr]
+    #: ``a⁰ − Sᵀg`` where a gravity ``g`` is given (``None`` otherwise): carried from
+    #: ``−g`` at the fixed frame by the same steps as ``a⁰``, it puts gravity into
+    #: the bodies' ``Q = −m (a⁰ − Sᵀg)`` without turning ``g`` down every chain.
+    acc_g: list[Expr] | None = None
 
 
-def fixed_frame() -> Frame:
-    """The fixed (inertial) frame."""
+def fixed_frame(gravity: list[Expr] | None = None) -> Frame:
+    """The fixed (inertial) frame; with ``gravity``, its ``acc_g = −g``."""
     one = se.Integer(1)
     eye = [[one if i == j else ZERO for j in range(3)] for i in range(3)]
     z = [ZERO, ZERO, ZERO]
+    acc_g = None if gravity is None else [-x for x in gravity]
     return Frame(S=eye, origin=list(z), omega=list(z), Omega={}, eps=list(z), v=list(z), V={},
-                 acc=list(z))
+                 acc=list(z), acc_g=acc_g)
 
 
 @dataclass(frozen=True, eq=False)
@@ -225,6 +230,8 @@ class BodyBuilder:
             V={w: self._vec(f"{label}'{w}", c, tuple(f"v{a}" for a in xyz))
                for w, c in f.V.items() if not vx.is_zero(c)},
             acc=self._vec(label, f.acc, tuple(f"a{a}" for a in xyz)),
+            acc_g=None if f.acc_g is None else self._vec(label, f.acc_g,
+                                                         tuple(f"ag{a}" for a in xyz)),
         )
 
     def _trig_of(self, angle: Expr, label: str) -> tuple[Expr, Expr]:
@@ -264,10 +271,11 @@ class BodyBuilder:
                 V.setdefault(w, [ZERO] * 3)
                 V[w][i] = V[w][i] + val
         wxd = vx.cross(f.omega, d)
-        acc = vx.add(vx.add(f.acc, vx.cross(f.eps, d)), vx.cross(f.omega, wxd))
-        acc = vx.add(vx.add(acc, vx.scale(2, vx.cross(f.omega, dd))), ddd)
+        inc = vx.add(vx.cross(f.eps, d), vx.cross(f.omega, wxd))
+        inc = vx.add(vx.add(inc, vx.scale(2, vx.cross(f.omega, dd))), ddd)
         new = replace(f, origin=vx.add(f.origin, vx.matvec(f.S, d)),
-                      v=vx.add(vx.add(f.v, wxd), dd), V=V, acc=acc)
+                      v=vx.add(vx.add(f.v, wxd), dd), V=V, acc=vx.add(f.acc, inc),
+                      acc_g=None if f.acc_g is None else vx.add(f.acc_g, inc))
         entering: dict[se.Symbol, tuple[list[Expr], list[Expr]]] = {}
         for i, p in enumerate(partials):
             for w, val in p.items():
@@ -305,7 +313,8 @@ class BodyBuilder:
             eps = vx.add(eps, vx.scale(rate_named, vx.cross(omega_p, e)))
             eps[k] = eps[k] + g.dt(rate_named)
         new = Frame(S=vx.matmul(f.S, R), origin=f.origin, omega=omega, Omega=Omega, eps=eps,
-                    v=tm(f.v), V={w: tm(c) for w, c in f.V.items()}, acc=tm(f.acc))
+                    v=tm(f.v), V={w: tm(c) for w, c in f.V.items()}, acc=tm(f.acc),
+                    acc_g=None if f.acc_g is None else tm(f.acc_g))
         return self._step(f, self._name(new, label), label, R=R, entering=entering)
 
     # ------------------------------------------------------------------ chains
@@ -378,7 +387,8 @@ class BodyBuilder:
             return vx.tmatvec(R, x)
 
         new = Frame(S=vx.matmul(f.S, R), origin=f.origin, omega=omega, Omega=Omega, eps=eps,
-                    v=tm(f.v), V={w: tm(c) for w, c in f.V.items()}, acc=tm(f.acc))
+                    v=tm(f.v), V={w: tm(c) for w, c in f.V.items()}, acc=tm(f.acc),
+                    acc_g=None if f.acc_g is None else tm(f.acc_g))
         # the frame turned is non-rotating: all of ω is the step's own
         child = self._name(new, label)
         return self._step(f, child, label, R=R,

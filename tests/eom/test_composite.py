@@ -17,6 +17,7 @@ from make_chain import chain_text
 import kidym
 from kidym.codegen import generate_c
 from kidym.eom.composite import _rotate_inertia
+from kidym.eom.system import SystemGraph
 from kidym.errors import DerivationError
 from kidym.kinematics import vectors as vx
 from kidym.simulate.simulate import NumpySystem
@@ -147,3 +148,27 @@ def test_gyroscopic_collects_the_cross_product() -> None:
     x = sp.sympify(vx.gyroscopic(D, w)[0])
     assert sp.expand(x - (sp.Symbol("C") - sp.Symbol("B")) * sp.Symbol("w1") * sp.Symbol("w2")) == 0
     assert len(sp.Add.make_args(x)) == 1
+
+
+@pytest.mark.parametrize("text", [MIXED, BIPED_FIG2], ids=["mixed", "biped"])
+def test_gravity_carried_in_the_kinematics(text: str) -> None:
+    """``acc_g`` (carried from ``−g`` at the fixed frame) equals ``a⁰ − Sᵀg`` per frame.
+
+    The second route turns ``g`` by each frame's ``S`` directly; both are expanded
+    to plain formulas and compared at random values of every symbol.
+    """
+
+    model = kidym.parse(text)
+    system = SystemGraph(model)
+    gravity = [system.resolve(x) for x in model.gravity]
+    rng = np.random.default_rng(3)
+    values: dict = {}
+    for name, kin in system.bodies.items():
+        for frame in (kin.frame, kin.centre):
+            want = vx.add(frame.acc, vx.scale(-1, vx.tmatvec(frame.S, gravity)))
+            for x, y in zip(frame.acc_g, want):
+                diff = system.graph.expand(x - y)
+                for s in diff.free_symbols:
+                    values.setdefault(s, rng.uniform(-1.0, 1.0))
+                got = float(diff.subs({s: values[s] for s in diff.free_symbols}))
+                assert abs(got) < 1e-12, name
