@@ -155,12 +155,10 @@ def assemble(system: SystemGraph, *, inertia: str = "full", formation: str = "au
         Jomega = jmul(omega)
         tau = [g.define(f"τ{a}{name}", x)
                for a, x in zip("XYZ", vx.add(jmul(eps), vx.gyroscopic(J, omega)))]
-        if c.acc_g is not None:  # gravity carried in the kinematics: m (Sᵀg − a⁰)
-            lin = vx.scale(-m, c.acc_g)
-        else:
-            lin = vx.scale(-m, c.acc)
-            if gravity is not None:
-                lin = vx.add(lin, vx.scale(m, vx.tmatvec(c.S, gravity)))
+        # with a gravity the kinematics carry a⁰ − Sᵀg (SystemGraph gives the fixed
+        # frame the acceleration −g), so Q = m (Sᵀg − a⁰) either way
+        assert (gravity is None) == (c.acc_g is None), name
+        lin = vx.scale(-m, c.acc if c.acc_g is None else c.acc_g)
         if gravity is not None:
             PI -= m * vx.dot(gravity, kin.position)
         Q = [g.define(f"Q{a}{name}", x) for a, x in zip("XYZ", lin)]
