@@ -96,12 +96,21 @@ class DerivationError(ValueError):
 
 
 class CompileError(RuntimeError):
-    """The C compiler is missing or failed; carries the command and its output."""
+    """The C compiler is missing or failed; carries the command and its output.
+
+    Attributes
+    ----------
+    kind : str
+        ``"toolchain"`` when the compiler or SUNDIALS is missing or does not work (the
+        user's set-up: install them), ``"internal"`` when a working compiler rejected
+        kidym's own generated C (a bug in kidym, to be reported).
+    """
 
     def __init__(self, message: str, *, command: list[str] | None = None,
-                 output: str = "") -> None:
+                 output: str = "", kind: str = "toolchain") -> None:
         self.command = command or []
         self.output = output
+        self.kind = kind
         text = message
         if command:
             text += "\ncommand: " + " ".join(command)

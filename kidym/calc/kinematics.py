@@ -193,7 +193,9 @@ def requested(model: Model) -> list[str]:
 
 
 def _function(expr: Expr, args: list[Expr]):
-    sym = [sympy.Symbol(a.name) for a in args]
+    # lambdify writes Python source: arguments get our names (`a0`, `a1`…), never the
+    # model's (no model text reaches generated code)
+    sym = [sympy.Symbol(f"a{i}") for i in range(len(args))]
     subs = dict(zip(args, sym))
     return sympy.lambdify(sym, sympy.sympify(expr.xreplace(subs) if subs else expr),
                           modules="numpy")

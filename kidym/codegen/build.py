@@ -129,6 +129,28 @@ def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:40] or "model"
 
 
+def _toolchain_broken(cmd: list[str], flags: tuple[str, ...], output: str) -> bool:
+    """Whether a failed build is the set-up's fault: SUNDIALS missing, or a compiler
+    that cannot compile even a trivial file with the same flags."""
+    if re.search(r"sundials|cannot find -l|\.h: No such file", output):
+        return True
+    return not _accepts(tuple(cmd), tuple(flags))
+
+
+def _keep_failed(work: Path, target: Path) -> Path:
+    """Move the source of a failed build to ``<cache>/failed/`` and remove ``work``."""
+    failed = target.parent / "failed"
+    failed.mkdir(exist_ok=True)
+    kept = failed / f"{target.stem}.c"
+    try:
+        os.replace(work / "model.c", kept)
+    except OSError:
+        kept = work / "model.c"
+    else:
+        shutil.rmtree(work, ignore_errors=True)
+    return kept
+
+
 def cache_key(code: CCode, flags: tuple[str, ...] = BASE_FLAGS) -> str:
     """Hash of everything that determines the library."""
     h = hashlib.sha256()
@@ -188,15 +210,26 @@ def build(code: CCode, *, flags: tuple[str, ...] = BASE_FLAGS,
     out = work / "lib.so"
     cmd = [*cmd0, *flags, str(src), str(DRIVER), "-o", str(out), *LIBS]
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        # in the private directory: nothing of the caller's working directory is seen
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=work)
     except (OSError, subprocess.SubprocessError) as exc:
+        shutil.rmtree(work, ignore_errors=True)
         raise CompileError(f"C compiler could not run ({exc}); {_INSTALL_HINT}",
                            command=cmd) from exc
     if proc.returncode != 0 or not out.exists():
+        output = (proc.stdout + proc.stderr).strip()
+        kept = _keep_failed(work, target)
+        if _toolchain_broken(cmd0, flags, output):
+            raise CompileError(
+                f"the C tool-chain cannot build the model `{code.model_name}` (exit status "
+                f"{proc.returncode}; the source is kept as {kept}); {_INSTALL_HINT}",
+                command=cmd, output=output)
         raise CompileError(
-            f"C compiler failed (exit status {proc.returncode}) on the model "
-            f"`{code.model_name}`; the source is kept in {work}; {_INSTALL_HINT}",
-            command=cmd, output=(proc.stdout + proc.stderr).strip())
+            f"internal error: kidym generated C for the model `{code.model_name}` that a "
+            f"working compiler rejects (exit status {proc.returncode}). This is a bug in "
+            f"kidym, not in your set-up: please report it to the kidym developers with "
+            f"the model file and {kept}. Meanwhile engine='numpy' runs the model.",
+            command=cmd, output=output, kind="internal")
     os.replace(src, work / f"{target.stem}.c")
     os.replace(work / f"{target.stem}.c", target.with_suffix(".c"))
     os.replace(out, target)            # atomic publication

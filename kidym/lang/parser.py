@@ -33,7 +33,7 @@ from kidym.lang import ast, keywords
 from kidym.lang.source import Chunk, LineIndex, decode, split_statements, strip_comments
 from kidym.model.model import Model
 
-_ID = r"[^\W\d](?:[\w'@]|\$(?:\w+|\([^()]*\))?)*"
+_ID = r"[^\W\d](?:[\w'@]|\$(?:\w+|\([\w \t.+\-*/^%]*\))?)*"
 _WORDS = rf"{_ID}(?:\s+{_ID})*"
 _INSTRUCTION = re.compile(rf"\s*(?P<name>{_WORDS})\s*(?P<sep>:=|:)")
 _BARE = re.compile(rf"\s*(?P<name>{_WORDS})\s*\Z")

@@ -26,7 +26,7 @@ import symengine as se
 from kidym.errors import Diagnostic
 from kidym.lang import ast, keywords
 
-_TEMPLATE = re.compile(r"\$(\w+|\([^()]*\))")
+_TEMPLATE = re.compile(r"\$(\w+|\([\w \t.+\-*/^%]*\))")
 
 #: Instructions that may appear several times in one task (each is kept).
 REPEATABLE = frozenset({"COMPARE", "COMBINE", "ANIMATION", "BACKGROUND"})
@@ -53,8 +53,17 @@ def _map_names(node: object, f: Callable[[ast.Name], str]) -> object:
 
 
 def _names(node: object) -> list[ast.Name]:
+    """Every :class:`ast.Name` in ``node`` (iteratively: formulas may nest deeply)."""
     out: list[ast.Name] = []
-    _map_names(node, lambda n: out.append(n) or n.name)  # type: ignore[func-returns-value]
+    stack = [node]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, ast.Name):
+            out.append(x)
+        elif isinstance(x, tuple):
+            stack.extend(reversed(x))
+        elif isinstance(x, ast.Node):
+            stack.extend(reversed([getattr(x, f.name) for f in dataclasses.fields(x)]))
     return out
 
 
@@ -210,6 +219,7 @@ def task_statements(tasks: list[list[ast.Statement]],
     if multiply and not multiply[0].bare:
         mult = _Multiplier(multiply[0], diags)
         tasks = [_expand(t, mult) for t in tasks]
+    _unexpanded(tasks, diags)
     alive: list[tuple[tuple[str, ...], ast.Statement, int]] = []
     out: list[list[ast.Statement]] = []
     for k, task in enumerate(tasks):
@@ -225,6 +235,25 @@ def task_statements(tasks: list[list[ast.Statement]],
                 alive.append((ident, part, k))
         out.append([a[1] for a in alive])
     return out
+
+
+def _unexpanded(tasks: list[list[ast.Statement]], diags: list[Diagnostic]) -> None:
+    """An error for every name still holding a ``$(…)`` template after expansion.
+
+    A name is letters, digits, ``_ ' @`` and ``$``; ``$(formula)`` is a template part
+    that only ``РАЗМНОЖИТЬ`` replaces, so one left over is a mistake, not a name.
+    """
+    seen: set[tuple[str, object]] = set()
+    for task in tasks:
+        for stmt in task:
+            for n in _names(stmt):
+                if "$(" in n.name and (n.name, n.span) not in seen:
+                    seen.add((n.name, n.span))
+                    diags.append(Diagnostic(
+                        f"`{n.name}`: a `$(…)` template in a name is replaced only by "
+                        "`РАЗМНОЖИТЬ`/`MULTIPLY` (with an index the formula uses); without "
+                        "one, write the name with letters, digits, `_`, `'`, `@` or `$`",
+                        n.span))
 
 
 def _withdraw(stmt: ast.Instruction, alive: list, diags: list[Diagnostic]) -> list:

@@ -579,7 +579,7 @@ def simulate_with_engine(system, *, engine: str, events: Sequence[Event], t_end,
         try:
             compiled = CompiledSystem.build(eq, events=events)
         except CompileError as exc:
-            if engine != "auto" or events:
+            if engine != "auto" or events or exc.kind == "internal":
                 raise
             extra["engine_choice"] += f"; compiling failed, NumPy used instead ({exc})"
             result = simulate(eq, t_end=t1, t_start=t0, initial=initial,

@@ -4,10 +4,18 @@ The named quantities are emitted as Python statements in dependency order — on
 line per name, exactly the structural form — and compiled once with ``compile``;
 ``M ẇ = F`` is solved with LAPACK through :func:`numpy.linalg.solve`. This engine
 is the reference the compiled one is checked against.
+
+No text of the model reaches the source: names are mapped to safe identifiers
+(:class:`~kidym.symbolic.identifiers.IdentifierMap`), comments show them only
+through :func:`~kidym.symbolic.identifiers.comment_text`, and before it is compiled
+the source is checked node by node (:func:`_check_source`): assignments, arithmetic,
+numbers, calls of the functions of :data:`_NAMESPACE` and the mapped names, nothing
+else.
 """
 
 from __future__ import annotations
 
+import ast
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -16,7 +24,7 @@ import numpy as np
 import symengine as se
 
 from kidym.eom.equations import Equations
-from kidym.symbolic.identifiers import IdentifierMap
+from kidym.symbolic.identifiers import RESERVED, IdentifierMap, comment_text
 
 Expr = se.Basic
 
@@ -41,6 +49,48 @@ _NAMESPACE: dict[str, object] = {
 }
 
 
+#: Names of the generated function itself (its arguments and results).
+_FRAME = frozenset({"rhs", "t", "y", "p", "M", "F", "qdot", "out", "float"})
+#: Attributes the generated source may use (of ``np``).
+_ATTRIBUTES = frozenset({"empty", "array"})
+_NODES = (ast.Module, ast.FunctionDef, ast.arguments, ast.arg, ast.Assign, ast.Return,
+          ast.Name, ast.Load, ast.Store, ast.Subscript, ast.Tuple, ast.List, ast.Call,
+          ast.keyword, ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp, ast.operator,
+          ast.unaryop, ast.cmpop, ast.boolop, ast.Attribute, ast.Constant)
+
+
+def _check_source(source: str, identifiers: set[str]) -> None:
+    """Raise ``RuntimeError`` unless ``source`` is plain arithmetic over known names.
+
+    The guard behind the mapping: whatever a printer may write, code that names
+    anything but the mapped identifiers, :data:`_NAMESPACE` and the function's own
+    frame, or holds a string, is never compiled.
+    """
+    allowed = identifiers | _FRAME | set(_NAMESPACE)
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as exc:
+        raise RuntimeError(f"internal error: the generated Python does not parse ({exc}); "
+                           "this is a bug in kidym, please report it with the model "
+                           "file") from exc
+    for node in ast.walk(tree):
+        bad = None
+        if not isinstance(node, _NODES):
+            bad = type(node).__name__
+        elif isinstance(node, ast.Name) and node.id not in allowed:
+            bad = f"name {node.id!r}"
+        elif isinstance(node, ast.Attribute) and not (
+                node.attr in _ATTRIBUTES and isinstance(node.value, ast.Name)
+                and node.value.id == "np"):
+            bad = f"attribute {node.attr!r}"
+        elif isinstance(node, ast.Constant) and not (
+                isinstance(node.value, int | float) or node.value is None):
+            bad = "a non-numeric constant"
+        if bad is not None:
+            raise RuntimeError(f"internal error: the generated Python holds {bad}; this is "
+                               "a bug in kidym, please report it with the model file")
+
+
 @dataclass(frozen=True)
 class PythonFunction:
     """A generated Python function and its source (kept for inspection)."""
@@ -49,8 +99,10 @@ class PythonFunction:
     function: Callable
 
 
-def _printer(names: IdentifierMap, symbols: Sequence[se.Symbol]) -> Callable[[Expr], str]:
+def _printer(names: IdentifierMap, symbols: Sequence[se.Symbol],
+             time: se.Symbol) -> Callable[[Expr], str]:
     rename = {s: se.Symbol(names(str(s))) for s in symbols}
+    rename[time] = se.Symbol("t")
 
     def emit(expr: Expr) -> str:
         expr = se.sympify(expr)
@@ -77,21 +129,19 @@ def generate_python(eq: Equations, outputs: dict[str, Expr] | None = None) -> Py
         ``y = [q, w]`` (shape (n_q + n_w,)), ``p`` the parameter vector in model
         order; returns ``qdot`` (n_q,), ``M`` (n_w, n_w), ``F`` (n_w,).
     """
-    names = IdentifierMap()
-    names(str(eq.graph.time))  # time is always `t`
+    names = IdentifierMap(RESERVED | _FRAME | frozenset(_NAMESPACE))
     roots = list(eq.roots())
     extra = list((outputs or {}).values())
     inter = eq.intermediates(roots + extra)
-    symbols = [*eq.coordinates, *eq.speeds, *eq.parameters, eq.graph.time,
-               *(s for s, _ in inter)]
-    emit = _printer(names, symbols)
+    symbols = [*eq.coordinates, *eq.speeds, *eq.parameters, *(s for s, _ in inter)]
+    emit = _printer(names, symbols, eq.graph.time)
     lines = ["def rhs(t, y, p):"]
     for i, s in enumerate([*eq.coordinates, *eq.speeds]):
-        lines.append(f"    {names(str(s))} = y[{i}]  # {s}")
+        lines.append(f"    {names(str(s))} = y[{i}]  # {comment_text(str(s))}")
     for i, s in enumerate(eq.parameters):
-        lines.append(f"    {names(str(s))} = p[{i}]  # {s}")
+        lines.append(f"    {names(str(s))} = p[{i}]  # {comment_text(str(s))}")
     for s, expr in inter:
-        lines.append(f"    {names(str(s))} = {emit(expr)}  # {s}")
+        lines.append(f"    {names(str(s))} = {emit(expr)}  # {comment_text(str(s))}")
     n = eq.n_w
     lines.append(f"    M = np.empty(({n}, {n}))")
     for i in range(n):
@@ -110,6 +160,7 @@ def generate_python(eq: Equations, outputs: dict[str, Expr] | None = None) -> Py
                      " dtype=float)")
         lines.append("    return qdot, M, F, out")
     source = "\n".join(lines) + "\n"
+    _check_source(source, {ident for _, ident in names.items()})
     namespace = dict(_NAMESPACE)
-    exec(compile(source, f"<kidym:{eq.model.name}>", "exec"), namespace)
+    exec(compile(source, "<kidym generated rhs>", "exec"), namespace)
     return PythonFunction(source=source, function=namespace["rhs"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import os
 import subprocess
@@ -84,15 +85,36 @@ def test_a_broken_compiler_gives_a_compile_error_and_numpy_still_works(monkeypat
     monkeypatch.setenv("KIDYM_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("CC", "/bin/false")
     eq = equations(PENDULUM)
-    with pytest.raises(kidym.CompileError, match=r"C compiler failed \(exit status 1\)") as e:
+    with pytest.raises(kidym.CompileError,
+                       match=r"C tool-chain cannot build the model .* \(exit status 1") as e:
         CompiledSystem.build(eq)
     assert e.value.command[0] == "/bin/false" and "engine='numpy'" in str(e.value)
+    assert e.value.kind == "toolchain"
+    assert not list(tmp_path.glob(".build-*")), "a failed build leaves no work directory"
     r = kidym.simulate(eq, t_end=0.5, initial={"phi": 0.3})
     assert r.success
     auto = kidym.simulate(eq, t_end=100, initial={"phi": 0.3}, engine="auto", n_points=11)
     assert auto.success and auto.stats["engine"] == "numpy"
     assert "compiling failed" in auto.stats["engine_choice"] or "numpy" in auto.stats[
         "engine_choice"]
+
+
+def test_generated_c_a_working_compiler_rejects_is_called_our_bug(monkeypatch, tmp_path):
+    """Not "install a compiler": the compiler works, kidym's C is wrong (a bug to report)."""
+    monkeypatch.setenv("KIDYM_CACHE_DIR", str(tmp_path))
+    code = generate_c(equations(PENDULUM))
+    broken = dataclasses.replace(code, source=code.source + "\nint kidym_broken = ;\n")
+    with pytest.raises(kidym.CompileError, match="bug in kidym, not in your set-up") as e:
+        build(broken)
+    assert e.value.kind == "internal" and "install a C compiler" not in str(e.value)
+    kept = list((tmp_path / "failed").glob("*.c"))
+    assert len(kept) == 1 and "kidym_broken" in kept[0].read_text(encoding="utf-8")
+    assert not list(tmp_path.glob(".build-*")) and not list(tmp_path.glob("*.so"))
+    eq = equations(PENDULUM)
+    monkeypatch.setattr(importlib.import_module("kidym.simulate.compiled"), "generate_c",
+                        lambda *a, **k: broken)
+    with pytest.raises(kidym.CompileError, match="bug in kidym"):
+        kidym.simulate(eq, t_end=100, initial={"phi": 0.3}, engine="auto", n_points=11)
 
 
 def test_a_missing_compiler_is_named(monkeypatch, tmp_path):
