@@ -6,7 +6,9 @@ processor that builds it (``-march=native``, the default where the compiler take
 it), that processor's model and feature flags, so that a cache directory shared by
 several machines never serves a library built for another CPU. Libraries live in
 the user cache directory — ``$KIDYM_CACHE_DIR``, else ``$XDG_CACHE_HOME/kidym``, else
-``~/.cache/kidym`` — as ``<model>-<key>.so`` beside the ``.c`` they came from. A
+``~/.cache/kidym`` — as ``<model>-<key>.so`` beside the ``.c`` they came from and
+the ``.sha256`` of the library: a library whose bytes do not match it (truncated,
+overwritten, foreign) is never loaded but rebuilt. A
 build happens in a private temporary directory inside the cache and is published
 with an atomic rename, so a concurrent run sees either no library or a whole one;
 two processes building the same model at once both succeed (the second rename
@@ -129,6 +131,27 @@ def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:40] or "model"
 
 
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _digest_path(library: Path) -> Path:
+    """The SHA-256 of a cached library, written beside it when it is published."""
+    return library.with_suffix(".sha256")
+
+
+def _intact(library: Path) -> bool:
+    """Whether ``library`` is byte for byte the one a build published."""
+    try:
+        return _digest_path(library).read_text(encoding="ascii").strip() == _sha256(library)
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
 def _toolchain_broken(cmd: list[str], flags: tuple[str, ...], output: str) -> bool:
     """Whether a failed build is the set-up's fault: SUNDIALS missing, or a compiler
     that cannot compile even a trivial file with the same flags."""
@@ -198,7 +221,12 @@ def build(code: CCode, *, flags: tuple[str, ...] = BASE_FLAGS,
     flags = build_flags(flags, extra_flags, native)
     target = library_path(code, flags)
     if target.exists():
-        return target
+        if _intact(target):
+            return target
+        # truncated, overwritten or foreign: never loaded (a bad library can crash the
+        # process on load), rebuilt instead
+        for stale in (target, _digest_path(target)):
+            stale.unlink(missing_ok=True)
     cmd0 = compiler()
     if shutil.which(cmd0[0]) is None:
         raise CompileError(f"C compiler `{cmd0[0]}` not found; {_INSTALL_HINT}",
@@ -232,6 +260,9 @@ def build(code: CCode, *, flags: tuple[str, ...] = BASE_FLAGS,
             command=cmd, output=output, kind="internal")
     os.replace(src, work / f"{target.stem}.c")
     os.replace(work / f"{target.stem}.c", target.with_suffix(".c"))
+    digest = work / "lib.sha256"
+    digest.write_text(_sha256(out) + "\n", encoding="ascii")
+    os.replace(digest, _digest_path(target))
     os.replace(out, target)            # atomic publication
     shutil.rmtree(work, ignore_errors=True)
     return target

@@ -37,6 +37,41 @@ def test_a_cached_library_is_reused(kidym_cache):
     assert other != first and not other.exists()   # flags are part of the key
 
 
+@pytest.mark.parametrize("damage", ["truncated", "random bytes", "code overwritten",
+                                    "no digest"])
+def test_a_damaged_cached_library_is_rebuilt_never_loaded(monkeypatch, tmp_path, damage):
+    """Loading such a file crashed the process (Bus error, SIGTRAP, invalid ELF)."""
+    monkeypatch.setenv("KIDYM_CACHE_DIR", str(tmp_path))
+    eq = equations(PENDULUM)
+    code = generate_c(eq)
+    lib = build(code)
+    good = lib.read_bytes()
+    if damage == "truncated":
+        lib.write_bytes(good[: len(good) // 3])
+    elif damage == "random bytes":
+        lib.write_bytes(os.urandom(len(good)))
+    elif damage == "code overwritten":  # int3 over the middle of the file
+        lib.write_bytes(good[: len(good) // 2] + b"\xcc" * 256 + good[len(good) // 2 + 256:])
+    else:
+        lib.with_suffix(".sha256").unlink()
+    assert build(code) == lib
+    assert len(lib.read_bytes()) == len(good)
+    # and it runs: the same trajectory as the NumPy engine (in a fresh process, so that a
+    # crash would show as a failed run, not a dead test session)
+    script = textwrap.dedent(f"""
+        import numpy as np, kidym
+        eq = kidym.derive(kidym.parse({PENDULUM!r}))
+        a = kidym.simulate(eq, t_end=0.5, initial={{"phi": 0.3}}, engine="compiled")
+        b = kidym.simulate(eq, t_end=0.5, initial={{"phi": 0.3}}, engine="numpy")
+        assert np.allclose(a["phi"], b["phi"], atol=1e-7)
+        print("same")
+    """)
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         cwd=ROOT, env={**os.environ, "KIDYM_CACHE_DIR": str(tmp_path)},
+                         timeout=300)
+    assert run.returncode == 0 and "same" in run.stdout, run.stderr[-2000:]
+
+
 def test_native_tuning_keys_the_cache_by_processor(monkeypatch):
     b = importlib.import_module("kidym.codegen.build")  # the module, not the function
 
