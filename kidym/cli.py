@@ -7,6 +7,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from kidym import terminal
 from kidym.errors import CompileError, DerivationError, ParseError, SimulationError
 
 
@@ -493,6 +494,7 @@ def _add_animate_command(sub) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``kidym`` command; returns the exit status."""
+    terminal.install()  # model text is shown, never obeyed: control characters escaped
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)

@@ -47,7 +47,9 @@ class Diagnostic:
         lines = source.splitlines()
         if not 1 <= self.span.line <= len(lines):
             return head
-        text = lines[self.span.line - 1].expandtabs(1)
+        from kidym.terminal import placeholder  # one character for one: the caret fits
+
+        text = placeholder(lines[self.span.line - 1].expandtabs(1))
         width = 1
         if self.span.end_column and self.span.end_column > self.span.column:
             width = self.span.end_column - self.span.column

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import sympy
 
+from kidym import terminal
 from kidym.cli import main
 from tests.fixtures import DOUBLE_PENDULUM, EXAMPLES
 from tests.oracles import sympy_mechanics as oracles
@@ -36,6 +37,19 @@ def test_check_reports_all_errors_with_caret(tmp_path, capsys):
     assert f"{bad}:3:" in err and f"{bad}:4:" in err   # both syntax errors, one run
     assert "^" in err and "2 errors" in err
     assert "Traceback" not in err
+
+
+def test_model_text_reaches_the_terminal_escaped(tmp_path, capsys):
+    """An escape sequence in a model (title, a line with an error) is shown, not obeyed."""
+    bad = tmp_path / "bad.kdm"
+    bad.write_text("m = 1;\nx = 2 * * 3; # \x1b[2J\x1b[H #\n", encoding="utf-8")
+    assert main(["check", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and f"{bad}:2:9: error" in err
+    line, caret = err.splitlines()[1:3]
+    assert line[len(caret) - 1] == "*"  # the caret still points at the second `*`
+    shown = terminal.escape("Title \x1b[2J\x07 \u202etxt.exe\n")
+    assert shown == "Title \\x1b[2J\\x07 \\u202etxt.exe\n"
 
 
 def test_check_reports_all_model_errors(tmp_path, capsys):
