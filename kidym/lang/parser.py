@@ -35,7 +35,8 @@ from kidym.model.model import Model
 
 _ID = r"[^\W\d](?:[\w'@]|\$(?:\w+|\([\w \t.+\-*/^%]*\))?)*"
 _WORDS = rf"{_ID}(?:\s+{_ID})*"
-_INSTRUCTION = re.compile(rf"\s*(?P<name>{_WORDS})\s*(?P<sep>:=|:)")
+#: `: =` is `:=` split by typesetting (text pasted from the papers): read as `:=`
+_INSTRUCTION = re.compile(rf"\s*(?P<name>{_WORDS})\s*(?P<sep>:=|:[ \t]+=(?!=)|:)")
 _BARE = re.compile(rf"\s*(?P<name>{_WORDS})\s*\Z")
 _ASSIGN = re.compile(rf"\s*{_ID}(?:\s*\.\s*{_ID})*\s*=(?!=)")
 _EXPONENT = re.compile(r"[eE]([+-]?\d+)$")
@@ -323,8 +324,14 @@ class _StatementParser:
         text = chunk.text
         m = _INSTRUCTION.match(text)
         if m:
+            sep = m.group("sep")
+            if sep not in (":=", ":"):
+                self.error("`: =` read as `:=` (a space inside `:=`, as in text pasted from "
+                           "a paper)", chunk.start + m.start("sep"),
+                           chunk.start + m.end("sep"), severity="warning")
+                sep = ":="
             return self.instruction(chunk, m.group("name"), m.start("name"), m.end("name"),
-                                    m.group("sep"), m.end())
+                                    sep, m.end())
         m = _BARE.match(text)
         if m:
             return self.instruction(chunk, m.group("name"), m.start("name"), m.end("name"),

@@ -117,6 +117,20 @@ def test_ball_model_of_seed_000() -> None:
     assert quaternion.prior is None and quaternion.euler is None
 
 
+def test_text_pasted_from_the_paper_with_a_split_assignment_sign_parses() -> None:
+    """The seed 000 extraction writes `ПСЕВДОШВИДКОСТІ: = …` (`:=` split by typesetting)."""
+    pasted = (BALL.replace("ПСЕВДОШВИДКОСТІ :=", "ПСЕВДОШВИДКОСТІ: =")
+              .replace("ЧАС :=", "ЧАС : =").replace("ПОКАЗАТИ :=", "ПОКАЗАТИ:\t="))
+    assert pasted.count(": =") == 2
+    warnings: list = []
+    model = parse(pasted, name="ball", warnings=warnings)
+    original = parse(BALL, name="ball")
+    assert model.pseudo_velocities == original.pseudo_velocities
+    assert (model.t_start, model.t_end, model.outputs) == (
+        original.t_start, original.t_end, original.outputs)
+    assert len(warnings) == 3 and all("read as `:=`" in w.message for w in warnings)
+
+
 @pytest.mark.parametrize(("written", "message"), [
     ("КВАТЕРНІОН: Ry(ψ);", "needs the quaternion `Q(λ0, λ1, λ2, λ3)`"),
     ("КВАТЕРНІОН: Q(a, b, c), Ry(ψ);", "`Q(…)` in `КВАТЕРНІОН` takes four names"),
