@@ -151,6 +151,9 @@ def _closest(name: str, table: dict[str, tuple[str, ...]], cutoff: float) -> str
             if one_word and len(words) > 1:
                 forms += [(w, 0.95) for w in words if len(w) > 3]
             for form, weight in forms:
+                total = len(wanted) + len(form)
+                if total and 2 * min(len(wanted), len(form)) / total * weight < cutoff:
+                    continue  # too different in length to be close (and a long name is slow)
                 ratio = weight * difflib.SequenceMatcher(None, wanted, form).ratio()
                 if ratio >= cutoff and (best is None or ratio > best[0]):
                     best = (ratio, spelling)

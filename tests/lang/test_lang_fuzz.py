@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import difflib
 import random
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kidym.errors import ParseError
 from kidym.lang import parse
 from kidym.lang.fmt import format_source
+from kidym.lang.formulas import similarity_bound
 from kidym.lang.source import decode
 from kidym.model import Model
 from tests.lang.fixtures import BALL, FIG2, FIG3, PENDULUM
@@ -100,3 +106,20 @@ def test_mutated_valid_models(seed: int, fixture: str) -> None:
 ])
 def test_edge_cases(text: str) -> None:
     _check(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=40), st.text(max_size=40))
+def test_similarity_bound_is_an_upper_bound_of_the_ratio(a, b):
+    assert difflib.SequenceMatcher(None, a, b).ratio() <= similarity_bound(a, b) + 1e-12
+
+
+@pytest.mark.parametrize("template", ["m = 1; k = {} + 1;", "{} := 1;", "РАСЧЕТ := {};"])
+def test_a_megabyte_unknown_name_is_a_prompt_error(template):
+    """The "did you mean" search took 39 s on such a name (a hang guard, not a timing)."""
+    script = (f"import kidym\nname = 'a' + 'b' * 1_000_000\ntry:\n"
+              f"    kidym.parse({template!r}.format(name))\n"
+              "except ValueError as e:\n    print('error:', str(e)[:40])\n")
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=120, cwd=Path(__file__).resolve().parents[2])
+    assert run.returncode == 0 and "error: <string>:1:" in run.stdout, run.stderr[-500:]
