@@ -51,6 +51,26 @@ _RELATIONS: dict[str, Callable[[Expr, Expr], Expr]] = {
 MAX_POWER_BITS = 100_000
 
 
+#: Deepest formula accepted (functions of functions, powers of powers): far beyond any
+#: mechanics, far below where SymEngine's recursion runs out of stack.
+MAX_DEPTH = 256
+
+
+def depth_exceeds(expr: Expr, limit: int) -> bool:
+    """Whether the expression tree of ``expr`` is deeper than ``limit`` (iteratively)."""
+    deepest: dict[Expr, int] = {}
+    stack = [(expr, 1)]
+    while stack:
+        e, d = stack.pop()
+        if d > limit:
+            return True
+        if deepest.get(e, 0) >= d:
+            continue
+        deepest[e] = d
+        stack.extend((a, d + 1) for a in e.args)
+    return False
+
+
 def rational(value: object) -> Expr:
     """Exact SymEngine number of a :class:`fractions.Fraction`."""
     num, den = value.numerator, value.denominator  # type: ignore[attr-defined]
@@ -125,6 +145,11 @@ class Converter:
         except (RuntimeError, TypeError, ValueError, ZeroDivisionError, OverflowError,
                 NotImplementedError) as e:
             raise FormulaError(f"cannot form this formula: {e}", node.span) from e
+        if depth_exceeds(expr, MAX_DEPTH):
+            # SymEngine's own recursion (printing, differentiation) crashed the process
+            # on such formulas (2^2^…^0.01 20 000 deep, sin(sin(… 10 000 deep)
+            raise FormulaError(f"formula is nested more than {MAX_DEPTH} levels deep; split "
+                               "it into several named formulas", node.span)
         if any(expr.has(bad) for bad in (se.zoo, se.nan, se.oo, -se.oo)):
             raise FormulaError("this formula is undefined or infinite (division by zero?): "
                                f"it evaluates to `{_short(expr)}`", node.span)

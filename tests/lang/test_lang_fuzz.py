@@ -123,3 +123,23 @@ def test_a_megabyte_unknown_name_is_a_prompt_error(template):
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                          timeout=120, cwd=Path(__file__).resolve().parents[2])
     assert run.returncode == 0 and "error: <string>:1:" in run.stdout, run.stderr[-500:]
+
+
+_BODY = " Ball | Sy(y) | m(1), Jx(1), Jy(1), Jz(1);"
+
+
+@pytest.mark.parametrize("text", [
+    "k = " + "2^" * 20000 + "0.01; Cs.y = k;" + _BODY,
+    "PSEUDOVELOCITIES := v; x't = " + "sin(" * 10000 + "v" + ")" * 10000 + ";"
+    " Cart | Sx(x), Sy(y) | m(1), Jx(1), Jy(1), Jz(1);",
+    "B | Q(" + "sin(" * 10000 + "a" + ")" * 10000 + ", 0, 0, 1) | m(1), Jx(1), Jy(1), Jz(1);",
+], ids=["power tower", "nested sin in a velocity", "nested quaternion component"])
+def test_deeply_nested_formulas_are_located_errors_not_crashes(tmp_path, text):
+    """These crashed the process (SIGSEGV in SymEngine's recursion) in load or derive."""
+    path = tmp_path / "deep.kdm"
+    path.write_text(text, encoding="utf-8")
+    run = subprocess.run([sys.executable, "-m", "kidym", "run", str(path), "--t-end", "0.1",
+                          "--out", str(tmp_path / "out")], capture_output=True, text=True,
+                         timeout=300, cwd=Path(__file__).resolve().parents[2])
+    assert run.returncode == 1, (run.returncode, run.stderr[-300:])
+    assert "deep.kdm:1:" in run.stderr and "nested more than 256 levels" in run.stderr
