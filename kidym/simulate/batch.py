@@ -52,8 +52,10 @@ def simulate_batch(system: Model | Equations | CompiledSystem, *,
     CompileError
         If the model cannot be compiled.
     """
-    from kidym.simulate.simulate import _initial_state
+    from kidym.simulate.simulate import _initial_state, check_options
 
+    check_options(t_start=t_start, t_end=t_end, n_points=n_points, rtol=rtol, atol=atol,
+                  max_step=max_step, t_eval=t_eval)
     if isinstance(system, Model):
         system = derive(system)
     if isinstance(system, Equations):

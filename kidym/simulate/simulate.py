@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import time as _time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -166,6 +168,33 @@ def _norm_drift(groups: dict[str, list[int]], y: np.ndarray) -> dict[str, float]
             for b, idx in groups.items()}
 
 
+def check_options(*, t_start: float | None, t_end: float | None, n_points: int,
+                  rtol: float, atol: float, max_step: float,
+                  t_eval: Sequence[float] | None) -> None:
+    """Raise ``ValueError`` naming the first run option that cannot work.
+
+    A span must be finite (``t_end=inf`` ran forever), at least two output points
+    (one gave an empty run, zero an ``IndexError``), ``rtol > 0``, ``atol ≥ 0`` and
+    ``max_step > 0``; output times finite.
+    """
+    for name, value in (("t_start", t_start), ("t_end", t_end)):
+        if value is not None and not math.isfinite(float(value)):
+            raise ValueError(f"{name} must be a finite time, got {value}")
+    if t_eval is None and (int(n_points) != n_points or n_points < 2):
+        raise ValueError(f"n_points must be a whole number of at least 2 (the start and the "
+                         f"end of the run), got {n_points}")
+    if not (math.isfinite(rtol) and rtol > 0):
+        raise ValueError(f"rtol must be a positive number, got {rtol}")
+    if not (math.isfinite(atol) and atol >= 0):
+        raise ValueError(f"atol must be zero or a positive number, got {atol}")
+    if not max_step > 0:
+        raise ValueError(f"max_step must be positive, got {max_step}")
+    if t_eval is not None:
+        times = np.asarray(t_eval, dtype=float)
+        if times.ndim != 1 or not times.size or not np.all(np.isfinite(times)):
+            raise ValueError("t_eval must be a non-empty sequence of finite times")
+
+
 def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = None,
              t_start: float | None = None, initial: Mapping[str, float] | None = None,
              parameters: Mapping[str, float] | None = None,
@@ -230,6 +259,8 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
     """
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+    check_options(t_start=t_start, t_end=t_end, n_points=n_points, rtol=rtol, atol=atol,
+                  max_step=max_step, t_eval=t_eval)
     if isinstance(system, Model):
         system = derive(system)
     if engine != "numpy" or events or not isinstance(system, (Equations, NumpySystem)):

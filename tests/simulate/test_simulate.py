@@ -61,3 +61,27 @@ def test_atomic_write_leaves_nothing_on_failure(tmp_path):
         write_atomically(target, 12345)  # type: ignore[arg-type]
     assert target.read_text() == "a,b\n"
     assert [p.name for p in tmp_path.iterdir()] == ["r.csv"]
+
+
+@pytest.mark.parametrize(("option", "message"), [
+    ({"t_end": float("inf")}, "t_end must be a finite time"),
+    ({"t_start": float("nan")}, "t_start must be a finite time"),
+    ({"n_points": 0}, "n_points must be a whole number of at least 2"),
+    ({"n_points": 1}, "n_points must be a whole number of at least 2"),
+    ({"rtol": -1}, "rtol must be a positive number"),
+    ({"rtol": 0}, "rtol must be a positive number"),
+    ({"atol": -1}, "atol must be zero or a positive number"),
+    ({"max_step": 0}, "max_step must be positive"),
+    ({"t_eval": [0.0, float("inf")]}, "t_eval must be a non-empty sequence of finite"),
+])
+@pytest.mark.parametrize("engine", ["numpy", "compiled", "batch"])
+def test_options_that_cannot_work_are_named(option, message, engine):
+    """`t_end=inf` ran forever, `n_points=0` raised IndexError, `n_points=1` ran 0 to 0,
+    negative tolerances were taken."""
+    model = kidym.parse("m = 1; B | Sx(x) | m(m), Jx(1), Jy(1), Jz(1); Cs.x = 1;"
+                        "INITIAL := t(0), x(1);")
+    with pytest.raises(ValueError, match=message):
+        if engine == "batch":
+            kidym.simulate_batch(model, initial=[{"x": 1.0}], **option)
+        else:
+            kidym.simulate(model, engine=engine, **option)
