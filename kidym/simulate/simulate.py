@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-
 import time as _time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
