@@ -563,6 +563,7 @@ def generate_c(eq: Equations, *, outputs: Mapping[str, Expr] | None = None,
     ValueError
         If an event or reset names something the model does not have.
     """
+    eq.require_motion()
     if outputs is None:
         outputs = dict(eq.outputs_named)
         outputs.setdefault("energy", eq.energy_named)

@@ -96,6 +96,19 @@ class Equations:
         """Number of independent speeds."""
         return len(self.speeds)
 
+    def require_motion(self) -> None:
+        """Raise ``ValueError`` unless there is something to integrate (``n_w > 0``).
+
+        A model with no independent speed has no equations of motion; integrating or
+        compiling it failed with an ``IndexError`` or ``max()`` of nothing.
+        """
+        if self.n_w == 0:
+            raise ValueError(
+                f"model `{self.model.name}` has no degrees of freedom (no independent "
+                "speeds), so there are no equations of motion to integrate: give a "
+                "coordinate (a name without a value in a body's transforms), or for "
+                "prescribed motion compute it with `РАСЧЕТ := КИНЕМАТИКА`")
+
     @property
     def parameters(self) -> tuple[se.Symbol, ...]:
         """Parameter symbols in model order."""

@@ -72,6 +72,7 @@ class NumpySystem:
     @classmethod
     def build(cls, eq: Equations) -> NumpySystem:
         """Generate the Python evaluation of ``eq``."""
+        eq.require_motion()
         outputs = dict(eq.outputs_named)
         if "energy" not in outputs:
             outputs["energy"] = eq.energy_named

@@ -85,3 +85,16 @@ def test_options_that_cannot_work_are_named(option, message, engine):
             kidym.simulate_batch(model, initial=[{"x": 1.0}], **option)
         else:
             kidym.simulate(model, engine=engine, **option)
+
+
+@pytest.mark.parametrize("engine", ["numpy", "compiled", "codegen", "batch"])
+def test_a_model_without_degrees_of_freedom_is_named(engine):
+    """It failed with `max() arg is an empty sequence` (C) and an IndexError (NumPy)."""
+    model = kidym.parse("B | Sx(1 + sin(t)) | m(1), Jx(1), Jy(1), Jz(1);")
+    with pytest.raises(ValueError, match="has no degrees of freedom"):
+        if engine == "codegen":
+            kidym.codegen.generate_c(kidym.derive(model))
+        elif engine == "batch":
+            kidym.simulate_batch(model, parameters=[{}])
+        else:
+            kidym.simulate(model, engine=engine)
