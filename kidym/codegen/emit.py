@@ -350,7 +350,8 @@ class _Emitter:
         self.const_index: dict[se.Symbol, int] = {}
         self.const_lines: list[tuple[se.Symbol, Expr, str]] = []
         self.const_of_expr: dict[Expr, se.Symbol] = {}
-        self.temp_names: dict[se.Symbol, str] = {}
+        self.temp_names: dict[se.Symbol, str] = {}   # of the routine being written
+        self.n_temps = 0
         self.printer = CPrinter(self.name_of)
 
     # --------------------------------------------------------------- naming
@@ -429,17 +430,15 @@ class _Emitter:
             reps, reduced = se.cse(exprs)
         else:
             reps, reduced = [], exprs
-        if reps:
-            # SymEngine names its temporaries x0, x1 … avoiding only the symbols of these
-            # expressions: fresh dummies cannot meet a model's names in another routine
-            fresh = {s: se.Dummy("cse") for s, _ in reps}
-            reps = [(fresh[s], e.xreplace(fresh)) for s, e in reps]
-            reduced = [e.xreplace(fresh) for e in reduced]
         temps = {s: e for s, e in reps}
         order = {s: k for k, (s, _) in enumerate(reps)}
-        for s, _ in reps:
-            # `cse<k>` matches RESERVED_PATTERN: no model name is ever given it
-            self.temp_names[s] = f"cse{len(self.temp_names)}"
+        # SymEngine names its temporaries x0, x1 … avoiding only the symbols of these
+        # expressions: they are temporaries in this routine only (a model's `x2` in
+        # another routine is the model's). `cse<k>` matches RESERVED_PATTERN: no model
+        # name is ever given it.
+        first = self.n_temps
+        self.temp_names = {s: f"cse{first + k}" for k, (s, _) in enumerate(reps)}
+        self.n_temps += len(reps)
         body = [(s, reduced[k]) for k, (s, _) in enumerate(statements)]
         out_exprs = reduced[len(statements):]
 
@@ -488,6 +487,7 @@ class _Emitter:
                              + f" in model `{self.eq.model.name}`")
         head = [f"{indent}const double {self.name_of(s)} = y[{i}];  /* {comment_text(str(s))} */"
                 for s, i in self.state_index.items() if s in used]
+        self.temp_names = {}  # the temporaries end with the routine
         return head + text, count
 
     def constants_routine(self) -> tuple[list[str], OpCount]:

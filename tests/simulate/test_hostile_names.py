@@ -188,3 +188,21 @@ def test_any_names_map_to_distinct_safe_identifiers(names):
 def test_names_of_the_c_library_and_of_kidym_are_never_given(name):
     ident = IdentifierMap()(name)
     assert ident != name and not reserved(ident)
+
+
+def test_model_names_like_symengine_temporaries_stay_the_models(kidym_cache):  # noqa: F811
+    """SymEngine's CSE calls its temporaries x0, x1 …, avoiding only the names of the
+    routine at hand: a model's `x1` hoisted into the constants after another routine
+    made a temporary `x1` must still be the model's `x1`."""
+    names = " ".join(f"x{k} = {k + 1.5};" for k in range(12))
+    force = " + ".join(f"x{k}*x{k + 1}*sin(q)" for k in range(11))
+    text = (f"{names} B | Sx(q) | m(2), Jx(1), Jy(1), Jz(1); Pf.q = -({force})*q^2;"
+            "Cs.q = 3; INITIAL := t(0), q(0.4); SHOW := q, q't;")
+    model = kidym.parse(text)
+    f = NumpySystem.build(kidym.derive(model))
+    g = CompiledSystem.build(kidym.derive(model))
+    rng = np.random.default_rng(5)
+    for _ in range(3):
+        y = rng.normal(size=2)
+        np.testing.assert_allclose(g.rhs(0.0, y, g.parameter_vector()),
+                                   f.rhs(0.0, y, f.parameter_vector()), rtol=1e-12)
