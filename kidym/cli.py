@@ -243,12 +243,16 @@ def cmd_codegen(args: argparse.Namespace) -> int:
     code = generate_c(eq, fold=args.fold, cse=not args.no_cse, hoist=not args.no_hoist)
     out = Path(args.out) if args.out else Path("kidym-out") / model.name
     path = write_atomically(out / f"{model.name}.c", code.source)
+    parts = [write_atomically(out / f"{model.name}.part{k}.c", part)
+             for k, part in enumerate(code.parts)]
     print(f"operation counts of {model.name} ({eq.n_q} coordinates, {eq.n_w} speeds; "
           f"options: " + ", ".join(f"{k}={v}" for k, v in code.options.items()) + ")")
     print(code.counts_table())
     mf = code.mf_counts
     print(f"mass matrix and forcing alone: {mf}")
-    print(f"C source: {path} ({len(code.source.encode('utf-8')) / 1024:.1f} kB)")
+    size = sum(len(x.encode("utf-8")) for x in code.sources) / 1024
+    print(f"C source: {path} ({size:.1f} kB" + (f", with {len(parts)} parts beside it: "
+                                                f"{parts[0].name} …)" if parts else ")"))
     if args.build:
         print(f"library: {build(code)}")
     return 0

@@ -18,6 +18,7 @@ seed's "check whether the DLL already exists").
 
 from __future__ import annotations
 
+import concurrent.futures
 import functools
 import hashlib
 import os
@@ -131,6 +132,33 @@ def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:40] or "model"
 
 
+def _compile(cmd0: list[str], flags: tuple[str, ...], sources: list[Path], out: Path,
+             work: Path) -> tuple[subprocess.CompletedProcess, list[str]]:
+    """Compile ``sources`` and the driver into the library ``out``; the (failed) run.
+
+    One translation unit: one compiler run. Several (a big model's parts): each is
+    compiled to an object file on its own, as many at once as there are processors,
+    then they are linked.
+    """
+    if len(sources) == 1:
+        cmd = [*cmd0, *flags, str(sources[0]), str(DRIVER), "-o", str(out), *LIBS]
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=600,
+                              cwd=work), cmd
+    compile_flags = [f for f in flags if f != "-shared" and not f.startswith("-Wl,")]
+    units = [*sources, DRIVER]
+    objects = [work / f"unit{k}.o" for k in range(len(units))]
+    commands = [[*cmd0, *compile_flags, "-c", str(u), "-o", str(o)]
+                for u, o in zip(units, objects)]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        runs = list(pool.map(lambda c: subprocess.run(c, capture_output=True, text=True,
+                                                      timeout=600, cwd=work), commands))
+    for run, cmd in zip(runs, commands):
+        if run.returncode != 0:
+            return run, cmd
+    cmd = [*cmd0, *flags, *map(str, objects), "-o", str(out), *LIBS]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=work), cmd
+
+
 def _sha256(path: Path) -> str:
     h = hashlib.sha256()
     with path.open("rb") as f:
@@ -179,7 +207,7 @@ def cache_key(code: CCode, flags: tuple[str, ...] = BASE_FLAGS) -> str:
     h = hashlib.sha256()
     native = any(f.startswith(("-march=native", "-mcpu=native", "-mtune=native"))
                  for f in flags)
-    for part in (code.source, DRIVER.read_text(encoding="utf-8"), " ".join(compiler()),
+    for part in (*code.sources, DRIVER.read_text(encoding="utf-8"), " ".join(compiler()),
                  " ".join(flags), " ".join(LIBS), compiler_version(),
                  cpu_fingerprint() if native else ""):
         h.update(part.encode("utf-8"))
@@ -233,17 +261,17 @@ def build(code: CCode, *, flags: tuple[str, ...] = BASE_FLAGS,
                            command=cmd0)
     target.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=".build-", dir=target.parent))
-    src = work / "model.c"
-    src.write_text(code.source, encoding="utf-8")
+    sources = [work / "model.c", *(work / f"part{k}.c" for k in range(len(code.parts)))]
+    for path, text in zip(sources, code.sources):
+        path.write_text(text, encoding="utf-8")
     out = work / "lib.so"
-    cmd = [*cmd0, *flags, str(src), str(DRIVER), "-o", str(out), *LIBS]
     try:
         # in the private directory: nothing of the caller's working directory is seen
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=work)
+        proc, cmd = _compile(cmd0, flags, sources, out, work)
     except (OSError, subprocess.SubprocessError) as exc:
         shutil.rmtree(work, ignore_errors=True)
         raise CompileError(f"C compiler could not run ({exc}); {_INSTALL_HINT}",
-                           command=cmd) from exc
+                           command=cmd0) from exc
     if proc.returncode != 0 or not out.exists():
         output = (proc.stdout + proc.stderr).strip()
         kept = _keep_failed(work, target)
@@ -258,8 +286,8 @@ def build(code: CCode, *, flags: tuple[str, ...] = BASE_FLAGS,
             f"kidym, not in your set-up: please report it to the kidym developers with "
             f"the model file and {kept}. Meanwhile engine='numpy' runs the model.",
             command=cmd, output=output, kind="internal")
-    os.replace(src, work / f"{target.stem}.c")
-    os.replace(work / f"{target.stem}.c", target.with_suffix(".c"))
+    for k, path in enumerate(sources):
+        os.replace(path, target.with_suffix(".c" if k == 0 else f".part{k - 1}.c"))
     digest = work / "lib.sha256"
     digest.write_text(_sha256(out) + "\n", encoding="ascii")
     os.replace(digest, _digest_path(target))

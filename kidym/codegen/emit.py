@@ -88,6 +88,10 @@ class CCode:
     mf_counts : OpCount
         Operations of the mass matrix and forcing alone (with their intermediates),
         per evaluation.
+    parts : tuple of str
+        Further translation units: the functions a big routine is split into
+        (:data:`PART_STATEMENTS` statements each), declared in ``source``; empty for
+        small models.
     folded : bool
         Whether parameter values were written into the code.
     """
@@ -107,6 +111,12 @@ class CCode:
     event_directions: tuple[int, ...] = ()
     event_actions: tuple[int, ...] = ()
     options: dict = field(default_factory=dict)
+    parts: tuple[str, ...] = ()
+
+    @property
+    def sources(self) -> tuple[str, ...]:
+        """Every translation unit: ``source``, then the parts of big routines."""
+        return (self.source, *self.parts)
 
     def counts_table(self) -> str:
         """The operation counts as a text table."""
@@ -116,6 +126,10 @@ class CCode:
                         f"{c.functions:>8}{c.total:>8}")
         return "\n".join(rows)
 
+
+#: Statements per function when a routine is split (:meth:`_Emitter.routine`): the
+#: optimiser's time grows faster than the size of a function (``docs/compiled.md``).
+PART_STATEMENTS = 300
 
 #: Largest block of ``M`` solved by straight-line LDLᵀ code (bigger: loops, Cholesky).
 UNROLL_MAX = 12
@@ -352,6 +366,8 @@ class _Emitter:
         self.const_of_expr: dict[Expr, se.Symbol] = {}
         self.temp_names: dict[se.Symbol, str] = {}   # of the routine being written
         self.n_temps = 0
+        self.parts: list[str] = []                    # functions of a split routine
+        self.part_names: list[tuple[str, str]] = []   # their names and output arguments
         self.printer = CPrinter(self.name_of)
 
     # --------------------------------------------------------------- naming
@@ -378,7 +394,9 @@ class _Emitter:
         if sym is None:
             if expr in self.const_of_expr:
                 return self.const_of_expr[expr]
-            sym = se.Dummy("c")
+            # a name no model can hold (`#` is not a name character), and the same in
+            # every run: SymEngine orders terms by hash, and the source must not change
+            sym = se.Symbol(f"kidym#c{len(self.const_index)}")
             self.const_of_expr[expr] = sym
         self.const_index[sym] = len(self.const_index)
         self.const_lines.append((sym, expr, label))
@@ -409,8 +427,17 @@ class _Emitter:
 
     # -------------------------------------------------------------- routines
     def routine(self, roots: Sequence[Expr], targets: Sequence[str],
-                indent: str = "    ") -> tuple[list[str], OpCount]:
-        """C statements computing ``roots`` into ``targets``, and their operations."""
+                indent: str = "    ", split: tuple[str, str, str] | None = None,
+                ) -> tuple[list[str], OpCount]:
+        """C statements computing ``roots`` into ``targets``, and their operations.
+
+        ``split = (name, outputs declaration, outputs arguments)``: when the routine
+        has more than :data:`PART_STATEMENTS` statements, they are written as
+        functions ``<name><k>`` of at most that many statements each (in
+        :attr:`parts`, one translation unit each, compiled in parallel); the values
+        one part passes to a later one go through a workspace ``w``, and the
+        statements returned call the parts in order.
+        """
         inter = self.eq.intermediates(list(roots))
         statements: list[tuple[se.Symbol, Expr]] = []
         for s, f in inter:
@@ -467,9 +494,11 @@ class _Emitter:
         self.printer.reset()
         text: list[str] = []
         used: set[se.Symbol] = set()
+        uses: list[set[se.Symbol]] = []
         for s, target, e in lines:
             code = self.printer(e)
             used |= e.free_symbols
+            uses.append(set(e.free_symbols))
             if target is not None:
                 text.append(f"{indent}{target} = {code};")
             elif s in temps:
@@ -485,10 +514,51 @@ class _Emitter:
             raise ValueError("cannot generate C: no value or argument for "
                              + ", ".join(f"`{u}`" for u in unknown)
                              + f" in model `{self.eq.model.name}`")
-        head = [f"{indent}const double {self.name_of(s)} = y[{i}];  /* {comment_text(str(s))} */"
-                for s, i in self.state_index.items() if s in used]
+        if split is not None and len(lines) > PART_STATEMENTS:
+            calls = self._split(split, [s for s, _, _ in lines], uses, text)
+            self.temp_names = {}
+            return calls, count
+        head = self._states(used, indent)
         self.temp_names = {}  # the temporaries end with the routine
         return head + text, count
+
+    def _states(self, used: set[se.Symbol], indent: str = "    ") -> list[str]:
+        """The statements reading the states ``used`` from ``y``."""
+        return [f"{indent}const double {self.name_of(s)} = y[{i}];  /* {comment_text(str(s))} */"
+                for s, i in self.state_index.items() if s in used]
+
+    def _split(self, split: tuple[str, str, str], defined: list[se.Symbol | None],
+               uses: list[set[se.Symbol]], text: list[str]) -> list[str]:
+        """Write the statements as parts (see :meth:`routine`); the calls of the parts."""
+        name, declaration, arguments = split
+        n = len(text)
+        ranges = [(a, min(a + PART_STATEMENTS, n)) for a in range(0, n, PART_STATEMENTS)]
+        home = {s: k for k, (a, b) in enumerate(ranges) for s in defined[a:b] if s is not None}
+        slot: dict[se.Symbol, int] = {}
+        imports: list[list[se.Symbol]] = []
+        for k, (a, b) in enumerate(ranges):
+            wanted: list[se.Symbol] = []
+            for u in uses[a:b]:
+                for s in sorted(u, key=str):
+                    if home.get(s, k) < k and s not in wanted:
+                        wanted.append(s)
+                        slot.setdefault(s, len(slot))
+            imports.append(wanted)
+        calls = [f"    double w[{max(len(slot), 1)}];"]
+        for k, (a, b) in enumerate(ranges):
+            used = set().union(*uses[a:b])
+            exports = [s for s in defined[a:b] if s is not None and s in slot]
+            self.parts.append("\n".join([
+                f"void {name}{k}(double t, const double *y, const double *p, const double *c, "
+                f"double *w, {declaration}) {{",
+                *self._states(used),
+                *(f"    const double {self.name_of(s)} = w[{slot[s]}];" for s in imports[k]),
+                *text[a:b],
+                *(f"    w[{slot[s]}] = {self.name_of(s)};" for s in exports),
+                "}\n"]))
+            self.part_names.append((f"{name}{k}", declaration))
+            calls.append(f"    {name}{k}(t, y, p, c, w, {arguments});")
+        return calls
 
     def constants_routine(self) -> tuple[list[str], OpCount]:
         self.printer.reset()
@@ -581,11 +651,14 @@ def generate_c(eq: Equations, *, outputs: Mapping[str, Expr] | None = None,
     roots = [*eq.qdot, *(eq.mass_matrix_named[i][j] for i, j in upper), *eq.forcing_named]
     targets = ([f"qdot[{i}]" for i in range(n_q)]
                + [f"M[{i * n_w + j}]" for i, j in upper] + [f"F[{i}]" for i in range(n_w)])
-    rhs_lines, rhs_count = em.routine(roots, targets)
+    rhs_lines, rhs_count = em.routine(
+        roots, targets, split=("kidym_rhs_part", "double *qdot, double *M, double *F",
+                               "qdot, M, F"))
     rhs_lines += [f"    M[{j * n_w + i}] = M[{i * n_w + j}];" for i, j in upper if i != j]
 
     out_lines, out_count = em.routine(list(outputs.values()),
-                                      [f"out[{k}]" for k in range(len(outputs))])
+                                      [f"out[{k}]" for k in range(len(outputs))],
+                                      split=("kidym_out_part", "double *out", "out"))
 
     ev_names = tuple(e.name or f"event{k}" for k, e in enumerate(events))
     ev_exprs = [parse_expression(eq, e.function, f"event `{n}`")
@@ -637,6 +710,8 @@ def generate_c(eq: Equations, *, outputs: Mapping[str, Expr] | None = None,
            f"#define KIDYM_NP {len(em.params)}\n#define KIDYM_NC {n_c}\n"
            f"#define KIDYM_NOUT {len(outputs)}\n#define KIDYM_NEV {len(events)}\n",
            _HELPERS,
+           *(f"void {name}(double t, const double *y, const double *p, const double *c, "
+             f"double *w, {decl});" for name, decl in em.part_names),
            f"const int kidym_abi = {ABI_VERSION};",
            "const int kidym_layout[7] = {KIDYM_NQ, KIDYM_NW, KIDYM_NY, KIDYM_NP, KIDYM_NC, "
            "KIDYM_NOUT, KIDYM_NEV};",
@@ -669,7 +744,11 @@ def generate_c(eq: Equations, *, outputs: Mapping[str, Expr] | None = None,
            "const double *c, double *ynew) {",
            f"    for (int i = 0; i < {ny}; ++i) ynew[i] = y[i];",
            "    switch (k) {", *reset_lines, "    default: break;", "    }", "}\n"]
+    preamble = ("/* generated by kidym, do not edit: a part of the model's routines */\n"
+                "#include <math.h>\n" + _HELPERS)
+    parts = tuple(f"{preamble}\n{part}" for part in em.parts)
     return CCode(source="\n".join(src), model_name=eq.model.name, state_names=state_names,
+                 parts=parts,
                  parameter_names=tuple(str(s) for s in em.params),
                  output_names=tuple(outputs), event_names=ev_names, n_q=n_q, n_w=n_w,
                  n_constants=n_c, counts=counts, mf_counts=mf_count, folded=bool(fold),

@@ -518,7 +518,7 @@ def choose_engine(eq: Equations, code: CCode, *, duration: float,
 
     if library_path(code, build_flags(flags)).exists():
         return "compiled", "the compiled library is in the cache"
-    size = len(code.source.encode("utf-8"))
+    size = sum(len(x.encode("utf-8")) for x in code.sources)
     compile_s = COMPILE_BASE_S + COMPILE_S_PER_BYTE * size + COMPILE_S_PER_BYTE2 * size**2
     ns = NumpySystem.build(eq)
     p = ns.parameter_vector()
@@ -533,9 +533,9 @@ def choose_engine(eq: Equations, code: CCode, *, duration: float,
     numpy_s = per_eval * EVALS_PER_TIME_UNIT * max(duration, 0.0)
     if numpy_s > compile_s:
         return "compiled", (f"estimated NumPy run {numpy_s:.2g} s > compile {compile_s:.2g} s "
-                            f"({len(code.source) // 1024} kB of C)")
+                            f"({size // 1024} kB of C)")
     return "numpy", (f"estimated NumPy run {numpy_s:.2g} s <= compile {compile_s:.2g} s "
-                     f"({len(code.source) // 1024} kB of C)")
+                     f"({size // 1024} kB of C)")
 
 
 def simulate_with_engine(system, *, engine: str, events: Sequence[Event], t_end, t_start,

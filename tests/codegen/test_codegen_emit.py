@@ -7,6 +7,7 @@ quantities, LAPACK solve); the counts against counts made by hand.
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import subprocess
@@ -19,9 +20,10 @@ import symengine as se
 import kidym
 from kidym.codegen import generate_c
 from kidym.codegen.cprint import CPrinter
+from kidym.simulate.compiled import CompiledSystem
 from kidym.simulate.simulate import NumpySystem
-from tests.codegen.shared import compiled, equations
-from tests.fixtures import DOUBLE_PENDULUM
+from tests.codegen.shared import compiled, equations, kidym_cache  # noqa: F401
+from tests.fixtures import DOUBLE_PENDULUM, ROOT, chain_text
 
 FUNCTIONS_MODEL = """m = 1; k = 4; b = 0.3;
 Slider | Sx(x) | m, 0, 0, 0;
@@ -131,3 +133,46 @@ def test_a_symbol_without_value_or_argument_is_named():
     eq = equations(DOUBLE_PENDULUM)
     with pytest.raises(ValueError, match="no value or argument for `mystery`"):
         generate_c(eq, outputs={"odd": se.Symbol("mystery") * 2})
+
+
+def test_a_big_routine_split_into_parts_computes_the_same(monkeypatch, kidym_cache):  # noqa: F811
+    """Parts (one translation unit each, compiled in parallel) pass values through a
+    workspace: the right-hand side and the outputs must be those of the NumPy engine."""
+    emit_module = importlib.import_module("kidym.codegen.emit")
+    monkeypatch.setattr(emit_module, "PART_STATEMENTS", 40)
+    eq = kidym.derive(kidym.parse(chain_text(5)))
+    code = generate_c(eq)
+    assert len(code.parts) >= 3 and all("kidym_rhs_part" in x or "kidym_out_part" in x
+                                         for x in code.parts)
+    compiled = CompiledSystem.build(eq)
+    assert compiled.code.parts == code.parts
+    reference = NumpySystem.build(eq)
+    rng = np.random.default_rng(11)
+    p = compiled.parameter_vector()
+    for _ in range(3):
+        y = rng.normal(size=compiled.n_y)
+        np.testing.assert_allclose(compiled.rhs(0.3, y, p), reference.rhs(0.3, y, p),
+                                   rtol=1e-11, atol=1e-11)
+        np.testing.assert_allclose(compiled.outputs_at(np.array([0.3]), y[:, None], p)[0],
+                                   reference.outputs(0.3, y, p), rtol=1e-11, atol=1e-11)
+
+
+def test_the_source_is_the_same_in_every_process():
+    """Byte-identical C for the same model (the cache key): hoisted constants once were
+    dummies whose hashes, and so SymEngine's order of terms, changed from run to run."""
+    script = ("import hashlib, kidym, kidym.codegen.emit as e\n"
+              "from make_chain import chain_text\n"
+              "e.PART_STATEMENTS = 40\n"
+              "code = kidym.codegen.generate_c(kidym.derive(kidym.parse(chain_text(4))))\n"
+              "print(hashlib.sha256('\\0'.join(code.sources).encode()).hexdigest())\n")
+    eq = kidym.derive(kidym.parse(chain_text(4)))
+    assert generate_c(eq).sources == generate_c(eq).sources
+    digests = set()
+    for seed in ("1", "2"):
+        run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                             timeout=300, cwd=ROOT,
+                             env={**os.environ, "PYTHONHASHSEED": seed,
+                                  "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'examples/chain'}"})
+        assert run.returncode == 0, run.stderr[-1000:]
+        digests.add(run.stdout.strip())
+    assert len(digests) == 1
