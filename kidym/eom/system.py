@@ -133,7 +133,7 @@ class SystemGraph:
         self._definitions = {d.name: d for d in model.definitions}
         self._owner = {n: b.name for b in model.bodies for n in names.generated_names(b.name)}
         self._angles: dict[str, tuple[int, int, str]] = {}
-        self._angle_S: dict[tuple[int, bool], list[list[Expr]]] = {}
+        self._angle_S: dict[tuple[int, bool], list[Expr]] = {}
         for k, ins in enumerate(model.quaternions):
             axes = "".join(tr.axis for tr in ins.rotations)
             for i, tr in enumerate(ins.rotations):
@@ -206,7 +206,7 @@ class SystemGraph:
     def _angle(self, name: str) -> Expr:
         """An angle of a ``КВАТЕРНИОН`` sequence through its quaternion (inverse formulas).
 
-        ``Q = P∘R_a(α)∘R_b(β)∘R_c(γ)``: the angles are read off ``S(P̄∘Q)`` by
+        ``Q = P∘R_a(α)∘R_b(β)∘R_c(γ)``: the angles are functions of ``P̄∘Q`` given by
         :func:`kidym.kinematics.quaternions.angle_formulas` (principal branch);
         ``E(ψ, θ, φ)`` are the classical ``z-x-z`` Euler angles of ``Q``.
         """
@@ -225,12 +225,8 @@ class SystemGraph:
             if ins.prior is not None and not euler:
                 lam = qt.hamilton(qt.conjugate([self.lookup(c) for c in ins.prior]), lam)
             tag = ("E" if euler else "") + (f"{k}" if len(self.model.quaternions) > 1 else "")
-            norm = self.graph.define(f"nQ{tag}", sum(x * x for x in lam))
-            self._angle_S[key] = [
-                [self.graph.define(f"S{r + 1}{c + 1}Q{tag}", x / norm) for c, x in enumerate(row)]
-                for r, row in enumerate(qt.quadratic_matrix(lam))]
-        S = self._angle_S[key]
-        formulas = qt.angle_formulas(S, axes)
+            self._angle_S[key] = [self.graph.define(f"l{n}Q{tag}", x) for n, x in enumerate(lam)]
+        formulas = qt.angle_formulas(self._angle_S[key], axes)
         self.graph.release(name)
         return self.graph.define(name, formulas[i], keep=True)
 
