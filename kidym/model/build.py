@@ -54,6 +54,7 @@ from kidym.model.model import (
     Transform,
     VelocityDefinition,
 )
+from kidym.symbolic.derivatives import derivative
 
 Expr = se.Basic
 
@@ -320,7 +321,7 @@ class _Builder:
             if expanded is None:
                 self.missing.add(base)  # the cycle is reported with the definitions
                 continue
-            expr = expanded.diff(TIME if v == TIME.name else se.Symbol(v))
+            expr = derivative(expanded, TIME if v == TIME.name else se.Symbol(v))
             stmt = ast.Variable(name=ast.Name(name=base, span=u.span, start=u.start,
                                               end=u.start + len(base)),
                                 expr=ast.Name(name=base, span=u.span, start=u.start,
