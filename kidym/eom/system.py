@@ -50,8 +50,12 @@ def quaternion_specs(model: Model, angular_velocity: str | dict[str, str] = "aut
         the body's axes and ``Λ̇ = ½ Λ∘ω`` (seed 000 eq. (19)); ``"fixed"``: they are
         projections on the fixed axes and ``Λ̇ = ½ ω∘Λ`` (eq. (23)) — allowed for a body
         with isotropic central inertia, whose central axes are then parallel to the
-        fixed ones, as seed 000 takes them for the ball; ``"auto"``: ``"fixed"`` for
-        isotropic bodies, ``"body"`` otherwise.
+        fixed ones, as seed 000 takes them for the ball — and whose centre is the
+        quaternion's centre of rotation (nothing after ``Q(…)`` in the record);
+        ``"auto"``: what the model file chooses (``УГЛОВАЯ СКОРОСТЬ := …;``, by body or
+        for all), else ``"fixed"`` for such bodies and ``"body"`` otherwise (e.g. a top
+        with ``Jx = Jy = Jz`` whose centre of mass is off its fixed point). A choice
+        given here other than ``"auto"`` overrides the file's.
     holonomic : bool
         First stage of the two-stage algorithm: the speeds are ``λ̇``.
     """
@@ -71,12 +75,16 @@ def quaternion_specs(model: Model, angular_velocity: str | dict[str, str] = "aut
         if choice not in ANGULAR_VELOCITY:
             raise ValueError(f"angular_velocity must be one of {ANGULAR_VELOCITY}, "
                              f"got {choice!r} for body `{body.name}`")
+        if choice == "auto":   # the model file's `УГЛОВАЯ СКОРОСТЬ := …;`, if any
+            written = model.angular_velocity
+            choice = written.get(body.name, written.get("*", "auto"))
         if choice == "auto":
-            choice = "fixed" if _isotropic(body) else "body"
+            choice = "fixed" if _isotropic(body) and not (_post or body.central) else "body"
         if choice == "fixed" and not _isotropic(body):
             raise DerivationError(
                 f"body `{body.name}`: fixed-frame angular velocity needs isotropic central "
-                "inertia (Jx = Jy = Jz, no products); use angular_velocity='body'")
+                "inertia (Jx = Jy = Jz, no products); use `УГЛОВАЯ СКОРОСТЬ := body;` "
+                "(ANGULAR VELOCITY) or angular_velocity='body'")
         omega = tuple(se.Symbol(p + body.name) for p in names.OMEGA)
         specs[body.name] = QuaternionSpec(
             components=comps, omega=omega,  # type: ignore[arg-type]
