@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 import symengine as se
 
+from kidym.symbolic.numbers import to_float
+
 Expr = se.Basic
 
 #: SymEngine function class name → C function name.
@@ -56,8 +58,8 @@ class OpCount:
 
 
 def number(x: Expr) -> str:
-    """A C double literal of a SymEngine number, round-trip exact."""
-    text = repr(float(x))
+    """A C double literal of a SymEngine number: the nearest double, round-trip exact."""
+    text = repr(to_float(x))
     if "e" not in text and "." not in text and "inf" not in text and "nan" not in text:
         text += ".0"
     if text in ("inf", "-inf", "nan"):

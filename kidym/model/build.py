@@ -56,6 +56,7 @@ from kidym.model.model import (
     VelocityDefinition,
 )
 from kidym.symbolic.derivatives import derivative
+from kidym.symbolic.numbers import to_float
 
 Expr = se.Basic
 
@@ -1284,7 +1285,7 @@ def _is_literal(node: ast.Expr) -> bool:
 
 def _to_float(expr: Expr) -> float | None:
     try:
-        value = float(expr)
+        value = to_float(expr)   # correctly rounded: 0.9534570696121849 stays …849
     except (RuntimeError, TypeError, ValueError, OverflowError):
         return None
     return value if math.isfinite(value) else None
