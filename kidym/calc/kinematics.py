@@ -31,6 +31,7 @@ import symengine as se
 import sympy
 
 from kidym.model.model import TIME, Model
+from kidym.symbolic.derivatives import derivative
 
 Expr = se.Basic
 
@@ -118,9 +119,9 @@ class NamedDerivatives:
         if name in self.parameters:
             return se.Integer(0)
         expr = self.formulas[name]
-        out = expr.diff(TIME)
+        out = derivative(expr, TIME)
         for s in self._named(expr):
-            out += expr.diff(s) * se.Symbol(s.name + "'t")
+            out += derivative(expr, s) * se.Symbol(s.name + "'t")
         return out
 
     def order(self, names: list[str]) -> list[str]:

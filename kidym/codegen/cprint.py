@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 import symengine as se
 
+from kidym.symbolic.numbers import to_float
+
 Expr = se.Basic
 
 #: SymEngine function class name → C function name.
@@ -27,6 +29,8 @@ C_FUNCTIONS: dict[str, str] = {
 }
 
 _RELATIONS = {"StrictLessThan": "<", "LessThan": "<=", "Equality": "==", "Unequality": "!="}
+#: Conditions that CSE may take out of a ``Piecewise`` as a value of their own.
+_BOOLEANS = frozenset({*_RELATIONS, "And", "Or", "Not", "BooleanTrue", "BooleanFalse"})
 
 
 @dataclass
@@ -54,8 +58,8 @@ class OpCount:
 
 
 def number(x: Expr) -> str:
-    """A C double literal of a SymEngine number, round-trip exact."""
-    text = repr(float(x))
+    """A C double literal of a SymEngine number: the nearest double, round-trip exact."""
+    text = repr(to_float(x))
     if "e" not in text and "." not in text and "inf" not in text and "nan" not in text:
         text += ".0"
     if text in ("inf", "-inf", "nan"):
@@ -114,6 +118,9 @@ class CPrinter:
             return self._pow(x)
         if kind == "Piecewise":
             return self._piecewise(x)
+        if kind in _BOOLEANS:
+            # a condition shared by several conditionals, taken out by CSE: 1 or 0
+            return self._condition(x)
         if kind in C_FUNCTIONS:
             self.count.functions += 1
             args = ", ".join(self._print(a) for a in x.args)
@@ -217,8 +224,15 @@ class CPrinter:
             return "1"
         if kind == "BooleanFalse":
             return "0"
+        if c.is_Symbol:
+            return f"({self._print(c)} != 0)"   # a condition computed earlier (CSE)
         if kind in _RELATIONS:
             a, b = c.args
+            truth = [type(v).__name__ for v in (a, b)]
+            if kind in ("Equality", "Unequality") and "BooleanTrue" in truth:
+                # CSE writes a shared condition `x0` as `x0 == True`
+                other = self._condition(b if truth[0] == "BooleanTrue" else a)
+                return other if kind == "Equality" else f"(!{other})"
             return f"({self._print(a)} {_RELATIONS[kind]} {self._print(b)})"
         if kind in ("And", "Or"):
             op = " && " if kind == "And" else " || "

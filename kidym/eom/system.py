@@ -50,8 +50,12 @@ def quaternion_specs(model: Model, angular_velocity: str | dict[str, str] = "aut
         the body's axes and ``Λ̇ = ½ Λ∘ω`` (seed 000 eq. (19)); ``"fixed"``: they are
         projections on the fixed axes and ``Λ̇ = ½ ω∘Λ`` (eq. (23)) — allowed for a body
         with isotropic central inertia, whose central axes are then parallel to the
-        fixed ones, as seed 000 takes them for the ball; ``"auto"``: ``"fixed"`` for
-        isotropic bodies, ``"body"`` otherwise.
+        fixed ones, as seed 000 takes them for the ball — and whose centre is the
+        quaternion's centre of rotation (nothing after ``Q(…)`` in the record);
+        ``"auto"``: what the model file chooses (``УГЛОВАЯ СКОРОСТЬ := …;``, by body or
+        for all), else ``"fixed"`` for such bodies and ``"body"`` otherwise (e.g. a top
+        with ``Jx = Jy = Jz`` whose centre of mass is off its fixed point). A choice
+        given here other than ``"auto"`` overrides the file's.
     holonomic : bool
         First stage of the two-stage algorithm: the speeds are ``λ̇``.
     """
@@ -71,12 +75,16 @@ def quaternion_specs(model: Model, angular_velocity: str | dict[str, str] = "aut
         if choice not in ANGULAR_VELOCITY:
             raise ValueError(f"angular_velocity must be one of {ANGULAR_VELOCITY}, "
                              f"got {choice!r} for body `{body.name}`")
+        if choice == "auto":   # the model file's `УГЛОВАЯ СКОРОСТЬ := …;`, if any
+            written = model.angular_velocity
+            choice = written.get(body.name, written.get("*", "auto"))
         if choice == "auto":
-            choice = "fixed" if _isotropic(body) else "body"
+            choice = "fixed" if _isotropic(body) and not (_post or body.central) else "body"
         if choice == "fixed" and not _isotropic(body):
             raise DerivationError(
                 f"body `{body.name}`: fixed-frame angular velocity needs isotropic central "
-                "inertia (Jx = Jy = Jz, no products); use angular_velocity='body'")
+                "inertia (Jx = Jy = Jz, no products); use `УГЛОВАЯ СКОРОСТЬ := body;` "
+                "(ANGULAR VELOCITY) or angular_velocity='body'")
         omega = tuple(se.Symbol(p + body.name) for p in names.OMEGA)
         specs[body.name] = QuaternionSpec(
             components=comps, omega=omega,  # type: ignore[arg-type]
@@ -133,7 +141,7 @@ class SystemGraph:
         self._definitions = {d.name: d for d in model.definitions}
         self._owner = {n: b.name for b in model.bodies for n in names.generated_names(b.name)}
         self._angles: dict[str, tuple[int, int, str]] = {}
-        self._angle_S: dict[tuple[int, bool], list[list[Expr]]] = {}
+        self._angle_S: dict[tuple[int, bool], list[Expr]] = {}
         for k, ins in enumerate(model.quaternions):
             axes = "".join(tr.axis for tr in ins.rotations)
             for i, tr in enumerate(ins.rotations):
@@ -206,7 +214,7 @@ class SystemGraph:
     def _angle(self, name: str) -> Expr:
         """An angle of a ``КВАТЕРНИОН`` sequence through its quaternion (inverse formulas).
 
-        ``Q = P∘R_a(α)∘R_b(β)∘R_c(γ)``: the angles are read off ``S(P̄∘Q)`` by
+        ``Q = P∘R_a(α)∘R_b(β)∘R_c(γ)``: the angles are functions of ``P̄∘Q`` given by
         :func:`kidym.kinematics.quaternions.angle_formulas` (principal branch);
         ``E(ψ, θ, φ)`` are the classical ``z-x-z`` Euler angles of ``Q``.
         """
@@ -225,12 +233,8 @@ class SystemGraph:
             if ins.prior is not None and not euler:
                 lam = qt.hamilton(qt.conjugate([self.lookup(c) for c in ins.prior]), lam)
             tag = ("E" if euler else "") + (f"{k}" if len(self.model.quaternions) > 1 else "")
-            norm = self.graph.define(f"nQ{tag}", sum(x * x for x in lam))
-            self._angle_S[key] = [
-                [self.graph.define(f"S{r + 1}{c + 1}Q{tag}", x / norm) for c, x in enumerate(row)]
-                for r, row in enumerate(qt.quadratic_matrix(lam))]
-        S = self._angle_S[key]
-        formulas = qt.angle_formulas(S, axes)
+            self._angle_S[key] = [self.graph.define(f"l{n}Q{tag}", x) for n, x in enumerate(lam)]
+        formulas = qt.angle_formulas(self._angle_S[key], axes)
         self.graph.release(name)
         return self.graph.define(name, formulas[i], keep=True)
 

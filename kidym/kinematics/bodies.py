@@ -430,7 +430,7 @@ class BodyBuilder:
                 raise DerivationError(
                     f"body `{body.name}`: with fixed-frame angular velocity its centre must be "
                     "the quaternion's centre of rotation (no shifts after Q, no central "
-                    "transforms)")
+                    "transforms); use `УГЛОВАЯ СКОРОСТЬ := body;` (ANGULAR VELOCITY)")
             return frame, self._fixed_axes_centre(start, spec, "C" + body.name)
         return frame, self.chain(frame, body.central, body.name, "C" + body.name, "C")
 

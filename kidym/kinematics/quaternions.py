@@ -20,7 +20,8 @@ Conventions (written once, see ``docs/theory.md`` § Quaternions):
 The inverse formulas (angles of a three-rotation sequence from ``S``) are obtained by
 matching ``S`` with the product of the elementary matrices; :func:`sequence_angles`
 gives them numerically with both branches and the gimbal-lock case, and
-:func:`angle_formulas` symbolically (principal branch) for model outputs.
+:func:`angle_formulas` symbolically from the quaternion itself (valid at every
+orientation, gimbal lock and the identity included) for model outputs.
 """
 
 from __future__ import annotations
@@ -179,21 +180,64 @@ def sequence_matrix(axes: str, angles: Sequence[float]) -> np.ndarray:
     return out
 
 
-def angle_formulas(S: Sequence[Sequence[Expr]], axes: str, *, branch: str = "principal"
+def angle_formulas(lam: Sequence[Expr], axes: str, *, branch: str = "principal"
                    ) -> tuple[Expr, Expr, Expr]:
-    """Symbolic ``(α, β, γ)`` of ``S = R_a(α) R_b(β) R_c(γ)`` (no gimbal-lock case).
+    """Symbolic ``(α, β, γ)`` of ``S(Λ) = R_a(α) R_b(β) R_c(γ)`` from the quaternion.
 
-    The formulas are those of :func:`sequence_angles` outside gimbal lock, built with
-    ``atan2`` (well defined for every rotation; at exact gimbal lock the split
-    between ``α`` and ``γ`` is arbitrary).
+    The direct quaternion method of Bernardes & Viollet (2022, *PLoS ONE* 17(11)
+    e0276302): with the sequence reversed (turns about current axes are fixed-axis
+    turns in the reverse order), the half-sum ``θ₊ = atan2(b, a)`` and half-difference
+    ``θ₋ = atan2(d, c)`` of four linear combinations ``a, b, c, d`` of ``λ0…λ3`` give
+
+    * ``β = 2 atan2(√(c² + d²), √(a² + b²))`` (``− π/2`` for Tait–Bryan sequences),
+    * ``γ = θ₊ − θ₋`` and ``α = θ₊ + θ₋`` (times the parity for Tait–Bryan),
+
+    each angle wrapped into ``(−π, π]`` as ``atan2(sin x, cos x)`` where needed. ``Λ`` need not
+    be unit and ``−Λ`` gives the same angles. In gimbal lock (``β = 0, π`` resp.
+    ``±π/2``) one of ``θ₊, θ₋`` is ``atan2(0, 0)`` and takes any value (``0`` in C and
+    Python); only the other one matters there, so ``α, β, γ`` still reproduce the
+    rotation: the formulas hold for every orientation, the identity included.
+
+    Parameters
+    ----------
+    lam : sequence of 4 expressions
+        ``λ0…λ3`` (``λ0`` the scalar part).
+    axes : str
+        One of :data:`SEQUENCES`.
+    branch : {"principal", "alternate"}
+        As in :func:`sequence_angles`: Tait–Bryan ``cos β ≥ 0`` (principal) or ``≤ 0``,
+        proper Euler ``sin β ≥ 0`` or ``≤ 0``.
+
+    Returns
+    -------
+    tuple of 3 expressions
+        ``α, β, γ``; on the principal branch they equal :func:`sequence_angles` outside
+        gimbal lock.
     """
-    i, j, k, euler = _check(axes)
-    e = _parity(i, j, k)
-    sgn = 1 if branch == "principal" else -1
+    *_, euler = _check(axes)
+    if branch not in ("principal", "alternate"):
+        raise ValueError(f"branch must be 'principal' or 'alternate', got {branch!r}")
+    # the reversed sequence c, b, a as fixed-axis turns: first axis k' = AXES[axes[2]]
+    first, second = AXES[axes[2]], AXES[axes[1]]
+    third = 3 - first - second
+    e = _parity(first, second, third)
+    l0, v = lam[0], [lam[1], lam[2], lam[3]]
     if euler:
-        sb = se.sqrt(S[i][j] ** 2 + S[i][k] ** 2)
-        return (se.atan2(sgn * S[j][i], -sgn * e * S[k][i]), se.atan2(sgn * sb, S[i][i]),
-                se.atan2(sgn * S[i][j], sgn * e * S[i][k]))
-    cb = se.sqrt(S[i][i] ** 2 + S[i][j] ** 2)
-    return (se.atan2(-sgn * e * S[j][k], sgn * S[k][k]), se.atan2(e * S[i][k], sgn * cb),
-            se.atan2(-sgn * e * S[i][j], sgn * S[i][i]))
+        a, b, c, d = l0, v[first], v[second], e * v[third]
+    else:
+        a, b = l0 - v[second], v[first] + e * v[third]
+        c, d = v[second] + l0, e * v[third] - v[first]
+    beta = 2 * se.atan2(se.sqrt(c * c + d * d), se.sqrt(a * a + b * b))
+    half_sum, half_diff = se.atan2(b, a), se.atan2(d, c)
+    gamma, alpha = half_sum - half_diff, half_sum + half_diff
+    if not euler:
+        alpha, beta = e * alpha, beta - se.pi / 2
+    if branch == "alternate":
+        alpha, gamma = alpha + se.pi, gamma + se.pi
+        beta = -beta if euler else _wrap(se.pi - beta)
+    return _wrap(alpha), beta, _wrap(gamma)
+
+
+def _wrap(x: Expr) -> Expr:
+    """The angle ``x`` taken into ``(−π, π]``."""
+    return se.atan2(se.sin(x), se.cos(x))

@@ -34,6 +34,7 @@ KEYWORDS: dict[str, tuple[str, ...]] = {
     "GRAVITY": ("ГРАВИТАЦИЯ", "ГРАВІТАЦІЯ", "GRAVITY"),
     "CALCULATION": ("РАСЧЕТ", "РАСЧЁТ", "РОЗРАХУНОК", "CALCULATION"),
     "END": ("КОНЕЦ", "КІНЕЦЬ", "END"),
+    "ANGULAR_VELOCITY": ("УГЛОВАЯ СКОРОСТЬ", "КУТОВА ШВИДКІСТЬ", "ANGULAR VELOCITY"),
     # -- recognised, not implemented yet (a warning; the statement is ignored) -----
     "TASK": ("РАБОТА", "РОБОТА", "TASK"),
     "AUTHOR": ("ВЫПОЛНИЛ", "ВЫПОЛНИЛА", "ВЫПОЛНИЛИ", "ВИКОНАВ", "ВИКОНАЛА", "ВИКОНАЛИ",
@@ -73,7 +74,7 @@ KEYWORDS: dict[str, tuple[str, ...]] = {
 IMPLEMENTED = frozenset({"COORDINATES", "PSEUDOVELOCITIES", "INITIAL", "TIME", "VARY", "SHOW",
                          "GRAVITY", "CALCULATION", "END", "QUATERNION", "TASK", "AUTHOR",
                          "VARIANT", "BODIES", "UNITS", "CODING", "COMPARE", "COMBINE",
-                         "WITHDRAW", "MULTIPLY"})
+                         "WITHDRAW", "MULTIPLY", "ANGULAR_VELOCITY"})
 
 #: Instructions whose list is parsed as formulas (the rest keep their text raw).
 PARSED_ITEMS = frozenset({"COORDINATES", "PSEUDOVELOCITIES", "INITIAL", "TIME", "VARY",

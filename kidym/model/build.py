@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import heapq
 import math
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from fractions import Fraction
@@ -54,8 +55,19 @@ from kidym.model.model import (
     Transform,
     VelocityDefinition,
 )
+from kidym.symbolic.derivatives import derivative
+from kidym.symbolic.numbers import to_float
 
 Expr = se.Basic
+
+#: Values of ``УГЛОВАЯ СКОРОСТЬ`` (lower case) → ``angular_velocity`` choice.
+ANGULAR_VELOCITY_WORDS: dict[str, str] = {
+    "body": "body", "тело": "body", "тіло": "body",
+    "fixed": "fixed", "неподвижные": "fixed", "нерухомі": "fixed",
+    "auto": "auto", "авто": "auto",
+}
+_ANGULAR_VELOCITY_ITEM = re.compile(r"(?:(?P<body>[^\W\d]\w*)\s*\(\s*(?P<mode>\w+)\s*\)"
+                                    r"|(?P<mode2>\w+))")
 
 #: KiDyM's predefined gravity acceleration, m/s² (InitCA).
 G_VALUE = 9.8062
@@ -320,7 +332,7 @@ class _Builder:
             if expanded is None:
                 self.missing.add(base)  # the cycle is reported with the definitions
                 continue
-            expr = expanded.diff(TIME if v == TIME.name else se.Symbol(v))
+            expr = derivative(expanded, TIME if v == TIME.name else se.Symbol(v))
             stmt = ast.Variable(name=ast.Name(name=base, span=u.span, start=u.start,
                                               end=u.start + len(base)),
                                 expr=ast.Name(name=base, span=u.span, start=u.start,
@@ -522,6 +534,7 @@ class _Builder:
         self.gravity: tuple[Expr, Expr, Expr] | None = None
         self.calculation: str | None = None
         self.quaternion: QuaternionInstruction | None = None
+        self.angular_velocity: dict[str, tuple[str, Span | None]] = {}
         self.titles: dict[str, str] = {}
         for key, ins in self.instructions.items():
             if key not in keywords.IMPLEMENTED:
@@ -542,6 +555,8 @@ class _Builder:
                 self.calculation_of(ins)
             elif key == "QUATERNION":
                 self.quaternion_of(ins)
+            elif key == "ANGULAR_VELOCITY":
+                self.angular_velocity_of(ins)
             elif key in ("TASK", "AUTHOR", "VARIANT"):
                 if ins.raw:
                     self.titles[key] = ins.raw
@@ -594,6 +609,36 @@ class _Builder:
             self.gravity = (se.Integer(0), se.Integer(0), -exprs[0])
         else:
             self.gravity = (exprs[0], exprs[1], exprs[2])
+
+    def angular_velocity_of(self, ins: ast.Instruction) -> None:
+        """``УГЛОВАЯ СКОРОСТЬ := fixed;`` or ``:= Ball(fixed), Top(body);`` (raw text)."""
+        modes = ", ".join(f"`{w}`" for w in ANGULAR_VELOCITY_WORDS)
+        for piece in (ins.raw or "").split(","):
+            found = _ANGULAR_VELOCITY_ITEM.fullmatch(piece.strip())
+            word = (found.group("mode") or found.group("mode2")).lower() if found else ""
+            if not found or word not in ANGULAR_VELOCITY_WORDS:
+                self.error(f"`{ins.written}` expects `body`, `fixed` or `auto`, for every "
+                           f"quaternion body or as `Body(mode)`; got `{piece.strip()}` "
+                           f"(modes: {modes})", ins.raw_span)
+                continue
+            body = self.rename(found.group("body")) if found.group("body") else "*"
+            if body in self.angular_velocity:
+                self.error(f"`{ins.written}` gives the angular velocity of "
+                           f"{'every body' if body == '*' else f'`{body}`'} twice",
+                           ins.raw_span)
+                continue
+            self.angular_velocity[body] = (ANGULAR_VELOCITY_WORDS[word], ins.raw_span)
+
+    def check_angular_velocity(self, bodies: Iterable[Body]) -> None:
+        """The bodies named in ``УГЛОВАЯ СКОРОСТЬ`` exist and turn by a quaternion."""
+        quaternion = {b.name for b in bodies
+                      if any(tr.kind == "Q" for tr in (*b.transforms, *b.central))}
+        for body, (_mode, span) in self.angular_velocity.items():
+            if body != "*" and body not in quaternion:
+                known = "is not a body" if body not in self.body_data else "has no Q(…)"
+                hint = suggest(body, sorted(quaternion))
+                self.error(f"angular velocity of `{body}`: `{body}` {known}; only the "
+                           f"angular velocity of a quaternion body is chosen{hint}", span)
 
     def quaternion_of(self, ins: ast.Instruction) -> None:
         """``КВАТЕРНИОН : [P(…),] Q(…), Ry(ψ), … [, E(…)];`` as written (no semantics)."""
@@ -1204,6 +1249,9 @@ class _Builder:
             assert inertia is not None
             bodies.append(Body(name, rec.base.name if rec.base else None, chain, central,
                                inertia, rec.span))
+        self.check_angular_velocity(bodies)
+        if _has_errors(self.diags):
+            return None, self.diags
         elements = [Element(label, self.classes[label[0]], coord, expr, node.span)
                     for (label, coord), (_s, node, expr) in self.elements.items()]
         velocity_definitions = [VelocityDefinition(target, expr, stmt.span)
@@ -1218,7 +1266,8 @@ class _Builder:
             plots=tuple(self.plots),
             quaternions=() if self.quaternion is None else (self.quaternion,),
             calculation=self.calculation, filename=self.filename, title=self.title(),
-            units=self.unit_names)
+            units=self.unit_names,
+            angular_velocity={b: mode for b, (mode, _s) in self.angular_velocity.items()})
         return model, self.diags
 
 
@@ -1236,7 +1285,7 @@ def _is_literal(node: ast.Expr) -> bool:
 
 def _to_float(expr: Expr) -> float | None:
     try:
-        value = float(expr)
+        value = to_float(expr)   # correctly rounded: 0.9534570696121849 stays …849
     except (RuntimeError, TypeError, ValueError, OverflowError):
         return None
     return value if math.isfinite(value) else None

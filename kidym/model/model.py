@@ -269,6 +269,11 @@ class Model:
     units : Mapping of str to str
         Unit of each parameter and definition that has one, in the model's base
         units after ``РАЗМЕРНОСТИ`` conversion (``{"x": "m"}``); see docs/language.md.
+    angular_velocity : Mapping of str to str
+        ``УГЛОВАЯ СКОРОСТЬ := …;``: how the ``ω`` of a quaternion body is projected,
+        ``"body"`` or ``"fixed"`` (or ``"auto"``) by body name; the key ``"*"`` holds a
+        choice for every quaternion body. Empty: ``"auto"``
+        (:func:`kidym.eom.system.quaternion_specs`).
     """
 
     name: str
@@ -291,10 +296,13 @@ class Model:
     filename: str = "<string>"
     title: str | None = None
     units: Mapping[str, str] = field(default_factory=dict)
+    angular_velocity: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "initial", MappingProxyType(dict(self.initial)))
         object.__setattr__(self, "units", MappingProxyType(dict(self.units)))
+        object.__setattr__(self, "angular_velocity",
+                           MappingProxyType(dict(self.angular_velocity)))
 
     # Lookups -----------------------------------------------------------------
     def parameters_names(self) -> tuple[str, ...]:

@@ -17,6 +17,8 @@ from collections.abc import Iterable
 
 import symengine as se
 
+from kidym.symbolic.derivatives import derivative
+
 Expr = se.Basic
 ZERO = se.Integer(0)
 ONE = se.Integer(1)
@@ -176,7 +178,7 @@ class Graph:
         for s in expr.free_symbols:
             rate = self._rate(s)
             if rate != 0:
-                total += expr.diff(s) * rate
+                total += derivative(expr, s) * rate
         return total
 
     def _rate(self, s: se.Symbol) -> Expr:
@@ -202,11 +204,11 @@ class Graph:
         total = ZERO
         for s in expr.free_symbols:
             if s == base:
-                total += expr.diff(s)
+                total += derivative(expr, s)
             elif s in self._exprs and base in self._deps[s]:
                 d = self._partial(s, base)
                 if d != 0:
-                    total += expr.diff(s) * d
+                    total += derivative(expr, s) * d
         return total
 
     def _partial(self, s: se.Symbol, base: se.Symbol) -> Expr:

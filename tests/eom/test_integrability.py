@@ -73,3 +73,72 @@ def test_check_names_the_quaternion_convention(capsys):
     assert "ωZКуля are fixed-frame projections" in capsys.readouterr().out
     assert main(["check", str(EXAMPLES / "free_body/free_body.kdm")]) == 0
     assert "ωZBody are body-frame projections" in capsys.readouterr().out
+
+
+#: x = a*sin(th) + b*phi differentiated: two speeds, integrable (brackets in the span).
+DERIVED_FROM_HOLONOMIC = """\
+m = 1; a = 0.4; b = 0.3;
+Cart | Sx(x), Rz(th), Ry(phi) | m(m), Jx(1), Jy(1), Jz(1);
+x't = a*cos(th)*th't + b*phi't;
+"""
+
+#: Time-dependent coefficients: x't = cos(t)*phi't is not integrable ([X, ∂t] = sin t ∂x).
+TIME_TWISTED = """\
+m = 1;
+Cart | Sx(x), Ry(phi) | m(m), Jx(1), Jy(1), Jz(1);
+x't = cos(t)*phi't;
+"""
+
+#: x't = r*phi't + sin(t) integrates to x = r*phi − cos(t) + C.
+TIME_DRIFT = """\
+m = 1; r = 0.5;
+Cart | Sx(x), Ry(phi) | m(m), Jx(1), Jy(1), Jz(1);
+x't = r*phi't + sin(t);
+"""
+
+
+def _chain(n: int, constraint: str, twist: str = "psi") -> str:
+    """A rolling disc whose constraint goes through ``n`` definitions, each using the
+    previous one twice: the expanded form has about 2^n terms, the named one n."""
+    lines = ["m = 1; r = 0.3; e = 0.01;", "d0 = theta;"]
+    lines += [f"d{k} = sin(d{k - 1}) + cos(d{k - 1})*{twist}/2;" for k in range(1, n + 1)]
+    lines += ["Disc | Sx(x), Sy(y), Rz(psi), Rx(theta), Sz(r), Ry(phi) | m(m), "
+              "Jx(m*r^2/4), Jy(m*r^2/2), Jz(m*r^2/4);",
+              constraint.format(d=f"d{n}"), "GRAVITY := 0, 0, -g;"]
+    return "\n".join(lines)
+
+
+def test_derivative_of_a_holonomic_constraint_is_integrable():
+    v = check_integrability(derive(parse(DERIVED_FROM_HOLONOMIC)))
+    assert v.holonomic is True and v.witness is None and v.method == "symbolic"
+    assert v.mixed_derivatives is True
+
+
+@pytest.mark.parametrize(("text", "holonomic"), [(TIME_TWISTED, False), (TIME_DRIFT, True)])
+def test_time_dependent_velocity_equations(text, holonomic):
+    v = check_integrability(derive(parse(text)))
+    assert v.holonomic is holonomic
+    if not holonomic:
+        assert set(v.witness) == {"phi't", "t"} and v.method == "numeric witness"
+
+
+def test_long_chain_of_definitions_is_decided_on_the_named_quantities():
+    """Non-holonomic rolling through 40 nested definitions (2^40 terms expanded, which
+    the SymPy-only test never finished): a random state is a witness."""
+    text = _chain(40, "x't = r*phi't*cos(psi + e*{d});\ny't = r*phi't*sin(psi + e*{d});")
+    v = check_integrability(derive(parse(text)))
+    assert v.holonomic is False and v.method == "numeric witness"
+    assert set(v.witness) == {"theta't", "phi't"} or "phi't" in v.witness
+
+
+def test_undecided_when_the_symbolic_confirmation_is_out_of_budget():
+    """Integrable numerically (exact: x = r*phi + e*∫d40(θ)dθ, the chain in θ alone) but
+    too big to confirm in SymPy within the budget: undecided, with the reason — not a
+    guess."""
+    text = _chain(40, "x't = r*phi't + e*{d}*theta't;", twist="theta")
+    eq = derive(parse(text))
+    v = check_integrability(eq, budget=0.5)
+    assert v.holonomic is None and "did not finish within 0.5 s" in v.reason
+    assert "random states" in v.reason and v.describe().startswith("undecided")
+    small = check_integrability(derive(parse(DERIVED_FROM_HOLONOMIC)), budget=0)
+    assert small.holonomic is None and "not attempted" in small.reason

@@ -6,6 +6,7 @@ matrices) multiplied directly: never the quaternion code under test.
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -60,18 +61,51 @@ def test_round_trip_quaternion_angles_quaternion(axes, near_lock):
                 assert np.allclose(back, ang, atol=1e-9)
 
 
+def _formulas(axes: str, branch: str = "principal"):
+    """``angle_formulas`` as a Python function of ``λ0…λ3`` (``math``: atan2(0, 0) = 0)."""
+    import sympy as sp
+    lam = [se.Symbol(f"l{i}") for i in range(4)]
+    exprs = [sp.sympify(f) for f in qt.angle_formulas(lam, axes, branch=branch)]
+    return sp.lambdify([sp.Symbol(f"l{i}") for i in range(4)], exprs, modules="math")
+
+
 @pytest.mark.parametrize("axes", qt.SEQUENCES)
 def test_symbolic_formulas_equal_numeric(axes):
-    lam = [se.Symbol(f"l{i}") for i in range(4)]
-    n = sum(x * x for x in lam)
-    S = [[x / n for x in row] for row in qt.quadratic_matrix(lam)]
-    formulas = qt.angle_formulas(S, axes)
+    f = _formulas(axes)
     for _ in range(3):
         ang = _angles(axes[0] == axes[2], None)
         val = np.array(qt.sequence_quaternion(axes, ang)) * RNG.uniform(0.5, 2)  # not unit
-        subs = {s: float(v) for s, v in zip(lam, val)}
-        got = [float(f.subs(subs)) for f in formulas]
-        assert np.allclose(got, ang, atol=1e-12)
+        assert np.allclose(f(*val), ang, atol=1e-12)
+        assert np.allclose(f(*val), qt.sequence_angles(qt.rotation_matrix(val), axes),
+                           atol=1e-12)
+
+
+GRID = (0.0, math.pi / 2, -math.pi / 2, math.pi, 0.3, -2.0)
+
+
+@pytest.mark.parametrize("branch", ["principal", "alternate"])
+@pytest.mark.parametrize("axes", qt.SEQUENCES)
+def test_symbolic_formulas_reproduce_the_rotation_everywhere(axes, branch):
+    """angles → Λ → angle formulas → rotation matrix, on a grid of multiples of π/2 (the
+    identity and every gimbal lock) and generic angles, for ±Λ and a non-unit Λ.
+
+    Matrices are compared, not angles: in gimbal lock the split of the turn between
+    the first and third angle is arbitrary.
+    """
+    f = _formulas(axes, branch)
+    euler = axes[0] == axes[2]
+    for ang in itertools.product(GRID, repeat=3):
+        lam = qt.sequence_quaternion(axes, ang)
+        want = qt.sequence_matrix(axes, ang)
+        for scale in (1.0, -1.0, 2.5):
+            back = f(*(scale * x for x in lam))
+            assert np.abs(qt.sequence_matrix(axes, back) - want).max() < 1e-12, (ang, scale)
+            assert all(-math.pi - 1e-12 <= a <= math.pi + 1e-12 for a in back)
+            key = math.sin(back[1]) if euler else math.cos(back[1])
+            assert key >= -1e-12 if branch == "principal" else key <= 1e-12
+    identity = f(1.0, 0.0, 0.0, 0.0)
+    if branch == "principal":
+        assert np.allclose(identity, 0.0, atol=0)
 
 
 def test_rates_body_and_fixed_agree_and_match_seed_eq_23():
