@@ -203,6 +203,17 @@ class SystemGraph:
         self.env[name] = value
         return value
 
+    def angular_velocity_axis(self, name: str) -> tuple[str, int] | None:
+        """``(body, k)`` when ``name`` is the generated projection ``ωXBody`` (k = 0, 1, 2).
+
+        ``None`` for every other name (aliases are canonical in the model already).
+        """
+        body = self._owner.get(name)
+        if body is None:
+            return None
+        prefix = name[:-len(body)]
+        return (body, names.OMEGA.index(prefix)) if prefix in names.OMEGA else None
+
     def _angle(self, name: str) -> Expr:
         """An angle of a ``КВАТЕРНИОН`` sequence through its quaternion (inverse formulas).
 

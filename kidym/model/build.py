@@ -838,6 +838,37 @@ class _Builder:
                 self.error(f"element `{label}.{node.name}` has coordinate `{base}`, which is "
                            f"{what}; an element coordinate must depend on the generalized "
                            "coordinates", node.span)
+                continue
+            level = self.time_level(coord, set())
+            if level >= 2:
+                self.error(f"element `{label}.{node.name}`: `{node.name}` involves an "
+                           "acceleration; an element acts on a position p(q, t) or on a "
+                           "velocity ṗ (a speed, an angular-velocity projection `ωZBody`)",
+                           node.span)
+            elif level == 1 and self.classes[label[0]] == "C":
+                self.error(f"elastic element `{label}.{node.name}`: `{node.name}` is a "
+                           "velocity (the differential structure ṗ), but an elastic force "
+                           "−c·p needs a position p(q, t); use a D element for −c·ṗ or give "
+                           "the position", node.span)
+
+    def time_level(self, name: str, seen: set[str]) -> int:
+        """0 for a position ``p(q, t)``, 1 for a velocity, 2 or more for accelerations.
+
+        A name's level is its number of ``'t`` plus that of what it stands for: an
+        angular-velocity projection ``ωXBody`` or a pseudo-velocity is a velocity, a
+        definition has the highest level of the names its formula uses.
+        """
+        base, order = split_derivative(name)
+        if base in self.pseudo_names:
+            return order + 1
+        owner = self.owner_of_generated.get(base)
+        if owner is not None:
+            return order + int(base[:-len(owner)] in generated.OMEGA)
+        if base in self.def_uses and base not in seen:
+            seen = seen | {base}
+            return order + max((self.time_level(u.name, seen) for u in self.def_uses[base]),
+                               default=0)
+        return order
 
     def definition_order(self) -> list[str]:
         graph = {n: sorted({u.base for u in self.def_uses[n] if u.base in self.defs})
