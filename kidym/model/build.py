@@ -367,7 +367,8 @@ class _Builder:
                           f"previous one is at line {self.line(first)})", span)
             # a unit written after a velocity formula is accepted and dropped (units are
             # kept raw on parameters and definitions only; conversion is later work)
-            expr = self.formula(stmt.expr, "velocity", f"velocity formula `{written}`")
+            expr = self.formula(stmt.expr, "velocity", f"velocity formula `{written}`",
+                                owner=target)
             self.velocities[target] = (stmt, expr)
         else:
             self.error(f"`{written} = …`: only a velocity `{base}'t = …` can be given by a "
@@ -829,6 +830,36 @@ class _Builder:
                            "coordinates have velocity formulas", span)
             elif target == TIME.name:
                 self.error("`t't` cannot be defined: it is 1", span)
+        self.check_velocity_cycles()
+
+    def check_velocity_cycles(self) -> None:
+        """Velocity formulas that need each other's values (``a't = b't; b't = a't;``)."""
+        uses: dict[str, list[_Use]] = {t: [] for t in self.velocities}
+        for u in self.uses:
+            if u.kind == "velocity" and u.owner in uses:
+                uses[u.owner].append(u)
+
+        def needs(us: list[_Use], seen: set[str]) -> set[str]:
+            out: set[str] = set()
+            for u in us:
+                if u.order >= 1 and u.base in self.velocities:
+                    out.add(u.base)
+                if u.base in self.def_uses and u.base not in seen:
+                    seen.add(u.base)
+                    out |= needs(self.def_uses[u.base], seen)
+            return out
+
+        for us in uses.values():
+            for u in us:
+                if u.base not in self.missing and self.time_level(u.name, set()) >= 2:
+                    self.error(f"{u.where} uses `{u.name}`, an acceleration; a velocity "
+                               "is a formula of coordinates, speeds and time", u.span)
+        graph = {t: sorted(needs(us, set())) for t, us in uses.items()}
+        for cycle in _cycles(graph, key=lambda n: self.velocities[n][0].start):
+            path = " → ".join(f"`{n}'t`" for n in [*cycle, cycle[0]])
+            self.error(f"velocity formulas depend on themselves: {path}; give at least one "
+                       "of these velocities without the others",
+                       self.velocities[cycle[0]][0].name.span)
 
     def check_elements(self) -> None:
         for (label, coord), (_stmt, node, _e) in self.elements.items():
