@@ -882,6 +882,13 @@ class _Builder:
                            "−c·p needs a position p(q, t); use a D element for −c·ṗ or give "
                            "the position", node.span)
 
+        for u in self.uses:
+            if (u.kind == "characteristic" and u.base not in self.missing
+                    and self.time_level(u.name, set()) >= 2):
+                self.error(f"{u.where} uses `{u.name}`, an acceleration; a characteristic is "
+                           "a formula of coordinates, speeds and time (for a force −c·ẍ "
+                           "write an inertial element `J…`)", u.span)
+
     def time_level(self, name: str, seen: set[str]) -> int:
         """0 for a position ``p(q, t)``, 1 for a velocity, 2 or more for accelerations.
 

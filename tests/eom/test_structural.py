@@ -116,6 +116,8 @@ def test_moments_on_body_axes_both_engines_follow_kanes_method():
     ("wz = omegaz@Rod; Cm.wz = 2;", r"elastic element `Cm.wz`: `wz` is a velocity"),
     ("Pm.phi't't = 2;", r"element `Pm.phi't't`: `phi't't` involves an acceleration"),
     ("a = ωZRod't; Dd.a = 1;", r"element `Dd.a`: `a` involves an acceleration"),
+    ("Pf.phi = -0.5*phi't't;", r"characteristic of element `Pf.phi` uses `phi't't`, an "
+                               r"acceleration"),
 ])
 def test_unusable_element_structures_are_located_errors_at_parse(elements, message):
     with pytest.raises(kidym.ModelError, match=message) as info:
