@@ -10,13 +10,39 @@ from make_chain import chain_text  # examples/chain/make_chain.py (on the pytest
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 
-__all__ = ["BIPED_FIG2", "BIPED_FIG3", "DOUBLE_PENDULUM", "EXAMPLES", "chain_text"]
+__all__ = ["BIPED_FIG2", "BIPED_FIG3", "DOUBLE_PENDULUM", "EXAMPLES", "MOMENTS_ON_BODY_AXES",
+           "ROD_WITH_MOMENT", "chain_text"]
 
 DOUBLE_PENDULUM = """
 m1 = 1.3; m2 = 0.7; l1 = 1.1; l2 = 0.9; g = 9.81;
 Rod1      | Rz(phi1)         | Sx(l1/2), m1, 0, m1*l1^2/12, m1*l1^2/12;
 Rod2~Rod1 | Sx(l1), Rz(phi2) | Sx(l2/2), m2, 0, m2*l2^2/12, m2*l2^2/12;
 GRAVITY := 0, -g, 0;
+"""
+
+#: A rod turning about the fixed z axis, driven by a moment about its own z axis
+#: (the issue-14 repro: the moment used to vanish from ``F``).
+ROD_WITH_MOMENT = """
+m = 1; l = 1; M0 = 2;
+Rod | Rz(phi) | Sx(l/2), m(m), Jx(0), Jy(m*l^2/12), Jz(m*l^2/12);
+Pm.ωZRod = M0;
+"""
+
+#: Spatial two-link chain with elements on angular-velocity projections of ``B2``
+#: about body axes that are not joint axes: a time-dependent moment, a damper and a
+#: rotor (inertial element). ``tests/oracles/sympy_mechanics.moments_on_body_axes``
+#: is the same system built with SymPy's ``KanesMethod``.
+MOMENTS_ON_BODY_AXES = """
+m = 1.2; l = 0.8; Jx = 0.05; Jy = 0.07; Jz = 0.03; g = 9.81;
+M0 = 0.7; W = 3; b = 0.15; Jr = 0.02;
+B1    | Rz(q1)                 | Sx(l/2), m, Jx, Jy, Jz;
+B2~B1 | Sx(l), Ry(q2), Rx(q3)  | Sz(l/2), m, Jx, Jy, Jz;
+GRAVITY := 0, 0, -g;
+Pm.ωZB2 = M0*sin(W*t);
+Dd.ωYB2 = b;
+Jrot.ωZB2 = Jr;
+INITIAL := q1(0.3), q2(-0.4), q3(0.5), q1't(1), q2't(-0.5), q3't(0.8);
+TIME := t(0, 2);
 """
 
 #: Seed 003, Fig. 2: the biped's records in the old form (1), character for character.

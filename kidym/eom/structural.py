@@ -23,7 +23,7 @@ import symengine as se
 from kidym.eom.composite import CompositeSums, composite_mf
 from kidym.eom.principal import jacobi_eigen
 from kidym.eom.system import SystemGraph
-from kidym.errors import DerivationError
+from kidym.errors import DerivationError, Diagnostic, ModelError
 from kidym.kinematics import vectors as vx
 
 Expr = se.Basic
@@ -77,6 +77,77 @@ def _principal_axes(system: SystemGraph, name: str, tensor: se.Matrix
             f"body `{name}`: the principal-axes route needs a numeric inertia tensor; "
             "use inertia='full' for symbolic products of inertia") from exc
     return jacobi_eigen(num)
+
+
+def _element_error(system: SystemGraph, el, message: str) -> ModelError:
+    """A located error at the element's coordinate (the model is valid language)."""
+    return ModelError([Diagnostic(message, el.span)], filename=system.model.filename,
+                      source=system.model.source)
+
+
+def _element_structure(system: SystemGraph, el, p: Expr
+                       ) -> tuple[Expr, dict[se.Symbol, Expr], bool]:
+    """``ṗ``, its partials ``W̃_P = ∂ṗ/∂w`` (seed 000 eq. (16)) and whether ``p`` is a velocity.
+
+    An element coordinate free of the speeds is a structure ``p(q, t)``: ``ṗ`` is its
+    time derivative. One that depends on the speeds (an angular-velocity projection
+    ``ωZBody``, a speed ``x't``, a definition of them) is the *differential structure*
+    ``ṗ`` itself (SPEC §2): it must be linear in the speeds, ``ṗ = W̃_P w + β``.
+
+    Raises
+    ------
+    ModelError
+        A located error when ``ṗ`` is not linear in the speeds.
+    """
+    g = system.graph
+    differential = any(g.depends_on(p, w) for w in system.speeds)
+    pdot = p if differential else g.dt(p)
+    Wp = {w: g.diff(pdot, w) for w in system.speeds if g.depends_on(pdot, w)}
+    if differential:
+        nonlinear = [str(w) for w in system.speeds
+                     if any(g.depends_on(a, w) for a in Wp.values())]
+        if nonlinear:
+            raise _element_error(
+                system, el, f"element `{el.name}.{el.coordinate}`: `{el.coordinate}` depends "
+                f"on the speeds, so it is taken as the differential structure ṗ, which must be "
+                f"linear in the speeds; it is not linear in `{nonlinear[0]}`")
+    return pdot, Wp, differential
+
+
+def _rotor_gyroscopic(system: SystemGraph, el, pdot: Expr) -> dict[se.Symbol, Expr]:
+    """Gyroscopic part of an inertial element on a velocity, per speed (without ``c``).
+
+    On an angular-velocity projection ``ω_k = ωXBody…`` an inertial element ``c`` is a
+    rotor turning with the body: kinetic energy ``½ c ω_k²``, the central tensor
+    ``c e_k e_kᵀ``. Its inertia torque ``c ε_k e_k + ω × (c ω_k e_k)`` gives, besides
+    ``c W̃_Pᵀ (ε⁰_k + W̃_P ẇ)``, the term ``c ω_k Ω_jᵀ (ω × e_k)`` for every speed
+    ``w_j`` (zero when the central axes are kept parallel to the fixed axes). On a
+    speed ``x't`` of a position ``x`` the element is the one on ``x``: nothing more.
+
+    Raises
+    ------
+    ModelError
+        A located error for any other velocity: its inertia has no meaning.
+    """
+    g = system.graph
+    found = system.angular_velocity_axis(el.coordinate)
+    if found is None:
+        base = el.coordinate[:-2] if el.coordinate.endswith("'t") else None
+        if base is not None and not any(g.depends_on(system.lookup(base), w)
+                                        for w in system.speeds):
+            return {}
+        raise _element_error(
+            system, el, f"inertial element `{el.name}.{el.coordinate}`: `{el.coordinate}` is "
+            "a velocity but neither an angular-velocity projection `ωXBody`/`ωYBody`/`ωZBody` "
+            "nor the rate `x't` of a position; write the element on one of those")
+    body, k = found
+    spec = system.quaternions.get(body)
+    if spec is not None and spec.fixed_axes:
+        return {}
+    c = system.bodies[body].centre
+    e = [se.Integer(int(i == k)) for i in range(3)]
+    torque = vx.scale(pdot, vx.cross(c.omega, e))
+    return {w: vx.dot(om, torque) for w, om in c.Omega.items()}
 
 
 def assemble(system: SystemGraph, *, inertia: str = "full", formation: str = "auto"
@@ -193,26 +264,34 @@ def assemble(system: SystemGraph, *, inertia: str = "full", formation: str = "au
 
     for el in system.model.elements:
         p = system.lookup(el.coordinate)
-        pdot = g.dt(p)
-        Wp = {w: g.diff(pdot, w) for w in speeds if g.depends_on(pdot, w)}
+        pdot, Wp, differential = _element_structure(system, el, p)
         value = system.resolve(el.characteristic)
         if el.kind == "J":
             if not g.is_constant(value):
                 raise DerivationError(f"inertial element `{el.name}.{el.coordinate}`: its "
                                       "characteristic must be constant")
-            prem = g.dt(g.define(f"{el.coordinate}'t", pdot))
+            # velocity part of p̈: (dW̃_P/dt)·w + β̇
+            prem = g.dt(pdot if differential else g.define(f"{el.coordinate}'t", pdot))
+            gyro = _rotor_gyroscopic(system, el, pdot) if differential else {}
             for w1, a in Wp.items():
                 F[index[w1]] -= a * value * prem
                 for w2, b in Wp.items():
                     if index[w2] >= index[w1]:
                         M[index[w1]][index[w2]] += value * a * b
+            for w1, x in gyro.items():
+                F[index[w1]] -= value * x
             T += value * pdot**2 / 2
             continue
         if el.kind == "P":
             force = value
-            if g.is_constant(value):
+            if g.is_constant(value) and not differential:
                 PI -= value * p
         elif el.kind == "C":
+            if differential:
+                raise _element_error(system, el, f"elastic element `{el.name}."
+                                     f"{el.coordinate}` needs a coordinate p(q, t), but "
+                                     f"`{el.coordinate}` depends on the speeds (a velocity); "
+                                     "an elastic force −c·p acts on a position")
             force = -value * p
             if g.is_constant(value):
                 PI += value * p**2 / 2

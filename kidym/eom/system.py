@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import symengine as se
 
-from kidym.errors import DerivationError
+from kidym.errors import DerivationError, Diagnostic, ModelError
 from kidym.kinematics import names
 from kidym.kinematics.bodies import (
     BodyBuilder,
@@ -108,7 +108,8 @@ class SystemGraph:
     """
 
     def __init__(self, model: Model, *, holonomic: bool = False,
-                 angular_velocity: str | dict[str, str] = "auto") -> None:
+                 angular_velocity: str | dict[str, str] = "auto",
+                 _placeholder_rates: bool = False) -> None:
         self.model = model
         self.holonomic = holonomic
         self.parameters = {p.name: se.Symbol(p.name) for p in model.parameters}
@@ -153,19 +154,78 @@ class SystemGraph:
         self._resolving: list[str] = []
         self.bodies: dict[str, BodyKinematics] = {}
         self._builder = BodyBuilder(self.graph, self.resolve, self.quaternions)
-        qdot = []
+        #: while the velocity formulas are resolved: the same model with a placeholder
+        #: ``x't`` for every dependent rate (see :meth:`_dependent_rates`)
+        self._scratch: SystemGraph | None = None
+        self._placeholders: dict[se.Symbol, Expr] = {}
+        rates: dict[str, Expr] = {}
         for q, sym in zip(model.coordinates, self.coordinates):
             if q in quaternion_rates:
-                rate = quaternion_rates[q]
-            elif q in dependent:
-                rate = self.resolve(dependent[q].expr)
+                rates[q] = quaternion_rates[q]
+            elif q not in dependent or _placeholder_rates:
+                rates[q] = se.Symbol(speed_name(q))
             else:
-                rate = se.Symbol(speed_name(q))
-            self.graph.set_coordinate_rate(sym, rate)
-            qdot.append(rate)
-        self.qdot = tuple(qdot)
+                continue
+            self.graph.set_coordinate_rate(sym, rates[q])
+        if _placeholder_rates:
+            self.qdot = tuple(rates[q] for q in model.coordinates)
+            return
+        if dependent:
+            rates.update(self._dependent_rates(dependent, angular_velocity))
+        self.qdot = tuple(rates[q] for q in model.coordinates)
         for body in model.bodies:
             self._body(body.name)
+
+    def _dependent_rates(self, dependent: dict, angular_velocity) -> dict[str, Expr]:
+        """Resolve the velocity formulas ``x't = …`` in dependency order; set the rates.
+
+        A formula may use the rates of coordinates listed later (``y't = 2*x't``) and
+        generated body names (``S11Body``, ``XOBody``, ``ωZBody``), also of a body whose
+        record holds the coordinate itself. The graph needs every rate before any
+        derivative is taken, so the formulas are first resolved in a copy of the model
+        where each dependent rate is a placeholder symbol ``x't``: the placeholders left
+        in a formula, fully expanded, are the rates it truly needs. They are then
+        resolved in that order here; generated names and derivatives of definitions take
+        their expanded values from the copy (the bodies are built afterwards).
+
+        Raises
+        ------
+        ModelError
+            Located at a velocity formula that needs its own rate (a cycle).
+        """
+        scratch = SystemGraph(self.model, angular_velocity=angular_velocity,
+                              _placeholder_rates=True)
+        needs: dict[str, list[str]] = {}
+        for q, v in dependent.items():
+            expanded = scratch.graph.expand(scratch.resolve(v.expr))
+            needs[q] = [str(s)[:-2] for s in expanded.free_symbols
+                        if str(s).endswith("'t") and str(s)[:-2] in dependent]
+        rates: dict[str, Expr] = {}
+        self._scratch = scratch
+        try:
+            for q in _dependency_order(needs, list(dependent), self._velocity_cycle):
+                rate = self.resolve(dependent[q].expr)
+                self.graph.set_coordinate_rate(se.Symbol(q), rate)
+                self._placeholders[se.Symbol(speed_name(q))] = rate
+                rates[q] = rate
+        finally:
+            self._scratch = None
+        return rates
+
+    def _velocity_cycle(self, cycle: list[str]) -> ModelError:
+        v = next(v for v in self.model.velocity_definitions if v.coordinate == cycle[0])
+        path = " → ".join(f"`{speed_name(q)}`" for q in [*cycle, cycle[0]])
+        return ModelError([Diagnostic(
+            f"velocity formula of `{cycle[0]}` needs its own value: {path} (through the "
+            "formulas and the generated body names they use); give one of these velocities "
+            "without the others", v.span)], filename=self.model.filename,
+            source=self.model.source)
+
+    def _from_scratch(self, name: str) -> Expr:
+        """While the rates are resolved: ``name`` expanded in the placeholder copy."""
+        assert self._scratch is not None
+        value = self._scratch.graph.expand(self._scratch.lookup(name))
+        return value.xreplace(self._placeholders) if self._placeholders else value
 
     # ---------------------------------------------------------------- names
     def resolve(self, expr: Expr) -> Expr:
@@ -188,6 +248,10 @@ class SystemGraph:
         sym = se.Symbol(name)
         if self.graph.is_state(sym):
             return sym
+        if self._scratch is not None and (
+                name in self._owner
+                or (name.endswith("'t") and se.Symbol(name[:-2]) not in self.coordinates)):
+            return self._from_scratch(name)  # bodies and derivatives wait for the rates
         if name in self._resolving:
             cycle = " → ".join([*self._resolving[self._resolving.index(name):], name])
             raise DerivationError(f"`{name}` depends on itself: {cycle}")
@@ -210,6 +274,17 @@ class SystemGraph:
             self._resolving.pop()
         self.env[name] = value
         return value
+
+    def angular_velocity_axis(self, name: str) -> tuple[str, int] | None:
+        """``(body, k)`` when ``name`` is the generated projection ``ωXBody`` (k = 0, 1, 2).
+
+        ``None`` for every other name (aliases are canonical in the model already).
+        """
+        body = self._owner.get(name)
+        if body is None:
+            return None
+        prefix = name[:-len(body)]
+        return (body, names.OMEGA.index(prefix)) if prefix in names.OMEGA else None
 
     def _angle(self, name: str) -> Expr:
         """An angle of a ``КВАТЕРНИОН`` sequence through its quaternion (inverse formulas).
@@ -258,3 +333,27 @@ class SystemGraph:
     def steps(self):
         """Every elementary step of the chains (:class:`~kidym.kinematics.bodies.Step`)."""
         return self._builder.steps
+
+
+def _dependency_order(needs: dict[str, list[str]], order: list[str], cycle_error) -> list[str]:
+    """``order`` rearranged so that every item follows the items it ``needs``.
+
+    ``cycle_error(cycle)`` makes the exception raised for a cycle (a list of items).
+    """
+    done: list[str] = []
+    state: dict[str, int] = {}  # 1: on the path, 2: done
+
+    def visit(item: str, path: list[str]) -> None:
+        if state.get(item) == 2:
+            return
+        if state.get(item) == 1:
+            raise cycle_error(path[path.index(item):-1])
+        state[item] = 1
+        for other in sorted(set(needs.get(item, ())), key=order.index):
+            visit(other, [*path, other])
+        state[item] = 2
+        done.append(item)
+
+    for item in order:
+        visit(item, [item])
+    return done

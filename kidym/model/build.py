@@ -379,7 +379,8 @@ class _Builder:
                           f"previous one is at line {self.line(first)})", span)
             # a unit written after a velocity formula is accepted and dropped (units are
             # kept raw on parameters and definitions only; conversion is later work)
-            expr = self.formula(stmt.expr, "velocity", f"velocity formula `{written}`")
+            expr = self.formula(stmt.expr, "velocity", f"velocity formula `{written}`",
+                                owner=target)
             self.velocities[target] = (stmt, expr)
         else:
             self.error(f"`{written} = …`: only a velocity `{base}'t = …` can be given by a "
@@ -874,6 +875,36 @@ class _Builder:
                            "coordinates have velocity formulas", span)
             elif target == TIME.name:
                 self.error("`t't` cannot be defined: it is 1", span)
+        self.check_velocity_cycles()
+
+    def check_velocity_cycles(self) -> None:
+        """Velocity formulas that need each other's values (``a't = b't; b't = a't;``)."""
+        uses: dict[str, list[_Use]] = {t: [] for t in self.velocities}
+        for u in self.uses:
+            if u.kind == "velocity" and u.owner in uses:
+                uses[u.owner].append(u)
+
+        def needs(us: list[_Use], seen: set[str]) -> set[str]:
+            out: set[str] = set()
+            for u in us:
+                if u.order >= 1 and u.base in self.velocities:
+                    out.add(u.base)
+                if u.base in self.def_uses and u.base not in seen:
+                    seen.add(u.base)
+                    out |= needs(self.def_uses[u.base], seen)
+            return out
+
+        for us in uses.values():
+            for u in us:
+                if u.base not in self.missing and self.time_level(u.name, set()) >= 2:
+                    self.error(f"{u.where} uses `{u.name}`, an acceleration; a velocity "
+                               "is a formula of coordinates, speeds and time", u.span)
+        graph = {t: sorted(needs(us, set())) for t, us in uses.items()}
+        for cycle in _cycles(graph, key=lambda n: self.velocities[n][0].start):
+            path = " → ".join(f"`{n}'t`" for n in [*cycle, cycle[0]])
+            self.error(f"velocity formulas depend on themselves: {path}; give at least one "
+                       "of these velocities without the others",
+                       self.velocities[cycle[0]][0].name.span)
 
     def check_elements(self) -> None:
         for (label, coord), (_stmt, node, _e) in self.elements.items():
@@ -883,6 +914,44 @@ class _Builder:
                 self.error(f"element `{label}.{node.name}` has coordinate `{base}`, which is "
                            f"{what}; an element coordinate must depend on the generalized "
                            "coordinates", node.span)
+                continue
+            level = self.time_level(coord, set())
+            if level >= 2:
+                self.error(f"element `{label}.{node.name}`: `{node.name}` involves an "
+                           "acceleration; an element acts on a position p(q, t) or on a "
+                           "velocity ṗ (a speed, an angular-velocity projection `ωZBody`)",
+                           node.span)
+            elif level == 1 and self.classes[label[0]] == "C":
+                self.error(f"elastic element `{label}.{node.name}`: `{node.name}` is a "
+                           "velocity (the differential structure ṗ), but an elastic force "
+                           "−c·p needs a position p(q, t); use a D element for −c·ṗ or give "
+                           "the position", node.span)
+
+        for u in self.uses:
+            if (u.kind == "characteristic" and u.base not in self.missing
+                    and self.time_level(u.name, set()) >= 2):
+                self.error(f"{u.where} uses `{u.name}`, an acceleration; a characteristic is "
+                           "a formula of coordinates, speeds and time (for a force −c·ẍ "
+                           "write an inertial element `J…`)", u.span)
+
+    def time_level(self, name: str, seen: set[str]) -> int:
+        """0 for a position ``p(q, t)``, 1 for a velocity, 2 or more for accelerations.
+
+        A name's level is its number of ``'t`` plus that of what it stands for: an
+        angular-velocity projection ``ωXBody`` or a pseudo-velocity is a velocity, a
+        definition has the highest level of the names its formula uses.
+        """
+        base, order = split_derivative(name)
+        if base in self.pseudo_names:
+            return order + 1
+        owner = self.owner_of_generated.get(base)
+        if owner is not None:
+            return order + int(base[:-len(owner)] in generated.OMEGA)
+        if base in self.def_uses and base not in seen:
+            seen = seen | {base}
+            return order + max((self.time_level(u.name, seen) for u in self.def_uses[base]),
+                               default=0)
+        return order
 
     def definition_order(self) -> list[str]:
         graph = {n: sorted({u.base for u in self.def_uses[n] if u.base in self.defs})

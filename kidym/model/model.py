@@ -124,7 +124,8 @@ class Element:
         Inertial (adds ``c·p̈`` to the inertia forces), dissipative (force
         ``−c·ṗ``), elastic (force ``−c·p``) or force (force ``c``).
     coordinate : str
-        Name of the variable whose formula is the element's structure ``p(q, t)``.
+        Name of the variable whose formula is the element's structure ``p(q, t)``, or
+        a velocity (``ωZBody``, ``x't``): then it is the differential structure ``ṗ``.
     characteristic : Expr
         The value ``c``.
     """

@@ -37,7 +37,7 @@ from sympy.physics.mechanics import (
 )
 from sympy.physics.vector import Vector
 
-__all__ = ["BodySpec", "Oracle", "build", "chain", "double_pendulum"]
+__all__ = ["BodySpec", "Oracle", "build", "chain", "double_pendulum", "moments_on_body_axes"]
 
 #: One elementary transform: ``(kind, axis, value)`` with ``kind`` in ``{"R", "S"}`` and
 #: ``axis`` in ``{"x", "y", "z"}``, e.g. ``("R", "z", phi1)`` for ``Rz(phi1)``.
@@ -202,6 +202,8 @@ def build(
     coordinates: Sequence[sp.Function],
     parameters: Sequence[sp.Symbol],
     gravity: tuple[sp.Expr, sp.Expr, sp.Expr],
+    *,
+    extras: Callable[..., tuple[list, list]] | None = None,
 ) -> Oracle:
     """Build reference equations of motion with ``KanesMethod``.
 
@@ -215,6 +217,11 @@ def build(
         Model parameters (reported in the oracle in this order).
     gravity : tuple of sympy.Expr
         Gravity acceleration components in the fixed frame ``N``.
+    extras : callable, optional
+        ``extras(central, qdot_to_u, fixed)`` returns ``(rigid_bodies, loads)`` added to
+        the system: ``central`` maps each body name to its central ``(frame, point)``,
+        ``qdot_to_u`` replaces ``q'`` by ``u`` (for velocity-dependent loads), ``fixed``
+        is the fixed frame ``N``.
 
     Returns
     -------
@@ -235,6 +242,7 @@ def build(
     rigid: list[RigidBody] = []
     loads: list[tuple[Point, Vector]] = []
     potential: sp.Expr = sp.S.Zero
+    central: dict[str, tuple[ReferenceFrame, Point]] = {}
     for spec in bodies:
         frame, point = placed[spec.base]
         frame, point = _apply(spec.transforms, frame, point, fixed, spec.name)
@@ -250,6 +258,12 @@ def build(
         rigid.append(body)
         loads.append((cpoint, spec.mass * g_vec))
         potential -= spec.mass * g_vec.dot(cpoint.pos_from(origin))
+        central[spec.name] = (cframe, cpoint)
+    if extras is not None:
+        more_bodies, more_loads = extras(central, {qi.diff(t): ui for qi, ui in zip(q, u)},
+                                         fixed)
+        rigid += more_bodies
+        loads += more_loads
 
     kane = KanesMethod(fixed, q_ind=q, u_ind=u, kd_eqs=kd)
     kane.kanes_equations(rigid, loads)
@@ -350,3 +364,41 @@ def chain(n: int) -> Oracle:
             )
         )
     return build(bodies, q, [m, l, jx, jy, jz, g], (sp.S.Zero, sp.S.Zero, -g))
+
+
+def moments_on_body_axes() -> Oracle:
+    """A spatial two-link chain with a moment, a damper and a rotor on body axes.
+
+    ``B1 | Rz(q1) | Sx(l/2), m, Jx, Jy, Jz;``
+    ``B2~B1 | Sx(l), Ry(q2), Rx(q3) | Sz(l/2), m, Jx, Jy, Jz;`` gravity ``(0, 0, -g)``;
+    on ``B2``: the moment ``M0 sin(W t)`` about its z axis, a damping moment
+    ``−b ω_y`` about its y axis, and a rotor of inertia ``Jr`` about its z axis
+    (a massless rigid body with central tensor ``Jr e_z e_zᵀ`` turning with ``B2``).
+    None of these body axes is a joint axis. The forcing depends on ``t``, which is
+    the last parameter.
+
+    Returns
+    -------
+    Oracle
+        Coordinates ``(q1, q2, q3)``, parameters ``(m, l, Jx, Jy, Jz, g, M0, W, b, Jr, t)``.
+    """
+    q1, q2, q3 = dynamicsymbols("q1 q2 q3")
+    m, l, jx, jy, jz, g, m0, w, b, jr = sp.symbols("m l Jx Jy Jz g M0 W b Jr")
+    t = dynamicsymbols._t
+    bodies = [
+        BodySpec("B1", None, (("R", "z", q1),), (("S", "x", l / 2),), m, (jx, jy, jz)),
+        BodySpec("B2", "B1", (("S", "x", l), ("R", "y", q2), ("R", "x", q3)),
+                 (("S", "z", l / 2),), m, (jx, jy, jz)),
+    ]
+
+    def extras(central, qdot_to_u, fixed):
+        frame, point = central["B2"]
+        omega = frame.ang_vel_in(fixed).subs(qdot_to_u)
+        moment = m0 * sp.sin(w * t) * frame.z - b * omega.dot(frame.y) * frame.y
+        rotor = RigidBody("rotor", point, frame, sp.S.Zero,
+                          (jr * frame.z.outer(frame.z), point))
+        return [rotor], [(frame, moment)]
+
+    return build(bodies, [q1, q2, q3], [m, l, jx, jy, jz, g, m0, w, b, jr, t],
+                 (sp.S.Zero, sp.S.Zero, -g), extras=extras)
+
