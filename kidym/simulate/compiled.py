@@ -563,30 +563,27 @@ def simulate_with_engine(system, *, engine: str, events: Sequence[Event], t_end,
     if compiled is None:
         code = generate_c(eq, events=events)
         if engine == "auto":
-            if events:
-                choice, why = "compiled", "events need the compiled engine"
-            else:
-                choice, why = choose_engine(eq, code, duration=t1 - t0)
+            choice, why = choose_engine(eq, code, duration=t1 - t0)
             extra["engine_choice"] = f"auto → {choice}: {why}"
             if choice == "numpy":
                 result = simulate(eq, t_end=t1, t_start=t0, initial=initial,
                                   parameters=parameters, t_eval=t_eval, n_points=n_points,
                                   method=_NUMPY_METHOD.get(method, method), rtol=rtol,
                                   atol=atol, max_step=max_step, engine="numpy",
-                                  raise_on_failure=raise_on_failure)
+                                  raise_on_failure=raise_on_failure, events=events)
                 result.stats.update(extra)
                 return result
         try:
             compiled = CompiledSystem.build(eq, events=events)
         except CompileError as exc:
-            if engine != "auto" or events or exc.kind == "internal":
+            if engine != "auto" or exc.kind == "internal":
                 raise
             extra["engine_choice"] += f"; compiling failed, NumPy used instead ({exc})"
             result = simulate(eq, t_end=t1, t_start=t0, initial=initial,
                               parameters=parameters, t_eval=t_eval, n_points=n_points,
                               method=_NUMPY_METHOD.get(method, method), rtol=rtol, atol=atol,
                               max_step=max_step, engine="numpy",
-                              raise_on_failure=raise_on_failure)
+                              raise_on_failure=raise_on_failure, events=events)
             result.stats.update(extra)
             return result
     elif events:
