@@ -203,25 +203,30 @@ def _solve_with_events(fun, evf: EventFunctions, p: np.ndarray, t0: float, t1: f
     nfev, status, message, ok = 0, 0, "reached the end", True
     repeats = 0
 
-    def watch(k: int):
+    def watch(k: int, t_start: float, g_start: float):
         def g(tt: float, yy: np.ndarray) -> float:
-            return float(evf.values(tt, yy, p)[k])
+            return g_start if tt == t_start else float(evf.values(tt, yy, p)[k])
         g.terminal = True  # type: ignore[attr-defined]
         g.direction = evf.directions[k]  # type: ignore[attr-defined]
         return g
 
     while True:
         g0 = evf.values(t, y, p)
-        # a function exactly zero at the start is watched from the next restart on
-        active = [k for k in range(len(evf.names)) if g0[k] != 0.0]
+        if np.any(g0 == 0.0):
+            # a function exactly zero at the start (a reset onto the event surface) counts
+            # with the sign it takes just after (CVODE and ARKODE mask it until it leaves
+            # zero): no root at the start, and its next crossing is seen
+            dt = 1e-8 * max(1.0, abs(t))
+            ahead = evf.values(t + dt, y + dt * fun(t, y), p)
+            g0 = np.where(g0 == 0.0, ahead, g0)
         seg_times = times[(times >= t) & (times <= t1)]
         if t >= t1:
             ts.append(seg_times)
             ys.append(np.repeat(y[:, None], seg_times.size, axis=1))
             break
         sol = solve_ivp(fun, (t, t1), y, method=method, t_eval=seg_times, rtol=rtol,
-                        atol=atol, max_step=max_step, events=[watch(k) for k in active],
-                        dense_output=True)
+                        atol=atol, max_step=max_step, dense_output=True,
+                        events=[watch(k, t, g0[k]) for k in range(len(g0))])
         nfev += sol.nfev
         sol_t = np.asarray(sol.t, dtype=float)
         sol_y = np.asarray(sol.y, dtype=float).reshape(len(y), sol_t.size)
@@ -239,7 +244,7 @@ def _solve_with_events(fun, evf: EventFunctions, p: np.ndarray, t0: float, t1: f
         tn = te + 100 * np.finfo(float).eps * max(abs(te), te - t)
         g1 = evf.values(tn, np.asarray(sol.sol(tn), dtype=float), p)
         due = [k for k in range(len(evf.names))
-               if k == active[i] or crossed(evf.directions[k], g0[k], g1[k])]
+               if k == i or crossed(evf.directions[k], g0[k], g1[k])]
         for k in due:
             ev_t.append(te)
             ev_k.append(k)
