@@ -113,3 +113,18 @@ def test_a_terminal_event_at_the_instant_of_a_reset_stops_the_run(engine, method
     np.testing.assert_allclose(ev["t"], [T1, T1], rtol=0, atol=1e-8)
     np.testing.assert_allclose(ev["state"][:, 2:], [[-G * T1, -G * T1]] * 2, rtol=1e-7)
     assert r.t[-1] <= T1
+
+
+@pytest.mark.parametrize("engine", [
+    "numpy",
+    pytest.param("compiled", marks=pytest.mark.xfail(
+        strict=True, reason="ARKODE/CVODE mask a function that a reset leaves at exactly "
+                            "zero and never report it again: the ball falls through the "
+                            "floor silently (a follow-up of issue 14)")),
+])
+def test_a_reset_onto_its_own_event_surface_is_an_event_storm(engine):
+    """A reset that leaves the ball at rest on the floor: it falls again at once."""
+    stick = kidym.Event("z", direction=0, reset={"z": "0", "z't": "0"}, name="stick")
+    with pytest.raises(kidym.SimulationError, match=r"(?s)event storm.*z=0.*try:"):
+        kidym.simulate(equations(BALL), engine=engine, events=[stick], t_end=1.0,
+                       initial={"z": 0.1}, rtol=1e-10, atol=1e-12)
