@@ -725,6 +725,42 @@ int kidym_simulate(const double *p, double t0, const double *y0, int n_out,
                              kd_flag_name(&s, rf));
                     break;
                 }
+                /* An event function that the resets left at exactly zero is masked by
+                 * the root finders until it leaves zero, and its leaving is never
+                 * reported: it counts with the sign it takes just after (a step of f
+                 * from the new state). Still zero there (the state at rest on the
+                 * surface, a ball put down on the floor): the event would recur at
+                 * once, again and again, and the motion go through the surface unseen
+                 * (an event storm), so the run stops with status -104. */
+                int stuck = -1;
+                for (int k = 0; k < nev && stuck < 0; ++k) {
+                    if (g_prev[k] != 0.0) continue;
+                    if (!s.arkode) {
+                        d.nfev++;
+                        int sr = kidym_rhs(t, ycur, p, c_work, f0);
+                        if (sr) {
+                            kd_fail(&d, sr, t, ycur);
+                            status = -200 - sr;
+                            break;
+                        }
+                    }
+                    const double dt = 1e-8 * fmax(1.0, fabs(t));
+                    for (int j = 0; j < ny; ++j) ynew[j] = ycur[j] + dt * f0[j];
+                    kidym_events(t + dt, ynew, p, c_work, g_now);
+                    for (int i = 0; i < nev; ++i) {
+                        if (g_prev[i] != 0.0) continue;
+                        if (g_now[i] == 0.0 && stuck < 0) stuck = i;
+                        g_prev[i] = g_now[i];
+                    }
+                }
+                if (status) break;
+                if (stuck >= 0) {
+                    status = -104;
+                    *fail_t = t;
+                    memcpy(fail_y, ycur, sizeof(double) * ny);
+                    snprintf(message, message_len, "event %d", stuck);
+                    break;
+                }
             }
             /* an output time equal to the event time is the state after the event */
             while (done < n_out && t_out[done] <= t) {

@@ -26,7 +26,7 @@ from kidym.codegen.build import BASE_FLAGS, build, build_flags
 from kidym.codegen.emit import CCode, generate_c
 from kidym.eom.equations import Equations
 from kidym.errors import SimulationError
-from kidym.simulate.events import Event
+from kidym.simulate.events import STORM_HINT, Event
 from kidym.simulate.result import Result
 
 #: Integration methods of the compiled engine (name → driver code, description).
@@ -378,6 +378,12 @@ def _failure(system: CompiledSystem, raw: dict) -> SimulationError:
     status = raw["status"]
     if status in (-201, -202):
         return _rhs_error(-200 - status, raw["fail_t"], state)
+    if status == -104:  # message "event <k>"
+        name = system.event_names[int(raw["message"].split()[-1])]
+        return SimulationError(
+            f"event `{name}` is left at zero by a reset with the state at rest on its "
+            "surface: it would recur at once, again and again (an event storm)",
+            time=raw["fail_t"], state=state, hint=STORM_HINT)
     return SimulationError(f"the integrator ({raw['method']}) failed: {raw['message']} "
                            f"(status {status})", time=raw["fail_t"], state=state,
                            hint="use method='BDF' for stiff motion, loosen rtol/atol, raise "
@@ -409,6 +415,8 @@ def to_result(system: CompiledSystem, raw: dict, p: np.ndarray, *, rtol: float, 
         stats["output_mode"] = raw["output_mode"]
         stats["extension_fallbacks"] = raw["extension_fallbacks"]
     message = raw["message"] or ("reached the end" if status == 0 else "")
+    if status == -104:
+        message = str(_failure(system, raw))
     return Result(t=t, values=values, state_names=system.state_names,
                   success=status in (0, 1), status=0 if status == 0 else (1 if status == 1
                                                                           else -1),

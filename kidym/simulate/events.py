@@ -91,6 +91,11 @@ def parse_expression(eq: Equations, text: str | Expr, what: str) -> Expr:
     return expr.xreplace({se.Symbol(k): v for k, v in placeholders.items()})
 
 
+#: What to try when events recur at one instant (an event storm), in both engines.
+STORM_HINT = ("check that each reset moves the state off its event surface (e.g. a "
+              "restitution coefficient > 0 with the speed reversed), or add a terminal "
+              "event that stops the run when impacts accumulate")
+
 #: Actions of an event, as in the generated C (``kidym_event_action``).
 RECORD, TERMINAL, RESET = 0, 1, 2
 

@@ -12,7 +12,7 @@ from scipy.integrate import solve_ivp
 from kidym.eom.equations import Equations, derive
 from kidym.errors import SimulationError
 from kidym.model.model import Model
-from kidym.simulate.events import RESET, TERMINAL, EventFunctions, crossed
+from kidym.simulate.events import RESET, STORM_HINT, TERMINAL, EventFunctions, crossed
 from kidym.simulate.numpy_engine import generate_python
 from kidym.simulate.result import Result
 
@@ -261,9 +261,7 @@ def _solve_with_events(fun, evf: EventFunctions, p: np.ndarray, t0: float, t1: f
                 f"events ({', '.join(evf.names[k] for k in due)}) recur at the same time "
                 f"without the motion advancing (an event storm, {repeats} times)", time=te,
                 state=dict(zip(state_names, ye)),
-                hint="check that each reset moves the state off its event surface (e.g. "
-                     "a restitution coefficient > 0 with the speed reversed), or add a "
-                     "terminal event that stops the run when impacts accumulate")
+                hint=STORM_HINT)
         t, y = te, ye
     n_y = len(y0)
     events = {"t": np.array(ev_t), "name": [evf.names[k] for k in ev_k],
