@@ -380,6 +380,12 @@ static double kd_initial_step(kd_data *d, double t0, const double *y0, const dou
     return h;
 }
 
+/* Whether an event function of direction dir went from g0 to g1 across zero: from
+ * positive to zero or below (dir -1 or 0), from negative to zero or above (+1 or 0). */
+static int kd_crossed(int dir, double g0, double g1) {
+    return (dir <= 0 && g0 > 0.0 && g1 <= 0.0) || (dir >= 0 && g0 < 0.0 && g1 >= 0.0);
+}
+
 static int kd_g(realtype t, N_Vector y, realtype *g, void *user) {
     kd_data *d = (kd_data *)user;
     kidym_events(t, N_VGetArrayPointer(y), d->p, d->c, g);
@@ -556,6 +562,7 @@ int kidym_simulate(const double *p, double t0, const double *y0, int n_out,
     double c_work[nc > 0 ? nc : 1];
     double ynew[ny], f0[ny];
     int dirs[nev > 0 ? nev : 1], roots[nev > 0 ? nev : 1];
+    double g_prev[nev > 0 ? nev : 1], g_now[nev > 0 ? nev : 1];
     int status = 0, done = 0, n_ev = 0;
     double t = t0;
     kd_data d;
@@ -632,6 +639,7 @@ int kidym_simulate(const double *p, double t0, const double *y0, int n_out,
             goto finish_noint;
         }
     }
+    if (nev) kidym_events(t0, y0, p, c_work, g_prev);
     status = kd_create(&s, method, ctx, t0, y, &d, rtol, atol, max_step, max_steps,
                        n_out ? t_out[n_out - 1] : t0, nev, dirs, table);
     if (!status && kd_start(&s, &d, t0, y0, f0)) status = -101;
@@ -659,12 +667,23 @@ int kidym_simulate(const double *p, double t0, const double *y0, int n_out,
         if ((flag == 0 || flag == 2) && kd_output_state(&s, &d, t, y)) flag = -1;
         if (flag == 0) {
             memcpy(y_out + (size_t)done * ny, N_VGetArrayPointer(y), sizeof(double) * ny);
+            if (nev) kidym_events(t, N_VGetArrayPointer(y), p, c_work, g_prev);
             ++done;
             continue;
         }
         if (flag == 2) {  /* an event (roots read above) */
             int stop = 0, reset = 0;
             double *ycur = N_VGetArrayPointer(y);
+            /* Simultaneous events: every event whose function has crossed zero (in its
+             * direction) since the last return is due now as well, flagged by the root
+             * finder or not: its root lies within the root finder's tolerance of t (an
+             * earlier one would have been returned first), and after a restart it would
+             * be missed (its function starts on the far side of zero). */
+            kidym_events(t, ycur, p, c_work, g_now);
+            for (int k = 0; k < nev; ++k)
+                if (kd_crossed(dirs[k], g_prev[k], g_now[k])) roots[k] = 1;
+            /* all due events are recorded with the state before any reset; their
+             * resets are applied one after the other in the order of the events */
             for (int k = 0; k < nev; ++k) {
                 if (!roots[k]) continue;
                 if (n_ev < max_events) {
@@ -673,13 +692,16 @@ int kidym_simulate(const double *p, double t0, const double *y0, int n_out,
                     memcpy(ev_y + (size_t)n_ev * ny, ycur, sizeof(double) * ny);
                 }
                 ++n_ev;
-                if (kidym_event_action[k] == 1) stop = 1;
-                if (kidym_event_action[k] == 2 && !reset) {
-                    kidym_reset(k, t, ycur, p, c_work, ynew);
-                    memcpy(ycur, ynew, sizeof(double) * ny);
-                    reset = 1;
-                }
             }
+            for (int k = 0; k < nev; ++k)
+                if (roots[k] && kidym_event_action[k] == 1) stop = 1;
+            for (int k = 0; k < nev && !stop; ++k) {
+                if (!roots[k] || kidym_event_action[k] != 2) continue;
+                kidym_reset(k, t, ycur, p, c_work, ynew);
+                memcpy(ycur, ynew, sizeof(double) * ny);
+                reset = 1;
+            }
+            if (nev) kidym_events(t, ycur, p, c_work, g_prev);
             if (stop) {
                 status = 1;
                 snprintf(message, message_len, "stopped by a terminal event at t = %.17g", t);
@@ -701,6 +723,42 @@ int kidym_simulate(const double *p, double t0, const double *y0, int n_out,
                     status = -102;
                     snprintf(message, message_len, "restart after a reset failed (%s)",
                              kd_flag_name(&s, rf));
+                    break;
+                }
+                /* An event function that the resets left at exactly zero is masked by
+                 * the root finders until it leaves zero, and its leaving is never
+                 * reported: it counts with the sign it takes just after (a step of f
+                 * from the new state). Still zero there (the state at rest on the
+                 * surface, a ball put down on the floor): the event would recur at
+                 * once, again and again, and the motion go through the surface unseen
+                 * (an event storm), so the run stops with status -104. */
+                int stuck = -1;
+                for (int k = 0; k < nev && stuck < 0; ++k) {
+                    if (g_prev[k] != 0.0) continue;
+                    if (!s.arkode) {
+                        d.nfev++;
+                        int sr = kidym_rhs(t, ycur, p, c_work, f0);
+                        if (sr) {
+                            kd_fail(&d, sr, t, ycur);
+                            status = -200 - sr;
+                            break;
+                        }
+                    }
+                    const double dt = 1e-8 * fmax(1.0, fabs(t));
+                    for (int j = 0; j < ny; ++j) ynew[j] = ycur[j] + dt * f0[j];
+                    kidym_events(t + dt, ynew, p, c_work, g_now);
+                    for (int i = 0; i < nev; ++i) {
+                        if (g_prev[i] != 0.0) continue;
+                        if (g_now[i] == 0.0 && stuck < 0) stuck = i;
+                        g_prev[i] = g_now[i];
+                    }
+                }
+                if (status) break;
+                if (stuck >= 0) {
+                    status = -104;
+                    *fail_t = t;
+                    memcpy(fail_y, ycur, sizeof(double) * ny);
+                    snprintf(message, message_len, "event %d", stuck);
                     break;
                 }
             }

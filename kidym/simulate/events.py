@@ -10,9 +10,10 @@ the integration restarts from the new state.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
 import symengine as se
 
 from kidym.eom.equations import Equations
@@ -88,3 +89,93 @@ def parse_expression(eq: Equations, text: str | Expr, what: str) -> Expr:
     except (SyntaxError, RuntimeError, TypeError) as exc:
         raise ValueError(f"{what}: cannot read `{text}` ({exc})") from exc
     return expr.xreplace({se.Symbol(k): v for k, v in placeholders.items()})
+
+
+#: What to try when events recur at one instant (an event storm), in both engines.
+STORM_HINT = ("check that each reset moves the state off its event surface (e.g. a "
+              "restitution coefficient > 0 with the speed reversed), or add a terminal "
+              "event that stops the run when impacts accumulate")
+
+#: Actions of an event, as in the generated C (``kidym_event_action``).
+RECORD, TERMINAL, RESET = 0, 1, 2
+
+
+def crossed(direction: int, g0: float, g1: float) -> bool:
+    """Whether an event function of ``direction`` went from ``g0`` to ``g1`` across zero.
+
+    From positive to zero or below (direction -1 or 0), from negative to zero or
+    above (+1 or 0) — the test of the compiled driver (``kd_crossed``).
+    """
+    return (direction <= 0 and g0 > 0.0 and g1 <= 0.0) or (
+        direction >= 0 and g0 < 0.0 and g1 >= 0.0)
+
+
+@dataclass(frozen=True)
+class EventFunctions:
+    """Events evaluated in Python: the NumPy engine's ``kidym_events``/``kidym_reset``.
+
+    Attributes
+    ----------
+    names : tuple of str
+        Event labels (``event0`` … where none was given).
+    directions, actions : tuple of int
+        Crossing direction (-1, 0, +1) and action (:data:`RECORD`, :data:`TERMINAL`,
+        :data:`RESET`) of each event.
+    function : callable
+        ``f(t, y, p) -> (q̇, M, F, values)``: ``values`` holds the event functions,
+        then the new values of every reset, in event order.
+    targets : tuple of tuple of int
+        For each event, the state indices its reset sets (empty when none).
+    """
+
+    names: tuple[str, ...]
+    directions: tuple[int, ...]
+    actions: tuple[int, ...]
+    function: Callable
+    targets: tuple[tuple[int, ...], ...]
+
+    @classmethod
+    def build(cls, eq: Equations, events: Sequence[Event]) -> EventFunctions:
+        """Generate the Python evaluation of ``events`` over the equations ``eq``.
+
+        Raises
+        ------
+        ValueError
+            If an event or a reset names something the model does not have.
+        """
+        from kidym.simulate.numpy_engine import generate_python
+
+        state_names = [str(s) for s in (*eq.coordinates, *eq.speeds)]
+        names = tuple(e.name or f"event{k}" for k, e in enumerate(events))
+        exprs: dict[str, Expr] = {}
+        for k, (e, n) in enumerate(zip(events, names)):
+            exprs[f"g{k}"] = parse_expression(eq, e.function, f"event `{n}`")
+        targets: list[tuple[int, ...]] = []
+        for k, (e, n) in enumerate(zip(events, names)):
+            idx = []
+            for name, value in e.reset.items():
+                if name not in state_names:
+                    raise ValueError(f"event `{n}` resets `{name}`, which is not a state; "
+                                     "the state is " + ", ".join(state_names))
+                idx.append(state_names.index(name))
+                exprs[f"r{k}_{len(idx)}"] = parse_expression(
+                    eq, value, f"reset of `{name}` at event `{n}`")
+            targets.append(tuple(idx))
+        fn = generate_python(eq, exprs)
+        actions = tuple(TERMINAL if e.terminal else (RESET if e.reset else RECORD)
+                        for e in events)
+        return cls(names, tuple(e.direction for e in events), actions, fn.function,
+                   tuple(targets))
+
+    def values(self, t: float, y: np.ndarray, p: np.ndarray) -> np.ndarray:
+        """Event functions at one state, shape (n_events,)."""
+        return np.asarray(self.function(float(t), y.tolist(), p.tolist())[3][:len(self.names)])
+
+    def reset(self, k: int, t: float, y: np.ndarray, p: np.ndarray) -> np.ndarray:
+        """The state after the reset of event ``k`` (states it does not name keep theirs)."""
+        out = self.function(float(t), y.tolist(), p.tolist())[3]
+        start = len(self.names) + sum(len(x) for x in self.targets[:k])
+        ynew = np.array(y, dtype=float)
+        for j, i in enumerate(self.targets[k]):
+            ynew[i] = out[start + j]
+        return ynew

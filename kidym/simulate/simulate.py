@@ -13,6 +13,7 @@ from scipy.integrate import solve_ivp
 from kidym.eom.equations import Equations, derive
 from kidym.errors import SimulationError
 from kidym.model.model import Model
+from kidym.simulate.events import RESET, STORM_HINT, TERMINAL, EventFunctions, crossed
 from kidym.simulate.numpy_engine import generate_python
 from kidym.simulate.result import Result
 
@@ -195,6 +196,110 @@ def check_options(*, t_start: float | None, t_end: float | None, n_points: int,
             raise ValueError("t_eval must be a non-empty sequence of finite times")
 
 
+#: Events due at one time, again and again without the time advancing, before the run is
+#: stopped as an event storm.
+MAX_EVENTS_AT_ONE_TIME = 100
+
+
+def _solve_with_events(fun, evf: EventFunctions, p: np.ndarray, t0: float, t1: float,
+                       y0: np.ndarray, times: np.ndarray, *, state_names: Sequence[str],
+                       method: str, rtol: float, atol: float, max_step: float) -> tuple:
+    """``solve_ivp`` from event to event: locate, record, reset, restart.
+
+    Every event stops ``solve_ivp`` (its root is found on the dense output). All
+    events due at that time are then handled together: the located one and every
+    other whose function has crossed zero in its direction since the segment began,
+    by ``te + δ`` (``δ`` = 100 ulps of the time scale, ARKODE's root tolerance):
+    its root lies within the root finder's tolerance, else it would have been found
+    first, and after a restart it could be missed (its function starting on the far
+    side of zero). They are recorded with the state before any reset; a terminal
+    one among them ends the run (no reset is applied); otherwise their resets are
+    applied one after the other in the order of the events and the integration
+    restarts. Output times at or after an event show the state after its reset.
+
+    Returns
+    -------
+    tuple
+        ``(success, status, message, nfev, t, y, events)``; ``events`` as the compiled
+        engine's ``result.stats["events"]``.
+    """
+    t, y = t0, np.asarray(y0, dtype=float)
+    ts: list[np.ndarray] = []
+    ys: list[np.ndarray] = []
+    ev_t: list[float] = []
+    ev_k: list[int] = []
+    ev_y: list[np.ndarray] = []
+    nfev, status, message, ok = 0, 0, "reached the end", True
+    repeats = 0
+
+    def watch(k: int, t_start: float, g_start: float):
+        def g(tt: float, yy: np.ndarray) -> float:
+            return g_start if tt == t_start else float(evf.values(tt, yy, p)[k])
+        g.terminal = True  # type: ignore[attr-defined]
+        g.direction = evf.directions[k]  # type: ignore[attr-defined]
+        return g
+
+    while True:
+        g0 = evf.values(t, y, p)
+        if np.any(g0 == 0.0):
+            # a function exactly zero at the start (a reset onto the event surface) counts
+            # with the sign it takes just after (CVODE and ARKODE mask it until it leaves
+            # zero): no root at the start, and its next crossing is seen
+            dt = 1e-8 * max(1.0, abs(t))
+            ahead = evf.values(t + dt, y + dt * fun(t, y), p)
+            g0 = np.where(g0 == 0.0, ahead, g0)
+        seg_times = times[(times >= t) & (times <= t1)]
+        if t >= t1:
+            ts.append(seg_times)
+            ys.append(np.repeat(y[:, None], seg_times.size, axis=1))
+            break
+        sol = solve_ivp(fun, (t, t1), y, method=method, t_eval=seg_times, rtol=rtol,
+                        atol=atol, max_step=max_step, dense_output=True,
+                        events=[watch(k, t, g0[k]) for k in range(len(g0))])
+        nfev += sol.nfev
+        sol_t = np.asarray(sol.t, dtype=float)
+        sol_y = np.asarray(sol.y, dtype=float).reshape(len(y), sol_t.size)
+        if sol.status != 1:
+            ts.append(sol_t)
+            ys.append(sol_y)
+            ok, status, message = sol.success, sol.status, sol.message
+            break
+        i = next(i for i, te in enumerate(sol.t_events) if te.size)
+        te, ye = float(sol.t_events[i][0]), np.array(sol.y_events[i][0], dtype=float)
+        keep = sol_t < te
+        ts.append(sol_t[keep])
+        ys.append(sol_y[:, keep])
+        # due with it: crossed by te + δ, δ the root finders' time tolerance (as ARKODE's)
+        tn = te + 100 * np.finfo(float).eps * max(abs(te), te - t)
+        g1 = evf.values(tn, np.asarray(sol.sol(tn), dtype=float), p)
+        due = [k for k in range(len(evf.names))
+               if k == i or crossed(evf.directions[k], g0[k], g1[k])]
+        for k in due:
+            ev_t.append(te)
+            ev_k.append(k)
+            ev_y.append(ye)
+        if any(evf.actions[k] == TERMINAL for k in due):
+            status, message = 1, f"stopped by a terminal event at t = {te!r}"
+            break
+        for k in due:
+            if evf.actions[k] == RESET:
+                ye = evf.reset(k, te, ye, p)
+        repeats = repeats + 1 if te == t else 0
+        if repeats > MAX_EVENTS_AT_ONE_TIME:
+            raise SimulationError(
+                f"events ({', '.join(evf.names[k] for k in due)}) recur at the same time "
+                f"without the motion advancing (an event storm, {repeats} times)", time=te,
+                state=dict(zip(state_names, ye)),
+                hint=STORM_HINT)
+        t, y = te, ye
+    n_y = len(y0)
+    events = {"t": np.array(ev_t), "name": [evf.names[k] for k in ev_k],
+              "state": np.array(ev_y).reshape(len(ev_y), n_y)}
+    t_out = np.concatenate(ts) if ts else np.empty(0)
+    y_out = np.concatenate(ys, axis=1) if ys else np.empty((n_y, 0))
+    return ok, status, message, nfev, t_out, y_out, events
+
+
 def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = None,
              t_start: float | None = None, initial: Mapping[str, float] | None = None,
              parameters: Mapping[str, float] | None = None,
@@ -236,8 +341,9 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
         Raise :class:`SimulationError` when integration fails (default), else return
         the partial result with ``success=False``.
     events : sequence of kidym.simulate.events.Event
-        Zero crossings to locate, with optional terminal stop or state reset
-        (compiled engine).
+        Zero crossings to locate, with optional terminal stop or state reset (both
+        engines; events due at the same time are all handled, see
+        ``docs/compiled.md``, "Events and reset maps").
     quaternion_stabilization : float
         ``k ≥ 0`` [1/s]: adds ``−k (|Λ|² − 1) Λ`` to each body quaternion's rate, which
         pulls the norm back to 1 without changing the motion (the rotation matrix is
@@ -263,7 +369,7 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
                   max_step=max_step, t_eval=t_eval)
     if isinstance(system, Model):
         system = derive(system)
-    if engine != "numpy" or events or not isinstance(system, (Equations, NumpySystem)):
+    if engine != "numpy" or not isinstance(system, (Equations, NumpySystem)):
         from kidym.simulate.compiled import simulate_with_engine
 
         if quaternion_stabilization:
@@ -315,15 +421,22 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
             failure = exc
             raise _AbortError from exc
 
+    evf = EventFunctions.build(system.equations, events) if events else None
+    recorded: dict = {}
     started = _time.perf_counter()
     try:
-        sol = solve_ivp(fun, (t0, t1), y0, method=method, t_eval=times, rtol=rtol, atol=atol,
-                        max_step=max_step)
-        ok, status, message, nfev = sol.success, sol.status, sol.message, sol.nfev
-        t_out, y_out = sol.t, sol.y
+        if evf is None:
+            sol = solve_ivp(fun, (t0, t1), y0, method=method, t_eval=times, rtol=rtol,
+                            atol=atol, max_step=max_step)
+            ok, status, message, nfev = sol.success, sol.status, sol.message, sol.nfev
+            t_out, y_out = sol.t, sol.y
+        else:
+            ok, status, message, nfev, t_out, y_out, recorded = _solve_with_events(
+                fun, evf, p, t0, t1, y0, times, state_names=system.state_names,
+                method=method, rtol=rtol, atol=atol, max_step=max_step)
         if not ok and raise_on_failure:
-            last = sol.t[-1] if sol.t.size else t0
-            state = sol.y[:, -1] if sol.t.size else y0
+            last = t_out[-1] if t_out.size else t0
+            state = y_out[:, -1] if t_out.size else y0
             raise SimulationError(f"the integrator ({method}) failed: {message}", time=last,
                                   state=dict(zip(system.state_names, state)),
                                   hint="use a stiff method (method='Radau' or 'BDF'), "
@@ -351,4 +464,5 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
                   parameters=dict(zip(model.parameter_values, p.tolist())),
                   stats={"engine": engine, "method": method, "rtol": rtol, "atol": atol,
                          "wall_time_s": wall, "max_step": max_step,
+                         **({"events": recorded} if evf is not None else {}),
                          **({"quaternion_norm_drift": drift} if groups else {})})
