@@ -180,6 +180,11 @@ def _intact(library: Path) -> bool:
         return False
 
 
+def cached_library(library: Path) -> Path | None:
+    """``library`` if it is in the cache and whole (:func:`_intact`), else ``None``."""
+    return library if library.exists() and _intact(library) else None
+
+
 def _toolchain_broken(cmd: list[str], flags: tuple[str, ...], output: str) -> bool:
     """Whether a failed build is the set-up's fault: SUNDIALS missing, or a compiler
     that cannot compile even a trivial file with the same flags."""

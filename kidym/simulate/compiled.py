@@ -224,9 +224,18 @@ class CompiledSystem:
         CompileError
             If the C compiler is missing or fails.
         """
+        from kidym.codegen import index
+
         start = _time.perf_counter()
-        code = generate_c(eq, events=events, fold=fold)
-        path = build(code, flags=flags, extra_flags=extra_flags, native=native)
+        key = index.equations_key(eq, events=events, fold=fold,
+                                  flags=build_flags(flags, extra_flags, native))
+        hit = index.lookup(key)
+        if hit is not None:    # generating the C again is most of a cached start
+            code, path = hit
+        else:
+            code = generate_c(eq, events=events, fold=fold)
+            path = build(code, flags=flags, extra_flags=extra_flags, native=native)
+            index.remember(key, code, path)
         lib = _load(path)
         layout = (ctypes.c_int * 7).in_dll(lib, "kidym_layout")
         expected = (code.n_q, code.n_w, code.n_q + code.n_w, len(code.parameter_names),
@@ -520,18 +529,26 @@ COMPILE_S_PER_BYTE2 = 4.0e-11
 _NUMPY_METHOD = {"ERK8": "DOP853", "ERK5": "RK45", "Adams": "LSODA"}
 
 
-def choose_engine(eq: Equations, code: CCode, *, duration: float,
-                  flags: tuple[str, ...] = BASE_FLAGS) -> tuple[str, str]:
+def choose_engine(eq: Equations, code: CCode | None, *, duration: float,
+                  flags: tuple[str, ...] = BASE_FLAGS,
+                  events: Sequence[Event] = ()) -> tuple[str, str]:
     """``("compiled" | "numpy", reason)``: whether compiling pays off for this run.
 
     The analogue of seed 003's criterion (speed-up grows with the size of the
     generated code): compile when the library is cached, or when the estimated
     compile time is below the estimated NumPy run time (one measured NumPy
-    evaluation times :data:`EVALS_PER_TIME_UNIT` per unit of model time).
+    evaluation times :data:`EVALS_PER_TIME_UNIT` per unit of model time). ``code``
+    (the generated C) is generated here when not given and the library is not in
+    the cache.
     """
+    from kidym.codegen import index
     from kidym.codegen.build import library_path
     from kidym.simulate.simulate import NumpySystem
 
+    if index.lookup(index.equations_key(eq, events=events, flags=build_flags(flags))):
+        return "compiled", "the compiled library is in the cache"
+    if code is None:
+        code = generate_c(eq, events=events)
     if library_path(code, build_flags(flags)).exists():
         return "compiled", "the compiled library is in the cache"
     size = sum(len(x.encode("utf-8")) for x in code.sources)
@@ -577,9 +594,8 @@ def simulate_with_engine(system, *, engine: str, events: Sequence[Event], t_end,
         raise ValueError(f"t_end ({t1}) must be greater than t_start ({t0})")
     extra: dict = {}
     if compiled is None:
-        code = generate_c(eq, events=events)
         if engine == "auto":
-            choice, why = choose_engine(eq, code, duration=t1 - t0)
+            choice, why = choose_engine(eq, None, duration=t1 - t0, events=events)
             extra["engine_choice"] = f"auto → {choice}: {why}"
             if choice == "numpy":
                 result = simulate(eq, t_end=t1, t_start=t0, initial=initial,

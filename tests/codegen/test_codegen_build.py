@@ -196,3 +196,31 @@ def test_cli_run_compiled_and_auto(tmp_path, capsys):
     assert "engine=compiled" in capsys.readouterr().out
     lines = (tmp_path / "o" / "results.csv").read_text().splitlines()
     assert lines[0].startswith("t,phi,phi't") and len(lines) == 12
+
+
+def test_a_cached_model_starts_without_generating_c_again(monkeypatch, tmp_path):
+    """The cache is also keyed on the equations: a hit skips generation (most of a
+    cached start of a big model); a damaged library is not used through it either."""
+    monkeypatch.setenv("KIDYM_CACHE_DIR", str(tmp_path))
+    compiled_module = importlib.import_module("kidym.simulate.compiled")
+    eq = equations(PENDULUM)
+    first = CompiledSystem.build(eq)
+
+    def no_generation(*args, **kwargs):
+        raise AssertionError("C generated again for a cached model")
+
+    monkeypatch.setattr(compiled_module, "generate_c", no_generation)
+    again = CompiledSystem.build(equations(PENDULUM))   # derived anew: same equations
+    assert again.path == first.path and again.code == first.code
+    y, p = np.array([0.3, -0.2]), again.parameter_vector()
+    np.testing.assert_array_equal(again.rhs(0.1, y, p), first.rhs(0.1, y, p))
+    # other equations (another model, events) are other entries
+    with pytest.raises(AssertionError, match="generated again"):
+        CompiledSystem.build(equations(PENDULUM.replace("m = 2;", "m = 2; k = 3;")
+                                       + " Cs.phi = k;"))
+    with pytest.raises(AssertionError, match="generated again"):
+        CompiledSystem.build(eq, events=[kidym.Event("phi", terminal=True)])
+    # a damaged library is rebuilt, never loaded through the index
+    first.path.write_bytes(first.path.read_bytes()[:100])
+    with pytest.raises(AssertionError, match="generated again"):
+        CompiledSystem.build(eq)
