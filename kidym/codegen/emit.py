@@ -340,6 +340,8 @@ class _Emitter:
         self.names = IdentifierMap(RESERVED | _LOCALS)
         self.time = eq.graph.time
         self.state_index = {s: i for i, s in enumerate((*eq.coordinates, *eq.speeds))}
+        # ẇ, where an output uses it: ydot[n_q + j] from kidym_rhs (see `routine`)
+        self.acceleration_index = {a: eq.n_q + j for j, a in enumerate(eq.accelerations)}
         self.params = {s: i for i, s in enumerate(eq.parameters)}
         self.replace: dict[se.Symbol, Expr] = {}
         if fold:
@@ -480,7 +482,8 @@ class _Emitter:
                             f"  /* {comment_text(str(s))} */")
         count = self.printer.reset()
         defined = (set(self.state_index) | set(self.params) | set(self.const_index)
-                   | set(temps) | {s for s, _ in statements} | {self.time})
+                   | set(temps) | {s for s, _ in statements} | {self.time}
+                   | set(self.acceleration_index))
         unknown = sorted(str(s) for s in used - defined)
         if unknown:
             raise ValueError("cannot generate C: no value or argument for "
@@ -488,6 +491,13 @@ class _Emitter:
                              + f" in model `{self.eq.model.name}`")
         head = [f"{indent}const double {self.name_of(s)} = y[{i}];  /* {comment_text(str(s))} */"
                 for s, i in self.state_index.items() if s in used]
+        if used & set(self.acceleration_index):
+            # the accelerations ẇ = M⁻¹F: the whole right-hand side, then its speed part
+            head += [f"{indent}double ydot[{self.eq.n_q + self.eq.n_w}];",
+                     f"{indent}kidym_rhs(t, y, p, c, ydot);"]
+            head += [f"{indent}const double {self.name_of(s)} = ydot[{i}];"
+                     f"  /* {comment_text(str(s))} */"
+                     for s, i in self.acceleration_index.items() if s in used]
         return head + text, count
 
     def constants_routine(self) -> tuple[list[str], OpCount]:

@@ -12,7 +12,7 @@ from scipy.integrate import solve_ivp
 from kidym.eom.equations import Equations, derive
 from kidym.errors import SimulationError
 from kidym.model.model import Model
-from kidym.simulate.numpy_engine import generate_python
+from kidym.simulate.numpy_engine import generate_python, needs_accelerations
 from kidym.simulate.result import Result
 
 ENGINES = ("numpy", "compiled", "auto")
@@ -59,6 +59,8 @@ class NumpySystem:
         Its generated Python source.
     rhs_function : callable
         ``f(t, y, p) -> (q̇, M, F)``: the right-hand side alone, without the outputs.
+    accelerations : bool
+        Whether ``function`` takes ``y = [q, w, ẇ]`` (an output uses the accelerations).
     """
 
     equations: Equations
@@ -67,6 +69,7 @@ class NumpySystem:
     function: object
     source: str
     rhs_function: object
+    accelerations: bool = False
 
     @classmethod
     def build(cls, eq: Equations) -> NumpySystem:
@@ -78,7 +81,8 @@ class NumpySystem:
         # the right-hand side alone: outputs are evaluated at output times only
         bare = generate_python(eq)
         names = tuple(str(s) for s in (*eq.coordinates, *eq.speeds))
-        return cls(eq, names, tuple(outputs), fn.function, fn.source, bare.function)
+        return cls(eq, names, tuple(outputs), fn.function, fn.source, bare.function,
+                   needs_accelerations(eq, outputs))
 
     def parameter_vector(self, overrides: Mapping[str, float] | None = None) -> np.ndarray:
         """Parameter values in model order, with ``overrides`` applied."""
@@ -119,7 +123,9 @@ class NumpySystem:
         return ydot
 
     def outputs(self, t: float, y: np.ndarray, p: np.ndarray) -> np.ndarray:
-        """Output values at one state."""
+        """Output values at one state (accelerations, where used, from ``ẇ = M⁻¹F``)."""
+        if self.accelerations:
+            y = np.concatenate([y, self.rhs(t, y, p)[self.equations.n_q:]])
         return self.evaluate(t, y, p)[3]
 
 
