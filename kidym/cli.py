@@ -388,8 +388,8 @@ def _tracked(eq, args: argparse.Namespace, model):
     from kidym.simulate.simulate import NumpySystem
 
     base = NumpySystem.build(eq)
-    t0 = model.t_start
-    t1 = args.t_end if args.t_end is not None else model.t_end
+    t0, t1 = model.time_span(_pairs(getattr(args, "set", None), "--set"))
+    t1 = args.t_end if args.t_end is not None else t1
     bar = rep.bar("simulating", t0, t1)
 
     class _Tracked(NumpySystem):

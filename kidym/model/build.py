@@ -917,7 +917,11 @@ class _Builder:
                        span)
 
     # ------------------------------------------------------------ instructions (global part)
-    def value(self, node: ast.Expr, where: str) -> float | None:
+    def value(self, node: ast.Expr, where: str, *, formula: tuple[dict, str] | None = None
+              ) -> float | None:
+        """The number a formula of parameters gives; ``formula=(store, key)`` also keeps
+        the formula over parameter names in ``store[key]`` when it uses any (so that a
+        changed parameter re-evaluates it, :meth:`Model.initial_values`)."""
         try:
             expr = self.convert(node)
         except FormulaError:
@@ -928,6 +932,9 @@ class _Builder:
                 split_derivative(n)[0] in self.missing for n in names):
             return None
         subs = {se.Symbol(n): v for n, v in self.param_exprs.items()}
+        if formula is not None and expr.free_symbols and all(
+                n in self.param_exprs for n in names):
+            formula[0][formula[1]] = expr
         expr = expr.xreplace(subs)
         if expr.free_symbols:
             bad = ", ".join(f"`{s.name}`" for s in sorted(expr.free_symbols, key=lambda s: s.name))
@@ -959,6 +966,7 @@ class _Builder:
         ins = self.instructions.get("INITIAL")
         values: dict[str, float] = {}
         t_start = None
+        self.initial_formulas: dict[str, se.Basic] = {}
         if ins is None:
             return values, t_start
         allowed = self.speeds_allowed()
@@ -976,7 +984,8 @@ class _Builder:
             name = self.rename(name_node.name)
             span = name_node.span
             if name == TIME.name:
-                t_start = self.value(value_node, "initial time")
+                t_start = self.value(value_node, "initial time",
+                                     formula=(self.initial_formulas, TIME.name))
                 continue
             if name in dependent:
                 self.warn(f"initial value of `{name}` is ignored: `{name}` is given by a "
@@ -994,7 +1003,9 @@ class _Builder:
                     self.error(f"initial value for `{name}`, which is not a coordinate, speed or "
                                f"pseudo-velocity{suggest(name, allowed)}", span)
                 continue
-            v = self.value(value_node, f"initial value of `{name}`")
+            self.initial_formulas.pop(name, None)
+            v = self.value(value_node, f"initial value of `{name}`",
+                           formula=(self.initial_formulas, name))
             if v is None:
                 continue
             if name in values:
@@ -1004,6 +1015,7 @@ class _Builder:
 
     def time_span(self) -> tuple[float | None, float | None, Span | None]:
         t0 = t1 = None
+        self.span_formulas: dict[str, se.Basic] = {}
         where: Span | None = None
         for key in ("TIME", "VARY"):
             ins = self.instructions.get(key)
@@ -1018,8 +1030,10 @@ class _Builder:
                                f"`{ins.written} := {', '.join(self.text(i) for i in items)}`",
                                ins.name_span)
                     continue
-                t0 = self.value(items[0].args[0], "start time")
-                t1 = self.value(items[0].args[1], "end time")
+                t0 = self.value(items[0].args[0], "start time",
+                                formula=(self.span_formulas, "t_start"))
+                t1 = self.value(items[0].args[1], "end time",
+                                formula=(self.span_formulas, "t_end"))
             else:
                 if not 3 <= len(items) <= 4 or any(isinstance(i, ast.NamedItem | ast.BasedItem)
                                                    for i in items):
@@ -1031,8 +1045,10 @@ class _Builder:
                     self.error(f"`{ins.written}`: only time `t` can be varied yet, got "
                                f"`{self.text(first)}`", first.span)
                     continue
-                t0 = self.value(items[1], "start time")  # type: ignore[arg-type]
-                t1 = self.value(items[2], "end time")  # type: ignore[arg-type]
+                t0 = self.value(items[1], "start time",  # type: ignore[arg-type]
+                                formula=(self.span_formulas, "t_start"))
+                t1 = self.value(items[2], "end time",  # type: ignore[arg-type]
+                                formula=(self.span_formulas, "t_end"))
                 if len(items) == 4:
                     self.value(items[3], "time step")  # type: ignore[arg-type]
         return t0, t1, where
@@ -1214,7 +1230,9 @@ class _Builder:
             definitions=tuple(definitions), bodies=tuple(bodies), elements=tuple(elements),
             coordinates=tuple(self.coordinates), pseudo_velocities=tuple(self.pseudo_names),
             velocity_definitions=tuple(velocity_definitions), gravity=self.gravity,
-            initial=initial, t_start=t_start, t_end=t_end, outputs=tuple(outputs),
+            initial=initial, initial_formulas=self.initial_formulas,
+            span_formulas=self.span_formulas,
+            t_start=t_start, t_end=t_end, outputs=tuple(outputs),
             plots=tuple(self.plots),
             quaternions=() if self.quaternion is None else (self.quaternion,),
             calculation=self.calculation, filename=self.filename, title=self.title(),

@@ -137,8 +137,11 @@ def defaulted_states(state_names: Sequence[str], model: Model,
 
 
 def _initial_state(system: NumpySystem, model: Model,
-                   initial: Mapping[str, float] | None) -> np.ndarray:
-    values = dict(model.initial)
+                   initial: Mapping[str, float] | None,
+                   parameters: Mapping[str, float] | None = None) -> np.ndarray:
+    """``y0``: the model's initial values (formulas of parameters re-evaluated with
+    ``parameters``), then ``initial``; states given neither start at 0."""
+    values = model.initial_values(parameters)
     for k, v in (initial or {}).items():
         if k not in system.state_names:
             raise KeyError(f"`{k}` is not a state of model `{model.name}`; the state is "
@@ -265,12 +268,13 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
     if isinstance(system, Equations):
         system = NumpySystem.build(system)
     model = system.equations.model
-    t0 = model.t_start if t_start is None else float(t_start)
-    t1 = model.t_end if t_end is None else float(t_end)
+    span = model.time_span(parameters)
+    t0 = span[0] if t_start is None else float(t_start)
+    t1 = span[1] if t_end is None else float(t_end)
     if not t1 > t0:
         raise ValueError(f"t_end ({t1}) must be greater than t_start ({t0})")
     p = system.parameter_vector(parameters)
-    y0 = _initial_state(system, model, initial)
+    y0 = _initial_state(system, model, initial, parameters)
     times = np.linspace(t0, t1, n_points) if t_eval is None else np.asarray(t_eval, float)
     failure: SimulationError | None = None
     groups = quaternion_groups(system)
