@@ -556,7 +556,9 @@ class _Builder:
         for i, item in enumerate(ins.items):
             if isinstance(item, ast.NamedItem):
                 out.append((item.value, f"value of `{item.name.name}` in `{ins.written}`"))
-            elif isinstance(item, ast.Call) and item.func.name not in FUNCTIONS:
+            elif isinstance(item, ast.Call) and (item.func.name not in FUNCTIONS or (
+                    ins.key == "INITIAL" and len(item.args) == 1)):
+                # in INITIAL `th(0.3)` is a value of `th` even where `th` names a function
                 out.extend((a, f"value of `{item.func.name}` in `{ins.written}`")
                            for a in item.args)
             elif ins.key == "VARY" and i > 0 and not isinstance(item, ast.BasedItem):
@@ -972,9 +974,18 @@ class _Builder:
         allowed = self.speeds_allowed()
         dependent = {f"{q}'t" for q in self.velocities}
         for item in ins.items:
-            if isinstance(item, ast.Call) and len(item.args) == 1 and \
-                    item.func.name not in FUNCTIONS:
+            if isinstance(item, ast.Call) and len(item.args) == 1 and (
+                    item.func.name not in FUNCTIONS
+                    or self.rename(item.func.name) in allowed):
+                # `th(0.3)`: the model's own coordinate `th` wins over the function `th`
                 name_node, value_node = item.func, item.args[0]
+            elif isinstance(item, ast.Call) and len(item.args) == 1:
+                self.error(f"`{self.text(item)}` in `{ins.written}`: `{item.func.name}` is a "
+                           "function here, because the model has no coordinate, speed or "
+                           f"pseudo-velocity called `{item.func.name}`; items are "
+                           f"`name(value)` or `name = value`{suggest(item.func.name, allowed)}",
+                           item.span)
+                continue
             elif isinstance(item, ast.NamedItem):
                 name_node, value_node = item.name, item.value
             else:

@@ -11,6 +11,7 @@ from scipy.integrate import solve_ivp
 
 from kidym.eom.equations import Equations, derive
 from kidym.errors import SimulationError
+from kidym.kinematics import names
 from kidym.model.model import Model
 from kidym.simulate.numpy_engine import generate_python, needs_accelerations
 from kidym.simulate.result import Result
@@ -129,10 +130,18 @@ class NumpySystem:
         return self.evaluate(t, y, p)[3]
 
 
+def canonical_initial(model: Model, initial: Mapping[str, float] | None
+                      ) -> dict[str, float]:
+    """``initial`` with the aliases of generated names (``omegax@Ball``, ``ωХBall``)
+    written canonically (``ωXBall``), as the model itself accepts them."""
+    bodies = [b.name for b in model.bodies]
+    return {names.canonical(k, bodies): v for k, v in (initial or {}).items()}
+
+
 def defaulted_states(state_names: Sequence[str], model: Model,
                      initial: Mapping[str, float] | None = None) -> list[str]:
     """States given an initial value neither by the model nor by ``initial``: they start at 0."""
-    given = initial or {}
+    given = canonical_initial(model, initial)
     return [n for n in state_names if n not in model.initial and n not in given]
 
 
@@ -142,7 +151,7 @@ def _initial_state(system: NumpySystem, model: Model,
     """``y0``: the model's initial values (formulas of parameters re-evaluated with
     ``parameters``), then ``initial``; states given neither start at 0."""
     values = model.initial_values(parameters)
-    for k, v in (initial or {}).items():
+    for k, v in canonical_initial(model, initial).items():
         if k not in system.state_names:
             raise KeyError(f"`{k}` is not a state of model `{model.name}`; the state is "
                            + ", ".join(system.state_names))
