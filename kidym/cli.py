@@ -406,6 +406,7 @@ def _tracked(eq, args: argparse.Namespace, model):
 
 def _write_outputs(args: argparse.Namespace, model, eq, result, out: Path) -> None:
     from kidym.report.plots import parse_plot_option, plot_run
+    from kidym.simulate.energy import energy_balance
 
     rep = _reporter(args)
     formats = tuple(dict.fromkeys(["csv", *(f.strip() for f in args.format.split(",")
@@ -445,11 +446,11 @@ def _write_outputs(args: argparse.Namespace, model, eq, result, out: Path) -> No
     print(f"simulated {model.name} from t = {result.t[0]:g} to {result.t[-1]:g} "
           f"({st['method']}, rtol={st['rtol']:g}, atol={st['atol']:g}, engine={st['engine']}): "
           f"{result.nfev} right-hand-side evaluations in {st['wall_time_s']:.2f} s")
-    energy = result.values.get("energy")
-    if energy is not None and energy.size:
-        scale = max(abs(energy[0]), 1e-300)
-        drift = abs(energy - energy[0]).max() / scale
-        print(f"energy drift: max |E - E(0)| / |E(0)| = {drift:.3g}")
+    balance = energy_balance(result)
+    if balance is not None:
+        # E(t) - E(0) - W(t): W is the work of what E leaves out (dampers, driving forces,
+        # prescribed motions), so this is conserved by every model (kidym.simulate.energy)
+        print(f"energy balance: {balance.describe()}")
     _print_quaternion_drift(result)
     for f in files:
         print(f"results: {f}")

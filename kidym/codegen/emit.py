@@ -552,7 +552,8 @@ def generate_c(eq: Equations, *, outputs: Mapping[str, Expr] | None = None,
     eq : Equations
         Derived equations (``q̇ = B w + β``, ``M ẇ = F``, seed 000 eq. (18)).
     outputs : mapping of str to Expr, optional
-        Recorded outputs; default the model's outputs and ``energy``.
+        Recorded outputs; default the model's outputs, ``energy`` and its rate along the
+        motion ``energy't`` (:attr:`Equations.power_named`, for the energy balance).
     events : sequence of Event
         Event functions and their reset maps.
     fold : bool or mapping of str to float
@@ -576,6 +577,7 @@ def generate_c(eq: Equations, *, outputs: Mapping[str, Expr] | None = None,
     if outputs is None:
         outputs = dict(eq.outputs_named)
         outputs.setdefault("energy", eq.energy_named)
+        outputs.setdefault("energy't", eq.power_named)   # for the energy balance
     n_q, n_w = eq.n_q, eq.n_w
     ny = n_q + n_w
     state_names = tuple(str(s) for s in (*eq.coordinates, *eq.speeds))

@@ -137,6 +137,25 @@ class Equations:
         return sympy.Matrix([[_to_sympy(self.graph.expand(x)) for x in row] for row in rows])
 
     @cached_property
+    def power_named(self) -> Expr:
+        """``dE/dt`` along the motion: ``∂E/∂t + ∂E/∂q·q̇ + ∂E/∂w·ẇ`` (``ẇ`` as
+        :attr:`accelerations`, ``E = T + Π``).
+
+        The power of everything ``E`` leaves out — non-potential elements (forces with a
+        characteristic that is not constant, dampers), forces and gravity that change
+        with time, prescribed motions (``Sx(A*sin(w*t))``): its integral ``W(t)`` makes
+        ``E(t) − E(0) − W(t)`` zero on the exact motion of every model
+        (:mod:`kidym.simulate.energy`). Formed on request; the named quantities it needs
+        are added to :attr:`graph`.
+        """
+        energy = self.energy_named
+        value = self.graph.dt(energy)
+        for w, a in zip(self.speeds, self.accelerations):
+            if self.graph.depends_on(energy, w):
+                value += self.graph.diff(energy, w) * a
+        return value
+
+    @cached_property
     def mass_matrix(self) -> sympy.Matrix:
         """``M(q, t)`` with every name substituted, shape (n_w, n_w)."""
         return self._expand_matrix(self.mass_matrix_named)

@@ -13,6 +13,7 @@ from kidym.eom.equations import Equations, derive
 from kidym.errors import SimulationError
 from kidym.kinematics import names
 from kidym.model.model import Model
+from kidym.simulate.energy import POWER, energy_balance
 from kidym.simulate.numpy_engine import generate_python, needs_accelerations
 from kidym.simulate.result import Result
 
@@ -78,6 +79,7 @@ class NumpySystem:
         outputs = dict(eq.outputs_named)
         if "energy" not in outputs:
             outputs["energy"] = eq.energy_named
+        outputs.setdefault(POWER, eq.power_named)   # for the energy balance
         fn = generate_python(eq, outputs)
         # the right-hand side alone: outputs are evaluated at output times only
         bare = generate_python(eq)
@@ -271,7 +273,7 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
                     norm = np.sqrt((y[idx] ** 2).sum(axis=0))
                     for i in idx:
                         result.values[result.state_names[i]] = y[i] / norm
-        return result
+        return _with_energy_balance(result)
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     if isinstance(system, Equations):
@@ -334,9 +336,19 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
     for i, n in enumerate(system.output_names):
         if n not in values:
             values[n] = outs[:, i]
-    return Result(t=t_out, values=values, state_names=system.state_names, success=bool(ok),
-                  status=int(status), message=str(message), nfev=int(nfev),
-                  parameters=dict(zip(model.parameter_values, p.tolist())),
-                  stats={"engine": engine, "method": method, "rtol": rtol, "atol": atol,
-                         "wall_time_s": wall, "max_step": max_step,
-                         **({"quaternion_norm_drift": drift} if groups else {})})
+    return _with_energy_balance(Result(
+        t=t_out, values=values, state_names=system.state_names, success=bool(ok),
+        status=int(status), message=str(message), nfev=int(nfev),
+        parameters=dict(zip(model.parameter_values, p.tolist())),
+        stats={"engine": engine, "method": method, "rtol": rtol, "atol": atol,
+               "wall_time_s": wall, "max_step": max_step,
+               **({"quaternion_norm_drift": drift} if groups else {})}))
+
+
+def _with_energy_balance(result: Result) -> Result:
+    """``result`` with ``stats["energy_balance"]`` (:mod:`kidym.simulate.energy`)."""
+    balance = energy_balance(result)
+    if balance is not None:
+        result.stats["energy_balance"] = {"max_abs": balance.max_abs, "scale": balance.scale,
+                                          "relative": balance.relative}
+    return result
