@@ -68,3 +68,19 @@ def test_a_derivative_of_an_acceleration_is_a_clear_error():
     text = "m = 1; Slider | Sx(x) | m, 0, 0, 0; Pf.x = -x; a = x't't; SHOW := a't;"
     with pytest.raises(DerivationError, match="derivative of an acceleration"):
         kidym.derive(kidym.parse(text))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_accelerations_of_the_rolling_ball_match_finite_differences(engine):
+    """Isotropic quaternion body: its centre keeps the fixed axes while turning with ω."""
+    from tests.fixtures import EXAMPLES
+
+    text = (EXAMPLES / "ball" / "ball.kdm").read_text(encoding="utf-8")
+    text = text.replace("ωZКуля;   #", "ωZКуля, zC't, zC't't, xC't, xC't't;   #")
+    times = np.linspace(0, 1, 2001)
+    r = kidym.simulate(kidym.parse(text), t_eval=times, engine=engine, rtol=1e-12,
+                       atol=1e-13)
+    h = times[1] - times[0]
+    for name in ("zC't", "xC't"):
+        fd = (r[name][2:] - r[name][:-2]) / (2 * h)
+        np.testing.assert_allclose(r[name + "'t"][1:-1], fd, atol=1e-5)
