@@ -92,7 +92,13 @@ class NumpySystem:
         return parameter_vector(self.equations.model, overrides)
 
     def evaluate(self, t: float, y: np.ndarray, p: np.ndarray) -> tuple:
-        """``(q̇, M, F, outputs)`` at one state; a math domain fault is a SimulationError."""
+        """``(q̇, M, F, outputs)`` at one state; a math domain fault is a SimulationError.
+
+        Outputs that use the accelerations get ``ẇ = M⁻¹F`` at that state.
+        """
+        y = np.asarray(y, float)
+        if self.accelerations and y.size == len(self.state_names):
+            y = np.concatenate([y, self.rhs(t, y, p)[self.equations.n_q:]])
         try:
             return self.function(float(t), y.tolist(), p.tolist())
         except (ZeroDivisionError, ValueError, OverflowError) as exc:
@@ -127,8 +133,6 @@ class NumpySystem:
 
     def outputs(self, t: float, y: np.ndarray, p: np.ndarray) -> np.ndarray:
         """Output values at one state (accelerations, where used, from ``ẇ = M⁻¹F``)."""
-        if self.accelerations:
-            y = np.concatenate([y, self.rhs(t, y, p)[self.equations.n_q:]])
         return self.evaluate(t, y, p)[3]
 
 
