@@ -976,7 +976,8 @@ class _Builder:
         for item in ins.items:
             if isinstance(item, ast.Call) and len(item.args) == 1 and (
                     item.func.name not in FUNCTIONS
-                    or self.rename(item.func.name) in allowed):
+                    or self.rename(item.func.name) in allowed
+                    or item.func.name in self.params or item.func.name in self.defs):
                 # `th(0.3)`: the model's own coordinate `th` wins over the function `th`
                 name_node, value_node = item.func, item.args[0]
             elif isinstance(item, ast.Call) and len(item.args) == 1:

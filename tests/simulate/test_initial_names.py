@@ -63,3 +63,9 @@ def test_aliases_in_cli_initial(tmp_path, capsys):
     meta = json.loads((out / "results.json").read_text(encoding="utf-8"))
     assert meta["initial_conditions"]["ωZBall"] == 0.25
     assert "ωZBall" not in capsys.readouterr().err    # not reported as defaulted to 0
+
+
+def test_a_parameter_named_like_a_function_is_named_as_a_parameter():
+    text = "th = 2; Rod | Rz(phi) | Sx(1), th, 0, 0, 1; INITIAL := th(0.3);"
+    with pytest.raises(ModelError, match=r"`th` is a parameter, not a coordinate or speed"):
+        kidym.parse(text)
