@@ -133,6 +133,10 @@ def cmd_run_kinematics(args: argparse.Namespace) -> int:
     from kidym.lang import load_tasks
     from kidym.simulate.result import write_atomically
 
+    if getattr(args, "initial", None):
+        raise SystemExit("kidym: error: --initial does not apply to a kinematics calculation: "
+                         "its quantities are formulas of t, with no initial values (change "
+                         "a parameter with --set)")
     warnings: list = []
     tasks = load_tasks(args.model, warnings=warnings)
     for w in warnings:
@@ -147,7 +151,8 @@ def cmd_run_kinematics(args: argparse.Namespace) -> int:
                   "kinematics tasks of a multi-task file)")
             continue
         try:
-            result = kinematics(model, n_points=args.points, t_end=args.t_end)
+            result = kinematics(model, n_points=args.points, t_end=args.t_end,
+                                parameters=_pairs(args.set, "--set"))
         except KinematicsError as exc:
             print(f"kidym: error: {label}: {exc}", file=sys.stderr)
             status = 1
