@@ -576,8 +576,9 @@ def generate_c(eq: Equations, *, outputs: Mapping[str, Expr] | None = None,
     """
     if outputs is None:
         outputs = dict(eq.outputs_named)
-        outputs.setdefault("energy", eq.energy_named)
-        outputs.setdefault("energy't", eq.power_named)   # for the energy balance
+        if "energy" not in outputs:   # (a model's own `energy` has its own `energy't`)
+            outputs["energy"] = eq.energy_named
+            outputs.setdefault("energy't", eq.power_named)   # for the energy balance
     n_q, n_w = eq.n_q, eq.n_w
     ny = n_q + n_w
     state_names = tuple(str(s) for s in (*eq.coordinates, *eq.speeds))

@@ -77,9 +77,9 @@ class NumpySystem:
     def build(cls, eq: Equations) -> NumpySystem:
         """Generate the Python evaluation of ``eq``."""
         outputs = dict(eq.outputs_named)
-        if "energy" not in outputs:
+        if "energy" not in outputs:   # (a model's own `energy` has its own `energy't`)
             outputs["energy"] = eq.energy_named
-        outputs.setdefault(POWER, eq.power_named)   # for the energy balance
+            outputs.setdefault(POWER, eq.power_named)   # for the energy balance
         fn = generate_python(eq, outputs)
         # the right-hand side alone: outputs are evaluated at output times only
         bare = generate_python(eq)
