@@ -134,6 +134,10 @@ def cmd_run_kinematics(args: argparse.Namespace) -> int:
     from kidym.lang import load_tasks
     from kidym.simulate.result import write_atomically
 
+    if getattr(args, "initial", None):
+        raise SystemExit("kidym: error: --initial does not apply to a kinematics calculation: "
+                         "its quantities are formulas of t, with no initial values (change "
+                         "a parameter with --set)")
     warnings: list = []
     tasks = load_tasks(args.model, warnings=warnings)
     for w in warnings:
@@ -148,7 +152,8 @@ def cmd_run_kinematics(args: argparse.Namespace) -> int:
                   "kinematics tasks of a multi-task file)")
             continue
         try:
-            result = kinematics(model, n_points=args.points, t_end=args.t_end)
+            result = kinematics(model, n_points=args.points, t_end=args.t_end,
+                                parameters=_pairs(args.set, "--set"))
         except KinematicsError as exc:
             print(f"kidym: error: {label}: {exc}", file=sys.stderr)
             status = 1
@@ -393,8 +398,8 @@ def _tracked(eq, args: argparse.Namespace, model):
     from kidym.simulate.simulate import NumpySystem
 
     base = NumpySystem.build(eq)
-    t0 = model.t_start
-    t1 = args.t_end if args.t_end is not None else model.t_end
+    t0, t1 = model.time_span(_pairs(getattr(args, "set", None), "--set"))
+    t1 = args.t_end if args.t_end is not None else t1
     bar = rep.bar("simulating", t0, t1)
 
     class _Tracked(NumpySystem):
@@ -411,6 +416,7 @@ def _tracked(eq, args: argparse.Namespace, model):
 
 def _write_outputs(args: argparse.Namespace, model, eq, result, out: Path) -> None:
     from kidym.report.plots import parse_plot_option, plot_run
+    from kidym.simulate.energy import energy_balance
 
     rep = _reporter(args)
     formats = tuple(dict.fromkeys(["csv", *(f.strip() for f in args.format.split(",")
@@ -450,11 +456,11 @@ def _write_outputs(args: argparse.Namespace, model, eq, result, out: Path) -> No
     print(f"simulated {model.name} from t = {result.t[0]:g} to {result.t[-1]:g} "
           f"({st['method']}, rtol={st['rtol']:g}, atol={st['atol']:g}, engine={st['engine']}): "
           f"{result.nfev} right-hand-side evaluations in {st['wall_time_s']:.2f} s")
-    energy = result.values.get("energy")
-    if energy is not None and energy.size:
-        scale = max(abs(energy[0]), 1e-300)
-        drift = abs(energy - energy[0]).max() / scale
-        print(f"energy drift: max |E - E(0)| / |E(0)| = {drift:.3g}")
+    balance = energy_balance(result)
+    if balance is not None:
+        # E(t) - E(0) - W(t): W is the work of what E leaves out (dampers, driving forces,
+        # prescribed motions), so this is conserved by every model (kidym.simulate.energy)
+        print(f"energy balance: {balance.describe()}")
     _print_quaternion_drift(result)
     for f in files:
         print(f"results: {f}")

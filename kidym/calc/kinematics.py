@@ -23,6 +23,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -203,7 +204,8 @@ def _function(expr: Expr, args: list[Expr]):
 
 
 def kinematics(model: Model, *, n_points: int = 601, t_start: float | None = None,
-               t_end: float | None = None) -> KinematicsResult:
+               t_end: float | None = None,
+               parameters: Mapping[str, float] | None = None) -> KinematicsResult:
     """Evaluate the requested quantities of ``model`` over time.
 
     Parameters
@@ -213,7 +215,9 @@ def kinematics(model: Model, *, n_points: int = 601, t_start: float | None = Non
     n_points : int, optional
         Number of evenly spaced times from ``t_start`` to ``t_end`` (both included).
     t_start, t_end : float, optional
-        Default: the model's range (``ВАРЬИРОВАТЬ``/``ВРЕМЯ``).
+        Default: the model's range (``ВАРЬИРОВАТЬ``/``ВРЕМЯ``), with ``parameters``.
+    parameters : mapping of str to float, optional
+        Changed parameter values (``kidym run --set``); every formula of them follows.
 
     Returns
     -------
@@ -237,8 +241,13 @@ def kinematics(model: Model, *, n_points: int = 601, t_start: float | None = Non
                               "`ПОКАЗАТЬ`/`SHOW`, `СРАВНИТЬ` or `СОВМЕСТИТЬ`")
     if n_points < 2:
         raise KinematicsError(f"n_points must be at least 2, got {n_points}")
-    t0 = model.t_start if t_start is None else t_start
-    t1 = model.t_end if t_end is None else t_end
+    unknown = sorted(set(parameters or {}) - set(model.parameter_values))
+    if unknown:
+        raise KinematicsError(f"`{unknown[0]}` is not a parameter of model `{model.name}`; "
+                              "parameters: " + ", ".join(model.parameter_values))
+    span = model.time_span(parameters)
+    t0 = span[0] if t_start is None else t_start
+    t1 = span[1] if t_end is None else t_end
     if not (math.isfinite(t0) and math.isfinite(t1) and t1 > t0):
         raise KinematicsError(f"the time range must increase: start {t0:g}, end {t1:g}")
     named = NamedDerivatives(model)
@@ -246,7 +255,8 @@ def kinematics(model: Model, *, n_points: int = 601, t_start: float | None = Non
         named.define(n)
     t = np.linspace(t0, t1, n_points)
     env: dict[str, np.ndarray] = {TIME.name: t}
-    env.update({p: np.full_like(t, v) for p, v in named.parameters.items()})
+    env.update({p: np.full_like(t, float((parameters or {}).get(p, v)))
+                for p, v in named.parameters.items()})
     with np.errstate(all="ignore"):
         for n in named.order(names):
             expr = named.formulas[n]

@@ -354,6 +354,8 @@ class _Emitter:
         self.names = IdentifierMap(RESERVED | _LOCALS)
         self.time = eq.graph.time
         self.state_index = {s: i for i, s in enumerate((*eq.coordinates, *eq.speeds))}
+        # ẇ, where an output uses it: ydot[n_q + j] from kidym_rhs (see `routine`)
+        self.acceleration_index = {a: eq.n_q + j for j, a in enumerate(eq.accelerations)}
         self.params = {s: i for i, s in enumerate(eq.parameters)}
         self.replace: dict[se.Symbol, Expr] = {}
         if fold:
@@ -508,17 +510,27 @@ class _Emitter:
                             f"  /* {comment_text(str(s))} */")
         count = self.printer.reset()
         defined = (set(self.state_index) | set(self.params) | set(self.const_index)
-                   | set(temps) | {s for s, _ in statements} | {self.time})
+                   | set(temps) | {s for s, _ in statements} | {self.time}
+                   | set(self.acceleration_index))
         unknown = sorted(str(s) for s in used - defined)
         if unknown:
             raise ValueError("cannot generate C: no value or argument for "
                              + ", ".join(f"`{u}`" for u in unknown)
                              + f" in model `{self.eq.model.name}`")
-        if split is not None and len(lines) > PART_STATEMENTS:
+        accelerations = used & set(self.acceleration_index)
+        if split is not None and len(lines) > PART_STATEMENTS and not accelerations:
+            # (a routine that needs ẇ = M⁻¹F stays one function: it calls kidym_rhs)
             calls = self._split(split, [s for s, _, _ in lines], uses, text)
             self.temp_names = {}
             return calls, count
         head = self._states(used, indent)
+        if accelerations:
+            # the accelerations ẇ = M⁻¹F: the whole right-hand side, then its speed part
+            head += [f"{indent}double ydot[{self.eq.n_q + self.eq.n_w}];",
+                     f"{indent}kidym_rhs(t, y, p, c, ydot);"]
+            head += [f"{indent}const double {self.name_of(s)} = ydot[{i}];"
+                     f"  /* {comment_text(str(s))} */"
+                     for s, i in self.acceleration_index.items() if s in used]
         self.temp_names = {}  # the temporaries end with the routine
         return head + text, count
 
@@ -612,7 +624,8 @@ def generate_c(eq: Equations, *, outputs: Mapping[str, Expr] | None = None,
     eq : Equations
         Derived equations (``q̇ = B w + β``, ``M ẇ = F``, seed 000 eq. (18)).
     outputs : mapping of str to Expr, optional
-        Recorded outputs; default the model's outputs and ``energy``.
+        Recorded outputs; default the model's outputs, ``energy`` and its rate along the
+        motion ``energy't`` (:attr:`Equations.power_named`, for the energy balance).
     events : sequence of Event
         Event functions and their reset maps.
     fold : bool or mapping of str to float
@@ -636,7 +649,9 @@ def generate_c(eq: Equations, *, outputs: Mapping[str, Expr] | None = None,
     eq.require_motion()
     if outputs is None:
         outputs = dict(eq.outputs_named)
-        outputs.setdefault("energy", eq.energy_named)
+        if "energy" not in outputs:   # (a model's own `energy` has its own `energy't`)
+            outputs["energy"] = eq.energy_named
+            outputs.setdefault("energy't", eq.power_named)   # for the energy balance
     n_q, n_w = eq.n_q, eq.n_w
     ny = n_q + n_w
     state_names = tuple(str(s) for s in (*eq.coordinates, *eq.speeds))

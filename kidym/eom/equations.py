@@ -12,6 +12,7 @@ import sympy
 from kidym.eom.structural import FORMATIONS, INERTIA_ROUTES, Structural, assemble
 from kidym.eom.system import SystemGraph
 from kidym.eom.two_stage import project
+from kidym.errors import DerivationError
 from kidym.model.model import Model
 from kidym.symbolic.graph import Graph
 
@@ -67,6 +68,10 @@ class Equations:
     formation : {"composite", "structural"}
         How the bodies' share of ``M`` and ``F`` was summed (of ``U_hol`` on the
         two-stage route): by composite bodies or body by body (see :func:`derive`).
+    accelerations : tuple of symengine.Symbol
+        Symbols of ``ẇ``, shape (n_w,), named ``w't`` (``phi't't``). Only outputs use
+        them (an output ``phi't't`` or ``XCBob't't`` is ``dt|ẇ=0 + Σ ∂/∂w·ẇ``); the
+        engines give them their values ``M⁻¹F`` at the output times.
     """
 
     model: Model
@@ -85,6 +90,7 @@ class Equations:
     route: str = "direct"
     pseudo_forces_named: list[Expr] = field(default_factory=list)
     formation: str = "structural"
+    accelerations: tuple[se.Symbol, ...] = ()
 
     @property
     def n_q(self) -> int:
@@ -125,6 +131,15 @@ class Equations:
                  for j in range(i, self.n_w)]
         return [*self.qdot, *upper, *self.forcing_named]
 
+    def uses_accelerations(self, exprs: list[Expr]) -> bool:
+        """Whether ``exprs`` (or a named quantity they use) contain an acceleration ``ẇ``."""
+        acc = set(self.accelerations)
+        if not acc:
+            return False
+        if any(acc & se.sympify(e).free_symbols for e in exprs):
+            return True
+        return any(acc & self.graph.formula(s).free_symbols for s in self.graph.needed(exprs))
+
     def intermediates(self, roots: list[Expr] | None = None) -> list[tuple[se.Symbol, Expr]]:
         """Named quantities needed by ``roots`` (default: the right-hand side), in order."""
         needed = self.graph.needed(self.roots() if roots is None else roots)
@@ -133,6 +148,25 @@ class Equations:
     # ---------------------------------------------------------- SymPy views
     def _expand_matrix(self, rows: list[list[Expr]]) -> sympy.Matrix:
         return sympy.Matrix([[_to_sympy(self.graph.expand(x)) for x in row] for row in rows])
+
+    @cached_property
+    def power_named(self) -> Expr:
+        """``dE/dt`` along the motion: ``∂E/∂t + ∂E/∂q·q̇ + ∂E/∂w·ẇ`` (``ẇ`` as
+        :attr:`accelerations`, ``E = T + Π``).
+
+        The power of everything ``E`` leaves out — non-potential elements (forces with a
+        characteristic that is not constant, dampers), forces and gravity that change
+        with time, prescribed motions (``Sx(A*sin(w*t))``): its integral ``W(t)`` makes
+        ``E(t) − E(0) − W(t)`` zero on the exact motion of every model
+        (:mod:`kidym.simulate.energy`). Formed on request; the named quantities it needs
+        are added to :attr:`graph`.
+        """
+        energy = self.energy_named
+        value = self.graph.dt(energy)
+        for w, a in zip(self.speeds, self.accelerations):
+            if self.graph.depends_on(energy, w):
+                value += self.graph.diff(energy, w) * a
+        return value
 
     @cached_property
     def mass_matrix(self) -> sympy.Matrix:
@@ -249,7 +283,10 @@ def derive(model: Model, *, inertia: str = "full", route: str = "auto",
             qdot=hsys.qdot, mass_matrix_named=hst.mass_matrix, forcing_named=hst.forcing,
             kinetic_energy_named=hst.kinetic_energy, potential_energy_named=hst.potential_energy,
             outputs_named={}, inertia=inertia, principal_moments=hst.principal_moments,
-            pseudo_forces_named=hst.element_forces, formation=hst.formation)
+            pseudo_forces_named=hst.element_forces, formation=hst.formation,
+            accelerations=hsys.accelerations)
+    for eqs in (holonomic,) if holonomic is not None else ():
+        _no_accelerations(eqs)
     if route == "two-stage" and holonomic is not None:
         pr = project(hsys, hst, system)
         M, F, Pi = pr.mass_matrix, pr.forcing, pr.pseudo_forces
@@ -262,9 +299,22 @@ def derive(model: Model, *, inertia: str = "full", route: str = "auto",
         T, V, moments = st.kinetic_energy, st.potential_energy, st.principal_moments
         route = "direct"
     outputs = {name: system.lookup(name) for name in model.outputs}
-    return Equations(model=model, graph=system.graph, coordinates=system.coordinates,
+    final = Equations(model=model, graph=system.graph, coordinates=system.coordinates,
                      speeds=system.speeds, qdot=system.qdot,
                      mass_matrix_named=M, forcing_named=F,
                      kinetic_energy_named=T, potential_energy_named=V, outputs_named=outputs,
                      inertia=inertia, principal_moments=moments, holonomic=holonomic,
-                     route=route, pseudo_forces_named=Pi, formation=used)
+                     route=route, pseudo_forces_named=Pi, formation=used,
+                     accelerations=system.accelerations)
+    _no_accelerations(final)
+    return final
+
+
+def _no_accelerations(eq: Equations) -> None:
+    """Raise unless ``q̇``, ``M``, ``F`` and the energy are free of accelerations ``ẇ``."""
+    if eq.uses_accelerations([*eq.roots(), eq.energy_named]):
+        raise DerivationError(
+            f"model `{eq.model.name}`: the equations of motion use an acceleration (a second "
+            "derivative `x't't` of a coordinate, or a derivative of a velocity) in a force, "
+            "definition or velocity formula; accelerations are results of M ẇ = F and can only "
+            "be shown (SHOW := …), not used to form the equations")

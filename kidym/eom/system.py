@@ -137,6 +137,11 @@ class SystemGraph:
         self.speeds = tuple(se.Symbol(speed_name(q)) for q in independent) + tuple(
             se.Symbol(w) for w in pseudo)
         self.graph = Graph(TIME, self.coordinates, self.speeds)
+        # ẇ: symbols of the accelerations, bound by the engines to M⁻¹F where an output
+        # needs them (never in the equations themselves, see `uses_accelerations`)
+        self.accelerations = tuple(se.Symbol(self.graph.fresh(f"{w}'t")) for w in self.speeds)
+        for a in self.accelerations:
+            self.graph.reserve(str(a))
         for name in (*model.parameters_names(), *(d.name for d in model.definitions)):
             self.graph.reserve(name)
         self._definitions = {d.name: d for d in model.definitions}
@@ -267,7 +272,7 @@ class SystemGraph:
             elif name in self._angles:
                 value = self._angle(name)
             elif name.endswith("'t"):
-                value = self.graph.dt(self.lookup(name[:-2]))
+                value = self.time_derivative(self.lookup(name[:-2]), name)
             else:
                 raise DerivationError(f"`{name}` is not defined in model `{self.model.name}`")
         finally:
@@ -285,6 +290,31 @@ class SystemGraph:
             return None
         prefix = name[:-len(body)]
         return (body, names.OMEGA.index(prefix)) if prefix in names.OMEGA else None
+
+    def uses_accelerations(self, exprs: list[Expr]) -> bool:
+        """Whether ``exprs`` (or a named quantity they use) contain an acceleration ``ẇ``."""
+        acc = set(self.accelerations)
+        if not acc:
+            return False
+        if any(acc & se.sympify(e).free_symbols for e in exprs):
+            return True
+        return any(acc & self.graph.formula(s).free_symbols for s in self.graph.needed(exprs))
+
+    def time_derivative(self, expr: Expr, name: str) -> Expr:
+        """The whole time derivative of ``expr``: ``dt`` (``ẇ = 0``) plus ``Σ ∂/∂w · ẇ``.
+
+        The accelerations ``ẇ`` stay symbols (:attr:`accelerations`): the engines give
+        them their values ``M⁻¹F`` where an output needs them.
+        """
+        if self.uses_accelerations([expr]):
+            raise DerivationError(f"`{name}`: a derivative of an acceleration is not available "
+                                  "(the accelerations come from solving M ẇ = F, they are not "
+                                  "formulas of the state)")
+        value = self.graph.dt(expr)
+        for w, a in zip(self.speeds, self.accelerations):
+            if self.graph.depends_on(expr, w):
+                value += self.graph.diff(expr, w) * a
+        return value
 
     def _angle(self, name: str) -> Expr:
         """An angle of a ``КВАТЕРНИОН`` sequence through its quaternion (inverse formulas).

@@ -452,19 +452,27 @@ class BodyBuilder:
             generated[tag + body.name] = centre.origin[k]
         for k, tag in enumerate(names.OMEGA):
             generated[tag + body.name] = centre.omega[k]
-        self._register(centre)
+        # a fixed-axes centre (isotropic Q body) turns with ω but keeps the fixed axes:
+        # d(v)/dt is not acc − ω×v there, so its rate is left to the chain rule
+        self._register(centre, turning_axes=spec is None or not spec.fixed_axes)
         if frame is not centre:
             self._register(frame)
         return BodyKinematics(body=body, frame=frame, centre=centre,
                               position=list(centre.origin), generated=generated)
 
-    def _register(self, f: Frame) -> None:
-        """Tell the graph the rates and partials the recursion already knows."""
+    def _register(self, f: Frame, *, turning_axes: bool = True) -> None:
+        """Tell the graph the rates and partials the recursion already knows.
+
+        ``turning_axes``: the frame's axes turn with its ``ω``, so the rate of its
+        velocity components is ``acc − ω×v``; otherwise that rate is not declared.
+        """
         g = self.graph
         fixed_v = vx.matvec(f.S, f.v)
         for k in range(3):
-            for sym, rate in ((f.origin[k], fixed_v[k]), (f.omega[k], f.eps[k]),
-                              (f.v[k], f.acc[k] - vx.cross(f.omega, f.v)[k])):
+            rates = [(f.origin[k], fixed_v[k]), (f.omega[k], f.eps[k])]
+            if turning_axes:
+                rates.append((f.v[k], f.acc[k] - vx.cross(f.omega, f.v)[k]))
+            for sym, rate in rates:
                 if sym.is_Symbol and sym in g:
                     g.set_rate(sym, rate)
             for comps, partials in ((f.omega, f.Omega), (f.v, f.V)):

@@ -11,6 +11,8 @@ Cyrillic ``Х``/``У`` the 2025 paper typesets in ``ωХКуля``/``ωУКул�
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 ROTATION = tuple(f"S{i}{j}" for i in (1, 2, 3) for j in (1, 2, 3))
 ORIGIN = ("XO", "YO", "ZO")
 CENTRE = ("XC", "YC", "ZC")
@@ -35,3 +37,19 @@ def aliases(body: str) -> dict[str, str]:
     for cyr, lat in _CYRILLIC_OMEGA.items():
         out[cyr + body] = lat + body
     return out
+
+
+def canonical(name: str, bodies: Iterable[str]) -> str:
+    """``name`` with an alias of a generated name of one of ``bodies`` made canonical.
+
+    Time derivatives are kept: ``omegax@Ball't`` → ``ωXBall't``; any other name is
+    returned as it is.
+    """
+    base, suffix = name, ""
+    while base.endswith("'t") and len(base) > 2:
+        base, suffix = base[:-2], suffix + "'t"
+    for body in bodies:
+        table = aliases(body)
+        if base in table:
+            return table[base] + suffix
+    return name

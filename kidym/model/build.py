@@ -572,7 +572,9 @@ class _Builder:
         for i, item in enumerate(ins.items):
             if isinstance(item, ast.NamedItem):
                 out.append((item.value, f"value of `{item.name.name}` in `{ins.written}`"))
-            elif isinstance(item, ast.Call) and item.func.name not in FUNCTIONS:
+            elif isinstance(item, ast.Call) and (item.func.name not in FUNCTIONS or (
+                    ins.key == "INITIAL" and len(item.args) == 1)):
+                # in INITIAL `th(0.3)` is a value of `th` even where `th` names a function
                 out.extend((a, f"value of `{item.func.name}` in `{ins.written}`")
                            for a in item.args)
             elif ins.key == "VARY" and i > 0 and not isinstance(item, ast.BasedItem):
@@ -1031,7 +1033,11 @@ class _Builder:
                        span)
 
     # ------------------------------------------------------------ instructions (global part)
-    def value(self, node: ast.Expr, where: str) -> float | None:
+    def value(self, node: ast.Expr, where: str, *, formula: tuple[dict, str] | None = None
+              ) -> float | None:
+        """The number a formula of parameters gives; ``formula=(store, key)`` also keeps
+        the formula over parameter names in ``store[key]`` when it uses any (so that a
+        changed parameter re-evaluates it, :meth:`Model.initial_values`)."""
         try:
             expr = self.convert(node)
         except FormulaError:
@@ -1042,6 +1048,9 @@ class _Builder:
                 split_derivative(n)[0] in self.missing for n in names):
             return None
         subs = {se.Symbol(n): v for n, v in self.param_exprs.items()}
+        if formula is not None and expr.free_symbols and all(
+                n in self.param_exprs for n in names):
+            formula[0][formula[1]] = expr
         expr = expr.xreplace(subs)
         if expr.free_symbols:
             bad = ", ".join(f"`{s.name}`" for s in sorted(expr.free_symbols, key=lambda s: s.name))
@@ -1073,14 +1082,25 @@ class _Builder:
         ins = self.instructions.get("INITIAL")
         values: dict[str, float] = {}
         t_start = None
+        self.initial_formulas: dict[str, se.Basic] = {}
         if ins is None:
             return values, t_start
         allowed = self.speeds_allowed()
         dependent = {f"{q}'t" for q in self.velocities}
         for item in ins.items:
-            if isinstance(item, ast.Call) and len(item.args) == 1 and \
-                    item.func.name not in FUNCTIONS:
+            if isinstance(item, ast.Call) and len(item.args) == 1 and (
+                    item.func.name not in FUNCTIONS
+                    or self.rename(item.func.name) in allowed
+                    or item.func.name in self.params or item.func.name in self.defs):
+                # `th(0.3)`: the model's own coordinate `th` wins over the function `th`
                 name_node, value_node = item.func, item.args[0]
+            elif isinstance(item, ast.Call) and len(item.args) == 1:
+                self.error(f"`{self.text(item)}` in `{ins.written}`: `{item.func.name}` is a "
+                           "function here, because the model has no coordinate, speed or "
+                           f"pseudo-velocity called `{item.func.name}`; items are "
+                           f"`name(value)` or `name = value`{suggest(item.func.name, allowed)}",
+                           item.span)
+                continue
             elif isinstance(item, ast.NamedItem):
                 name_node, value_node = item.name, item.value
             else:
@@ -1090,7 +1110,8 @@ class _Builder:
             name = self.rename(name_node.name)
             span = name_node.span
             if name == TIME.name:
-                t_start = self.value(value_node, "initial time")
+                t_start = self.value(value_node, "initial time",
+                                     formula=(self.initial_formulas, TIME.name))
                 continue
             if name in dependent:
                 self.warn(f"initial value of `{name}` is ignored: `{name}` is given by a "
@@ -1108,7 +1129,9 @@ class _Builder:
                     self.error(f"initial value for `{name}`, which is not a coordinate, speed or "
                                f"pseudo-velocity{suggest(name, allowed)}", span)
                 continue
-            v = self.value(value_node, f"initial value of `{name}`")
+            self.initial_formulas.pop(name, None)
+            v = self.value(value_node, f"initial value of `{name}`",
+                           formula=(self.initial_formulas, name))
             if v is None:
                 continue
             if name in values:
@@ -1118,6 +1141,7 @@ class _Builder:
 
     def time_span(self) -> tuple[float | None, float | None, Span | None]:
         t0 = t1 = None
+        self.span_formulas: dict[str, se.Basic] = {}
         where: Span | None = None
         for key in ("TIME", "VARY"):
             ins = self.instructions.get(key)
@@ -1132,8 +1156,10 @@ class _Builder:
                                f"`{ins.written} := {', '.join(self.text(i) for i in items)}`",
                                ins.name_span)
                     continue
-                t0 = self.value(items[0].args[0], "start time")
-                t1 = self.value(items[0].args[1], "end time")
+                t0 = self.value(items[0].args[0], "start time",
+                                formula=(self.span_formulas, "t_start"))
+                t1 = self.value(items[0].args[1], "end time",
+                                formula=(self.span_formulas, "t_end"))
             else:
                 if not 3 <= len(items) <= 4 or any(isinstance(i, ast.NamedItem | ast.BasedItem)
                                                    for i in items):
@@ -1145,8 +1171,10 @@ class _Builder:
                     self.error(f"`{ins.written}`: only time `t` can be varied yet, got "
                                f"`{self.text(first)}`", first.span)
                     continue
-                t0 = self.value(items[1], "start time")  # type: ignore[arg-type]
-                t1 = self.value(items[2], "end time")  # type: ignore[arg-type]
+                t0 = self.value(items[1], "start time",  # type: ignore[arg-type]
+                                formula=(self.span_formulas, "t_start"))
+                t1 = self.value(items[2], "end time",  # type: ignore[arg-type]
+                                formula=(self.span_formulas, "t_end"))
                 if len(items) == 4:
                     self.value(items[3], "time step")  # type: ignore[arg-type]
         return t0, t1, where
@@ -1331,7 +1359,9 @@ class _Builder:
             definitions=tuple(definitions), bodies=tuple(bodies), elements=tuple(elements),
             coordinates=tuple(self.coordinates), pseudo_velocities=tuple(self.pseudo_names),
             velocity_definitions=tuple(velocity_definitions), gravity=self.gravity,
-            initial=initial, t_start=t_start, t_end=t_end, outputs=tuple(outputs),
+            initial=initial, initial_formulas=self.initial_formulas,
+            span_formulas=self.span_formulas,
+            t_start=t_start, t_end=t_end, outputs=tuple(outputs),
             plots=tuple(self.plots),
             quaternions=() if self.quaternion is None else (self.quaternion,),
             calculation=self.calculation, filename=self.filename, title=self.title(),

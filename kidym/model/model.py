@@ -252,6 +252,13 @@ class Model:
         Fixed-frame gravity acceleration applied to every body, or ``None``.
     initial : Mapping of str to float
         Initial values by name (coordinates and speeds ``q't``); missing ones are 0.
+    initial_formulas : Mapping of str to Expr
+        The initial values written as formulas of parameters (``phi't(Om)``), over
+        parameter names; :meth:`initial_values` re-evaluates them for changed
+        parameters. ``t`` for a start time given in ``INITIAL``.
+    span_formulas : Mapping of str to Expr
+        ``t_start``/``t_end`` of ``TIME``/``VARY`` written as formulas of parameters
+        (see :meth:`time_span`).
     t_start, t_end : float
         Integration span.
     outputs : tuple of str
@@ -288,6 +295,8 @@ class Model:
     velocity_definitions: tuple[VelocityDefinition, ...] = ()
     gravity: tuple[Expr, Expr, Expr] | None = None
     initial: Mapping[str, float] = field(default_factory=dict)
+    initial_formulas: Mapping[str, Expr] = field(default_factory=dict)
+    span_formulas: Mapping[str, Expr] = field(default_factory=dict)
     t_start: float = 0.0
     t_end: float = 10.0
     outputs: tuple[str, ...] = ()
@@ -301,6 +310,9 @@ class Model:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "initial", MappingProxyType(dict(self.initial)))
+        object.__setattr__(self, "initial_formulas",
+                           MappingProxyType(dict(self.initial_formulas)))
+        object.__setattr__(self, "span_formulas", MappingProxyType(dict(self.span_formulas)))
         object.__setattr__(self, "units", MappingProxyType(dict(self.units)))
         object.__setattr__(self, "angular_velocity",
                            MappingProxyType(dict(self.angular_velocity)))
@@ -314,6 +326,51 @@ class Model:
     def parameter_values(self) -> dict[str, float]:
         """Parameter values by name."""
         return {p.name: p.value for p in self.parameters}
+
+    def initial_values(self, parameters: Mapping[str, float] | None = None
+                       ) -> dict[str, float]:
+        """Initial values of the states, those written as formulas of parameters
+        evaluated with ``parameters`` (overrides of :attr:`parameter_values`).
+
+        Parameters
+        ----------
+        parameters : mapping of str to float, optional
+            Changed parameter values (``--set``); names that are not parameters are
+            ignored here (the engines reject them).
+
+        Returns
+        -------
+        dict of str to float
+            Like :attr:`initial`, with ``t`` absent.
+        """
+        values = dict(self.initial)
+        if not parameters or not self.initial_formulas:
+            return values
+        subs = self._parameter_symbols(parameters)
+        for name, expr in self.initial_formulas.items():
+            if name in values:
+                values[name] = float(se.sympify(expr).xreplace(subs).evalf())
+        return values
+
+    def _parameter_symbols(self, parameters: Mapping[str, float]) -> dict:
+        params = self.parameter_values
+        params.update({k: float(v) for k, v in parameters.items() if k in params})
+        return {se.Symbol(k): v for k, v in params.items()}
+
+    def time_span(self, parameters: Mapping[str, float] | None = None
+                  ) -> tuple[float, float]:
+        """``(t_start, t_end)``, re-evaluated with ``parameters`` where the model gives
+        them as formulas of parameters (``TIME := t(0, 2*pi/W);``, ``INITIAL := t(T0);``)."""
+        t0, t1 = self.t_start, self.t_end
+        if not parameters or not (self.initial_formulas or self.span_formulas):
+            return t0, t1
+        subs = self._parameter_symbols(parameters)
+        start = self.initial_formulas.get("t", self.span_formulas.get("t_start"))
+        if start is not None:
+            t0 = float(se.sympify(start).xreplace(subs).evalf())
+        if "t_end" in self.span_formulas:
+            t1 = float(se.sympify(self.span_formulas["t_end"]).xreplace(subs).evalf())
+        return t0, t1
 
     def body(self, name: str) -> Body:
         """The body called ``name``; ``KeyError`` if there is none."""

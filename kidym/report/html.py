@@ -18,13 +18,12 @@ import io
 from collections.abc import Sequence
 from pathlib import Path
 
-import numpy as np
-
 from kidym.eom.equations import Equations
 from kidym.model.model import Model
 from kidym.report import assets
 from kidym.report.equations import EquationSet, equation_set, size_summary
 from kidym.report.latex import markdown_of, sections
+from kidym.simulate.energy import energy_balance
 from kidym.simulate.result import Result, model_hash, write_atomically
 
 _CSS = """
@@ -131,18 +130,14 @@ def run_rows(result: Result) -> list[tuple[str, str]]:
     if "wall_time_s" in st:
         rows.append(("wall time", f"{float(st['wall_time_s']):.3f} s"))
     rows.append(("output points", str(result.t.size)))
-    drift = energy_drift(result)
-    if drift is not None:
-        rows.append(("energy drift max |E − E(0)| / |E(0)|", f"{drift:.3g}"))
+    balance = energy_balance(result)
+    if balance is not None:
+        rows.append(("energy balance max |E − E(0) − W| (W: work of dampers, driving "
+                     "forces, prescribed motions)", f"{balance.max_abs:.3g}"))
+        if balance.relative is not None:
+            rows.append(("energy balance relative to max(|E|, |W|)",
+                         f"{balance.relative:.3g}"))
     return rows
-
-
-def energy_drift(result: Result) -> float | None:
-    """``max |E − E(0)| / |E(0)|`` when the energy was recorded."""
-    e = result.values.get("energy")
-    if e is None or not e.size:
-        return None
-    return float(np.max(np.abs(e - e[0])) / max(abs(float(e[0])), 1e-300))
 
 
 def _math_blocks(es: EquationSet) -> str:

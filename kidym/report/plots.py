@@ -10,7 +10,8 @@ What is drawn (:func:`plot_run`):
 * the trajectories of the bodies' centres of mass in the horizontal, sagittal and
   frontal planes and in 3-D (seed 000, Fig. 3), from the model's kinematics
   (:mod:`kidym.report.poses`);
-* the energy drift ``E(t) − E(0)`` and, for quaternion coordinates, the norm drift
+* the energy balance ``E(t) − E(0) − W(t)`` (``W``: the work of what ``E = T + Π``
+  leaves out, :mod:`kidym.simulate.energy`) and, for quaternion coordinates, the norm drift
   ``|Λ|² − 1``.
 
 Event times (``result.stats["events"]``: a list of times, or a mapping of event
@@ -31,6 +32,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from kidym.model.model import Model, Plot
+from kidym.simulate.energy import energy_balance
 from kidym.simulate.result import Result, write_atomically
 
 AXIS = "XYZ"
@@ -207,9 +209,9 @@ def _trajectories(poses, model: Model):
 
 def _drift(result: Result, model: Model):
     series: list[tuple[str, np.ndarray]] = []
-    if "energy" in result.values:
-        e = result["energy"]
-        series.append(("E(t) − E(0)  (T + Π)", e - e[0]))
+    balance = energy_balance(result)
+    if balance is not None:
+        series.append(("E(t) − E(0) − W(t)", balance.balance))
     for quat in model.quaternions:
         comps = quat.quaternion
         if all(c in result.values for c in comps):
@@ -224,7 +226,7 @@ def _drift(result: Result, model: Model):
         ax.set_xlabel("t")
         ax.grid(True, alpha=0.3)
         _mark_events(ax, result)
-    axes.flat[0].set_title(f"{model.name}: drift of conserved quantities")
+    axes.flat[0].set_title(f"{model.name}: balance of conserved quantities")
     fig.tight_layout()
     return fig
 

@@ -71,12 +71,20 @@ def simulate_batch(system: Model | Equations | CompiledSystem, *,
     model = system.equations.model
     initial = initial or [{}] * n
     parameters = parameters or [{}] * n
-    t0 = model.t_start if t_start is None else float(t_start)
-    t1 = model.t_end if t_end is None else float(t_end)
+    spans = {model.time_span(pp) for pp in parameters}
+    if len(spans) > 1 and (t_start is None or t_end is None) and t_eval is None:
+        raise ValueError(f"the time span of model `{model.name}` is a formula of parameters "
+                         "that differ between the runs, and a batch shares one time grid: "
+                         "give t_start and t_end (or t_eval)")
+    span = spans.pop()
+    t0 = span[0] if t_start is None else float(t_start)
+    t1 = span[1] if t_end is None else float(t_end)
     if not t1 > t0:
         raise ValueError(f"t_end ({t1}) must be greater than t_start ({t0})")
     times = np.linspace(t0, t1, n_points) if t_eval is None else np.asarray(t_eval, float)
-    y0s = np.array([_initial_state(system, model, ic) for ic in initial])
+    # initial values written as formulas of parameters follow each run's parameters
+    y0s = np.array([_initial_state(system, model, ic, pp)
+                    for ic, pp in zip(initial, parameters)])
     ps = np.array([system.parameter_vector(pp) for pp in parameters])
     return run_batch(system, t0=t0, times=times, y0s=y0s, ps=ps, method=method, rtol=rtol,
                      atol=atol, max_step=max_step, workers=workers)

@@ -588,8 +588,9 @@ def simulate_with_engine(system, *, engine: str, events: Sequence[Event], t_end,
     else:
         raise TypeError(f"cannot simulate a {type(system).__name__}")
     model = eq.model
-    t0 = model.t_start if t_start is None else float(t_start)
-    t1 = model.t_end if t_end is None else float(t_end)
+    span = model.time_span(parameters)
+    t0 = span[0] if t_start is None else float(t_start)
+    t1 = span[1] if t_end is None else float(t_end)
     if not t1 > t0:
         raise ValueError(f"t_end ({t1}) must be greater than t_start ({t0})")
     extra: dict = {}
@@ -621,7 +622,7 @@ def simulate_with_engine(system, *, engine: str, events: Sequence[Event], t_end,
     elif events:
         raise ValueError("pass the events to CompiledSystem.build (they are compiled in)")
     p = compiled.parameter_vector(parameters)
-    y0 = _initial_state(compiled, model, initial)
+    y0 = _initial_state(compiled, model, initial, parameters)
     times = np.linspace(t0, t1, n_points) if t_eval is None else np.asarray(t_eval, float)
     return simulate_compiled(compiled, t0=t0, t1=t1, y0=y0, p=p, times=times, method=method,
                              rtol=rtol, atol=atol, max_step=max_step,

@@ -112,6 +112,11 @@ def _printer(names: IdentifierMap, symbols: Sequence[se.Symbol],
     return emit
 
 
+def needs_accelerations(eq: Equations, outputs: dict[str, Expr] | None) -> bool:
+    """Whether the function of :func:`generate_python` for ``outputs`` takes ``y = [q, w, ẇ]``."""
+    return bool(outputs) and eq.uses_accelerations(list(outputs.values()))
+
+
 def generate_python(eq: Equations, outputs: dict[str, Expr] | None = None) -> PythonFunction:
     """Generate ``f(t, y, p) -> (ydot, M, F[, outputs])`` for the equations.
 
@@ -121,7 +126,9 @@ def generate_python(eq: Equations, outputs: dict[str, Expr] | None = None) -> Py
         Derived equations.
     outputs : dict of str to Expr, optional
         Extra named expressions to evaluate; when given, the function returns a
-        fourth item, an array of their values in dict order.
+        fourth item, an array of their values in dict order. If they use the
+        accelerations ``ẇ`` (:attr:`Equations.accelerations`), ``y`` is
+        ``[q, w, ẇ]`` (see :func:`needs_accelerations`).
 
     Returns
     -------
@@ -133,10 +140,13 @@ def generate_python(eq: Equations, outputs: dict[str, Expr] | None = None) -> Py
     roots = list(eq.roots())
     extra = list((outputs or {}).values())
     inter = eq.intermediates(roots + extra)
-    symbols = [*eq.coordinates, *eq.speeds, *eq.parameters, *(s for s, _ in inter)]
+    # outputs that use the accelerations ẇ read them after the state: y = [q, w, ẇ]
+    accelerations = list(eq.accelerations) if extra and eq.uses_accelerations(extra) else []
+    symbols = [*eq.coordinates, *eq.speeds, *accelerations, *eq.parameters,
+               *(s for s, _ in inter)]
     emit = _printer(names, symbols, eq.graph.time)
     lines = ["def rhs(t, y, p):"]
-    for i, s in enumerate([*eq.coordinates, *eq.speeds]):
+    for i, s in enumerate([*eq.coordinates, *eq.speeds, *accelerations]):
         lines.append(f"    {names(str(s))} = y[{i}]  # {comment_text(str(s))}")
     for i, s in enumerate(eq.parameters):
         lines.append(f"    {names(str(s))} = p[{i}]  # {comment_text(str(s))}")

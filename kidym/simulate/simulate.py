@@ -12,9 +12,11 @@ from scipy.integrate import solve_ivp
 
 from kidym.eom.equations import Equations, derive
 from kidym.errors import SimulationError
+from kidym.kinematics import names
 from kidym.model.model import Model
+from kidym.simulate.energy import POWER, energy_balance
 from kidym.simulate.events import RESET, STORM_HINT, TERMINAL, EventFunctions, crossed
-from kidym.simulate.numpy_engine import generate_python
+from kidym.simulate.numpy_engine import generate_python, needs_accelerations
 from kidym.simulate.result import Result
 
 ENGINES = ("numpy", "compiled", "auto")
@@ -61,6 +63,8 @@ class NumpySystem:
         Its generated Python source.
     rhs_function : callable
         ``f(t, y, p) -> (q̇, M, F)``: the right-hand side alone, without the outputs.
+    accelerations : bool
+        Whether ``function`` takes ``y = [q, w, ẇ]`` (an output uses the accelerations).
     """
 
     equations: Equations
@@ -69,26 +73,35 @@ class NumpySystem:
     function: object
     source: str
     rhs_function: object
+    accelerations: bool = False
 
     @classmethod
     def build(cls, eq: Equations) -> NumpySystem:
         """Generate the Python evaluation of ``eq``."""
         eq.require_motion()
         outputs = dict(eq.outputs_named)
-        if "energy" not in outputs:
+        if "energy" not in outputs:   # (a model's own `energy` has its own `energy't`)
             outputs["energy"] = eq.energy_named
+            outputs.setdefault(POWER, eq.power_named)   # for the energy balance
         fn = generate_python(eq, outputs)
         # the right-hand side alone: outputs are evaluated at output times only
         bare = generate_python(eq)
         names = tuple(str(s) for s in (*eq.coordinates, *eq.speeds))
-        return cls(eq, names, tuple(outputs), fn.function, fn.source, bare.function)
+        return cls(eq, names, tuple(outputs), fn.function, fn.source, bare.function,
+                   needs_accelerations(eq, outputs))
 
     def parameter_vector(self, overrides: Mapping[str, float] | None = None) -> np.ndarray:
         """Parameter values in model order, with ``overrides`` applied."""
         return parameter_vector(self.equations.model, overrides)
 
     def evaluate(self, t: float, y: np.ndarray, p: np.ndarray) -> tuple:
-        """``(q̇, M, F, outputs)`` at one state; a math domain fault is a SimulationError."""
+        """``(q̇, M, F, outputs)`` at one state; a math domain fault is a SimulationError.
+
+        Outputs that use the accelerations get ``ẇ = M⁻¹F`` at that state.
+        """
+        y = np.asarray(y, float)
+        if self.accelerations and y.size == len(self.state_names):
+            y = np.concatenate([y, self.rhs(t, y, p)[self.equations.n_q:]])
         try:
             return self.function(float(t), y.tolist(), p.tolist())
         except (ZeroDivisionError, ValueError, OverflowError) as exc:
@@ -122,21 +135,32 @@ class NumpySystem:
         return ydot
 
     def outputs(self, t: float, y: np.ndarray, p: np.ndarray) -> np.ndarray:
-        """Output values at one state."""
+        """Output values at one state (accelerations, where used, from ``ẇ = M⁻¹F``)."""
         return self.evaluate(t, y, p)[3]
+
+
+def canonical_initial(model: Model, initial: Mapping[str, float] | None
+                      ) -> dict[str, float]:
+    """``initial`` with the aliases of generated names (``omegax@Ball``, ``ωХBall``)
+    written canonically (``ωXBall``), as the model itself accepts them."""
+    bodies = [b.name for b in model.bodies]
+    return {names.canonical(k, bodies): v for k, v in (initial or {}).items()}
 
 
 def defaulted_states(state_names: Sequence[str], model: Model,
                      initial: Mapping[str, float] | None = None) -> list[str]:
     """States given an initial value neither by the model nor by ``initial``: they start at 0."""
-    given = initial or {}
+    given = canonical_initial(model, initial)
     return [n for n in state_names if n not in model.initial and n not in given]
 
 
 def _initial_state(system: NumpySystem, model: Model,
-                   initial: Mapping[str, float] | None) -> np.ndarray:
-    values = dict(model.initial)
-    for k, v in (initial or {}).items():
+                   initial: Mapping[str, float] | None,
+                   parameters: Mapping[str, float] | None = None) -> np.ndarray:
+    """``y0``: the model's initial values (formulas of parameters re-evaluated with
+    ``parameters``), then ``initial``; states given neither start at 0."""
+    values = model.initial_values(parameters)
+    for k, v in canonical_initial(model, initial).items():
         if k not in system.state_names:
             raise KeyError(f"`{k}` is not a state of model `{model.name}`; the state is "
                            + ", ".join(system.state_names))
@@ -390,18 +414,19 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
                     norm = np.sqrt((y[idx] ** 2).sum(axis=0))
                     for i in idx:
                         result.values[result.state_names[i]] = y[i] / norm
-        return result
+        return _with_energy_balance(result)
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     if isinstance(system, Equations):
         system = NumpySystem.build(system)
     model = system.equations.model
-    t0 = model.t_start if t_start is None else float(t_start)
-    t1 = model.t_end if t_end is None else float(t_end)
+    span = model.time_span(parameters)
+    t0 = span[0] if t_start is None else float(t_start)
+    t1 = span[1] if t_end is None else float(t_end)
     if not t1 > t0:
         raise ValueError(f"t_end ({t1}) must be greater than t_start ({t0})")
     p = system.parameter_vector(parameters)
-    y0 = _initial_state(system, model, initial)
+    y0 = _initial_state(system, model, initial, parameters)
     times = np.linspace(t0, t1, n_points) if t_eval is None else np.asarray(t_eval, float)
     failure: SimulationError | None = None
     groups = quaternion_groups(system)
@@ -459,10 +484,20 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
     for i, n in enumerate(system.output_names):
         if n not in values:
             values[n] = outs[:, i]
-    return Result(t=t_out, values=values, state_names=system.state_names, success=bool(ok),
-                  status=int(status), message=str(message), nfev=int(nfev),
-                  parameters=dict(zip(model.parameter_values, p.tolist())),
-                  stats={"engine": engine, "method": method, "rtol": rtol, "atol": atol,
-                         "wall_time_s": wall, "max_step": max_step,
-                         **({"events": recorded} if evf is not None else {}),
-                         **({"quaternion_norm_drift": drift} if groups else {})})
+    return _with_energy_balance(Result(
+        t=t_out, values=values, state_names=system.state_names, success=bool(ok),
+        status=int(status), message=str(message), nfev=int(nfev),
+        parameters=dict(zip(model.parameter_values, p.tolist())),
+        stats={"engine": engine, "method": method, "rtol": rtol, "atol": atol,
+               "wall_time_s": wall, "max_step": max_step,
+               **({"events": recorded} if evf is not None else {}),
+               **({"quaternion_norm_drift": drift} if groups else {})}))
+
+
+def _with_energy_balance(result: Result) -> Result:
+    """``result`` with ``stats["energy_balance"]`` (:mod:`kidym.simulate.energy`)."""
+    balance = energy_balance(result)
+    if balance is not None:
+        result.stats["energy_balance"] = {"max_abs": balance.max_abs, "scale": balance.scale,
+                                          "relative": balance.relative}
+    return result

@@ -80,3 +80,25 @@ def test_files_are_written(tmp_path: Path) -> None:
     assert header[0] == "t" and {"v", "rho", "x", "y"} <= set(header)
     assert len(written) == 1 + len(model.plots) == 9
     assert all(p.stat().st_size > 1000 for p in written[1:])
+
+
+def test_changed_parameters_are_followed_by_every_formula(tmp_path: Path) -> None:
+    from kidym.cli import main
+
+    text = ("k = 2; T = 1; s = k*t^3; SHOW := s, s't't; VARY := t, 0, T; "
+            "CALCULATION := KINEMATICS;")
+    r = kinematics(parse(text), n_points=5, parameters={"k": 5, "T": 2})
+    t = np.linspace(0, 2, 5)                       # the span follows T
+    np.testing.assert_allclose(r.t, t)
+    np.testing.assert_allclose(r["s"], 5 * t**3, rtol=1e-12)
+    np.testing.assert_allclose(r["s't't"], 30 * t, rtol=1e-12)
+    with pytest.raises(KinematicsError, match="`K` is not a parameter"):
+        kinematics(parse(text), parameters={"K": 5})
+    path = tmp_path / "k.kdm"
+    path.write_text(text, encoding="utf-8")
+    assert main(["run", str(path), "--out", str(tmp_path / "o"), "--set", "k=5",
+                 "--points", "5"]) == 0
+    rows = (tmp_path / "o" / "results.csv").read_text(encoding="utf-8").splitlines()
+    assert float(rows[-1].split(",")[1]) == pytest.approx(5.0)   # s(1) = k
+    with pytest.raises(SystemExit, match="--initial does not apply"):
+        main(["run", str(path), "--out", str(tmp_path / "o"), "--initial", "s=1"])

@@ -1,0 +1,95 @@
+"""The energy balance E(t) − E(0) − W(t) is conserved by every model, in both engines."""
+
+import numpy as np
+import pytest
+from scipy.integrate import cumulative_simpson
+
+import kidym
+from kidym.cli import main
+from kidym.simulate.energy import energy_balance
+from tests.codegen.shared import kidym_cache  # noqa: F401
+from tests.fixtures import DOUBLE_PENDULUM, EXAMPLES
+
+ENGINES = ["numpy", "compiled"]
+TIGHT = {"rtol": 1e-11, "atol": 1e-13}
+
+# a damped spring-mass driven by F0 sin(W t): the work is that of the damper and the drive
+OSCILLATOR = ("m = 1.5; k = 4; c = 0.3; F0 = 0.5; W = 1.7; Cart | Sx(x) | m, 0, 0, 0; "
+              "Cs.x = k; Dd.x = c; Pf.x = F0*sin(W*t); INITIAL := x(0.2);")
+# a rod on a support moved along x by a prescribed motion A sin(w t)
+DRIVEN = ("m = 1; l = 1; J = 0.1; g = 9.81; A = 0.2; w = 3; "
+          "Rod | Sx(A*sin(w*t)), Rz(phi) | Sx(l/2), m, 0, J, J; GRAVITY := 0, -g, 0; "
+          "SHOW := XCRod't't; INITIAL := phi(0.5);")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_damped_driven_oscillator_balances_with_the_work_of_damper_and_drive(engine):
+    t = np.linspace(0, 10, 4001)
+    r = kidym.simulate(kidym.parse(OSCILLATOR), t_eval=t, engine=engine, **TIGHT)
+    v = r["x't"]
+    power = -0.3 * v**2 + 0.5 * np.sin(1.7 * t) * v      # P = -c v² + F0 sin(W t) v
+    np.testing.assert_allclose(r["energy't"], power, atol=1e-9)
+    b = energy_balance(r)
+    np.testing.assert_allclose(b.work, cumulative_simpson(power, x=t, initial=0), atol=1e-9)
+    energy = r["energy"]
+    assert np.max(np.abs(energy - energy[0])) > 0.1     # far from conserved …
+    assert b.max_abs < 1e-8                              # … but balanced
+    assert r.stats["energy_balance"]["max_abs"] == b.max_abs
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_prescribed_motion_balances_with_the_work_of_the_drive(engine):
+    t = np.linspace(0, 3, 3001)
+    r = kidym.simulate(kidym.parse(DRIVEN), t_eval=t, engine=engine, **TIGHT)
+    # the support pushes the rod with R_x = m ẍ_C at the speed A w cos(w t)
+    power = 1.0 * r["XCRod't't"] * 0.2 * 3 * np.cos(3 * t)
+    np.testing.assert_allclose(r["energy't"], power, atol=1e-8)
+    b = energy_balance(r)
+    assert np.max(np.abs(b.work)) > 0.05
+    assert b.max_abs < 1e-7 and b.relative < 1e-7
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_conservative_balance_is_the_energy_drift(engine):
+    r = kidym.simulate(kidym.parse(DOUBLE_PENDULUM), t_end=5, initial={"phi1": 0.7},
+                       engine=engine, n_points=2001, rtol=1e-8, atol=1e-10)
+    b = energy_balance(r)
+    assert np.max(np.abs(r["energy't"])) < 1e-9
+    drift = r["energy"] - r["energy"][0]
+    np.testing.assert_allclose(b.balance, drift, atol=1e-9)
+
+
+def test_cli_reports_the_balance_when_the_energy_starts_at_zero(tmp_path, capsys):
+    # E(0) = 0: at rest at the spring's rest length; the drive does all the work
+    path = tmp_path / "osc.kdm"
+    path.write_text(OSCILLATOR.replace("INITIAL := x(0.2);", "INITIAL := x(0);"),
+                    encoding="utf-8")
+    assert main(["run", str(path), "--out", str(tmp_path / "out"), "--no-plots",
+                 "--points", "2001", "--rtol", "1e-10", "--atol", "1e-12"]) == 0
+    line = next(s for s in capsys.readouterr().out.splitlines() if s.startswith("energy"))
+    assert line.startswith("energy balance: max |E - E(0) - W| = ")
+    relative = float(line.rsplit(": ", 1)[1].rstrip(")"))
+    assert relative < 1e-7
+
+
+EXAMPLE_FILES = sorted(p for p in EXAMPLES.rglob("*.kdm")
+                       if kidym.load(p).calculation in (None, "DYNAMICS"))
+
+
+@pytest.mark.parametrize("path", EXAMPLE_FILES, ids=lambda p: p.stem)
+def test_every_example_balances(path):
+    model = kidym.load(path)
+    r = kidym.simulate(model, t_end=model.t_start + 2, n_points=2001)
+    b = energy_balance(r)
+    assert b.relative is not None and b.relative < 1e-7
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_isotropic_quaternion_ball_balances(engine):
+    """The fixed-axes centre of the rolling ball: its velocity's rate is no acc − ω×v."""
+    model = kidym.load(EXAMPLES / "ball" / "ball.kdm")
+    r = kidym.simulate(model, t_end=2, n_points=2001, engine=engine)
+    v = r["energy"]
+    assert np.max(np.abs(v - v[0])) < 1e-7                # conserved …
+    assert np.max(np.abs(r["energy't"])) < 1e-7           # … so its power is 0
+    assert energy_balance(r).relative < 1e-9
