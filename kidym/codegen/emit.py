@@ -517,20 +517,21 @@ class _Emitter:
             raise ValueError("cannot generate C: no value or argument for "
                              + ", ".join(f"`{u}`" for u in unknown)
                              + f" in model `{self.eq.model.name}`")
-        accelerations = used & set(self.acceleration_index)
-        if split is not None and len(lines) > PART_STATEMENTS and not accelerations:
-            # (a routine that needs ẇ = M⁻¹F stays one function: it calls kidym_rhs)
-            calls = self._split(split, [s for s, _, _ in lines], uses, text)
-            self.temp_names = {}
-            return calls, count
-        head = self._states(used, indent)
+        accelerations = {s: i for s, i in self.acceleration_index.items() if s in used}
         if accelerations:
             # the accelerations ẇ = M⁻¹F: the whole right-hand side, then its speed part
-            head += [f"{indent}double ydot[{self.eq.n_q + self.eq.n_w}];",
+            solve = [f"{indent}double ydot[{self.eq.n_q + self.eq.n_w}];",
                      f"{indent}kidym_rhs(t, y, p, c, ydot);"]
-            head += [f"{indent}const double {self.name_of(s)} = ydot[{i}];"
-                     f"  /* {comment_text(str(s))} */"
-                     for s, i in self.acceleration_index.items() if s in used]
+        if split is not None and len(lines) > PART_STATEMENTS:
+            calls = self._split(split, [s for s, _, _ in lines], uses, text,
+                                given={s: f"ydot[{i}]" for s, i in accelerations.items()})
+            self.temp_names = {}
+            return (solve + calls if accelerations else calls), count
+        head = self._states(used, indent)
+        if accelerations:
+            head += solve + [f"{indent}const double {self.name_of(s)} = ydot[{i}];"
+                             f"  /* {comment_text(str(s))} */"
+                             for s, i in accelerations.items()]
         self.temp_names = {}  # the temporaries end with the routine
         return head + text, count
 
@@ -540,12 +541,18 @@ class _Emitter:
                 for s, i in self.state_index.items() if s in used]
 
     def _split(self, split: tuple[str, str, str], defined: list[se.Symbol | None],
-               uses: list[set[se.Symbol]], text: list[str]) -> list[str]:
-        """Write the statements as parts (see :meth:`routine`); the calls of the parts."""
+               uses: list[set[se.Symbol]], text: list[str],
+               given: Mapping[se.Symbol, str]) -> list[str]:
+        """Write the statements as parts (see :meth:`routine`); the calls of the parts.
+
+        ``given`` are values the caller has before the parts run (the accelerations,
+        C expressions such as ``ydot[4]``): they reach the parts through ``w`` too.
+        """
         name, declaration, arguments = split
         n = len(text)
         ranges = [(a, min(a + PART_STATEMENTS, n)) for a in range(0, n, PART_STATEMENTS)]
         home = {s: k for k, (a, b) in enumerate(ranges) for s in defined[a:b] if s is not None}
+        home.update({s: -1 for s in given})
         slot: dict[se.Symbol, int] = {}
         imports: list[list[se.Symbol]] = []
         for k, (a, b) in enumerate(ranges):
@@ -556,7 +563,8 @@ class _Emitter:
                         wanted.append(s)
                         slot.setdefault(s, len(slot))
             imports.append(wanted)
-        calls = [f"    double w[{max(len(slot), 1)}];"]
+        calls = [f"    double w[{max(len(slot), 1)}];",
+                 *(f"    w[{slot[s]}] = {value};" for s, value in given.items() if s in slot)]
         for k, (a, b) in enumerate(ranges):
             used = set().union(*uses[a:b])
             exports = [s for s in defined[a:b] if s is not None and s in slot]
