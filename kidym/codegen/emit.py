@@ -130,6 +130,10 @@ class CCode:
 #: Statements per function when a routine is split (:meth:`_Emitter.routine`): the
 #: optimiser's time grows faster than the size of a function (``docs/compiled.md``).
 PART_STATEMENTS = 300
+#: A routine is split only above this many statements: below, one function compiles
+#: about as fast and runs faster (``benchmarks/build.py``: the 10-link chain's
+#: right-hand side was 14 % slower in parts, for no gain in compile time).
+SPLIT_ABOVE = 2000
 
 #: Largest block of ``M`` solved by straight-line LDLᵀ code (bigger: loops, Cholesky).
 UNROLL_MAX = 12
@@ -434,7 +438,7 @@ class _Emitter:
         """C statements computing ``roots`` into ``targets``, and their operations.
 
         ``split = (name, outputs declaration, outputs arguments)``: when the routine
-        has more than :data:`PART_STATEMENTS` statements, they are written as
+        has more than :data:`SPLIT_ABOVE` statements, they are written as
         functions ``<name><k>`` of at most that many statements each (in
         :attr:`parts`, one translation unit each, compiled in parallel); the values
         one part passes to a later one go through a workspace ``w``, and the
@@ -522,7 +526,7 @@ class _Emitter:
             # the accelerations ẇ = M⁻¹F: the whole right-hand side, then its speed part
             solve = [f"{indent}double ydot[{self.eq.n_q + self.eq.n_w}];",
                      f"{indent}kidym_rhs(t, y, p, c, ydot);"]
-        if split is not None and len(lines) > PART_STATEMENTS:
+        if split is not None and len(lines) > max(SPLIT_ABOVE, PART_STATEMENTS):
             calls = self._split(split, [s for s, _, _ in lines], uses, text,
                                 given={s: f"ydot[{i}]" for s, i in accelerations.items()})
             self.temp_names = {}

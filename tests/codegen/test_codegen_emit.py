@@ -140,6 +140,7 @@ def test_a_big_routine_split_into_parts_computes_the_same(monkeypatch, kidym_cac
     workspace: the right-hand side and the outputs must be those of the NumPy engine."""
     emit_module = importlib.import_module("kidym.codegen.emit")
     monkeypatch.setattr(emit_module, "PART_STATEMENTS", 40)
+    monkeypatch.setattr(emit_module, "SPLIT_ABOVE", 40)
     eq = kidym.derive(kidym.parse(chain_text(5)))
     code = generate_c(eq)
     assert len(code.parts) >= 3 and all("kidym_rhs_part" in x or "kidym_out_part" in x
@@ -162,7 +163,7 @@ def test_the_source_is_the_same_in_every_process():
     dummies whose hashes, and so SymEngine's order of terms, changed from run to run."""
     script = ("import hashlib, kidym, kidym.codegen.emit as e\n"
               "from make_chain import chain_text\n"
-              "e.PART_STATEMENTS = 40\n"
+              "e.PART_STATEMENTS = e.SPLIT_ABOVE = 40\n"
               "code = kidym.codegen.generate_c(kidym.derive(kidym.parse(chain_text(4))))\n"
               "print(hashlib.sha256('\\0'.join(code.sources).encode()).hexdigest())\n")
     eq = kidym.derive(kidym.parse(chain_text(4)))
