@@ -130,10 +130,12 @@ class CCode:
 #: Statements per function when a routine is split (:meth:`_Emitter.routine`): the
 #: optimiser's time grows faster than the size of a function (``docs/compiled.md``).
 PART_STATEMENTS = 300
-#: A routine is split only above this many statements: below, one function compiles
-#: about as fast and runs faster (``benchmarks/build.py``: the 10-link chain's
-#: right-hand side was 14 % slower in parts, for no gain in compile time).
-SPLIT_ABOVE = 2000
+#: A routine is split only above this many statements (the 60-link chain has about
+#: 19 000, the 30-link one 5 300): parts compile in a fraction of the time and memory,
+#: but the right-hand side in parts ran 1.6-2.7x slower on the 20- and 30-link chains
+#: (``benchmarks/build.py``), so only routines too big to compile as one function
+#: (minutes, gigabytes) are split.
+SPLIT_ABOVE = 8000
 
 #: Largest block of ``M`` solved by straight-line LDLᵀ code (bigger: loops, Cholesky).
 UNROLL_MAX = 12
