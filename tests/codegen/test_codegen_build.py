@@ -220,7 +220,10 @@ def test_a_cached_model_starts_without_generating_c_again(monkeypatch, tmp_path)
                                        + " Cs.phi = k;"))
     with pytest.raises(AssertionError, match="generated again"):
         CompiledSystem.build(eq, events=[kidym.Event("phi", terminal=True)])
-    # a damaged library is rebuilt, never loaded through the index
-    first.path.write_bytes(first.path.read_bytes()[:100])
+    # a damaged library is rebuilt, never loaded through the index (damaged as a new
+    # file: truncating the one this process has mapped would crash it with SIGBUS)
+    damaged = first.path.with_name("damaged.tmp")
+    damaged.write_bytes(first.path.read_bytes()[:100])
+    os.replace(damaged, first.path)
     with pytest.raises(AssertionError, match="generated again"):
         CompiledSystem.build(eq)
