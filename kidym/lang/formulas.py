@@ -18,6 +18,7 @@ import symengine as se
 from kidym.errors import Diagnostic, Span
 from kidym.lang import ast
 from kidym.model.model import TIME
+from kidym.symbolic.functions import sign
 
 Expr = se.Basic
 
@@ -37,7 +38,7 @@ FUNCTIONS: dict[str, tuple[int, Callable[..., Expr]]] = {
     "th": _one(se.tanh), "tanh": _one(se.tanh), "arsh": _one(se.asinh),
     "asinh": _one(se.asinh), "arch": _one(se.acosh), "acosh": _one(se.acosh),
     "arth": _one(se.atanh), "atanh": _one(se.atanh), "abs": _one(se.Abs),
-    "sign": _one(se.sign), "floor": _one(se.floor), "ceil": _one(se.ceiling),
+    "sign": _one(sign), "floor": _one(se.floor), "ceil": _one(se.ceiling),
 }
 
 #: Predefined constants (KiDyM ``InitCA``): a bare ``exp`` is *e*.

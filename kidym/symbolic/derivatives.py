@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import symengine as se
 
+from kidym.symbolic.functions import sign
+
 Expr = se.Basic
 
 #: Function class names with zero derivative away from their jumps.
@@ -90,7 +92,7 @@ def _piecewise_derivative(f: Expr, s: se.Symbol) -> Expr:
         return se.Integer(0)
     if kind == "Abs":
         (u,) = f.args
-        return se.sign(u) * derivative(u, s)
+        return sign(u) * derivative(u, s)
     if kind in ("Min", "Max"):
         first, *rest = f.args
         other = type(f)(*rest) if len(rest) > 1 else rest[0]

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -143,3 +144,36 @@ def test_deeply_nested_formulas_are_located_errors_not_crashes(tmp_path, text):
                          timeout=300, cwd=Path(__file__).resolve().parents[2])
     assert run.returncode == 1, (run.returncode, run.stderr[-300:])
     assert "deep.kdm:1:" in run.stderr and "nested more than 256 levels" in run.stderr
+
+
+@pytest.mark.parametrize("text", [
+    "p2 = 1; d0 = sign(sqrt(-p2));",
+    "B | Sx(q) | m(1), Jx(1), Jy(1), Jz(1); Pf.q = sign((-q)^0.5) + sign((-q)^q);",
+    "B | Sx(abs(sqrt(-q))) | m(1), Jx(1), Jy(1), Jz(1);",
+])
+def test_sign_of_a_fractional_power_of_a_negated_base_does_not_crash(text):
+    """SymEngine 0.15's sign((-u)^e) recursed until SIGSEGV (found by tests/lang/fuzzing.py);
+    the sign is written by its definition there, and equals it numerically."""
+    script = ("import kidym, sys\nm = kidym.parse(sys.stdin.read())\n"
+              "eq = kidym.derive(m)\nprint('derived', eq.n_w)\n")
+    run = subprocess.run([sys.executable, "-c", script], input=text, capture_output=True,
+                         text=True, timeout=120, cwd=Path(__file__).resolve().parents[2])
+    assert run.returncode == 0 and "derived" in run.stdout, (run.returncode, run.stderr[-500:])
+
+
+def test_sign_written_by_its_definition_has_the_values_of_sign():
+    import symengine as se
+    import sympy
+
+    from kidym.symbolic.functions import sign
+
+    x, y = se.symbols("x y")
+    cases = [(se.sqrt(-x), [(-4.0, 0.0), (0.0, 0.0)]),
+             ((-x) ** y, [(-4.0, 0.5), (3.0, 1.0), (3.0, 2.0), (0.0, 2.0)]),
+             ((-x) ** se.Rational(1, 3), [(-8.0, 0.0), (0.0, 0.0)])]
+    for expr, points in cases:   # where the power is real
+        got, power = sympy.sympify(sign(expr)), sympy.sympify(expr)
+        for xv, yv in points:
+            at = {sympy.Symbol("x"): xv, sympy.Symbol("y"): yv}
+            want = float(np.sign(float(power.subs(at))))
+            assert float(got.subs(at)) == want, (expr, xv, yv)

@@ -1,0 +1,228 @@
+"""Model files a careless user or an attacker might write, and what kidym does with them.
+
+Two sources of inputs: mutations of the shipped example files (characters deleted,
+inserted from a list of the language's pieces, swapped) and a grammar-aware
+generator (random but well-formed statements: parameters with nested formulas and
+extreme numbers, bodies with random transform chains, elements on every kind of
+coordinate, instructions). Each input must end in a model (and then in equations) or
+in located errors; anything else is a finding. :func:`check` classifies one input in
+this process; :func:`main` runs many in worker processes with a time and memory
+bound each and prints the figure (``python3 -m tests.lang.fuzzing --inputs 100000``;
+``--write-docs`` puts it into ``docs/fuzz.md``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import resource
+import signal
+import time
+from collections import Counter
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = sorted(p for p in (ROOT / "examples").rglob("*.kdm"))
+
+PIECES = [
+    *"xyzmJPCDRSQ()|~,;:=+-*/^%?!<>#{}.'@$ \n\t0123456789eEλКуля°№\\\"",
+    "Rx(", "Sx(", "Q(", "m(", ":=", "ПОКАЗАТЬ", "КОНЕЦ;", "ПСЕВДОСКОРОСТИ:=", "Jm.x",
+    "x't", "x't't", "\\=", "<=", "omegax@B", "1e9", ".5", "sqrt(", "atan2(", "1/0", "9^9^9",
+    "INITIAL:=", "TIME:=t(", "GRAVITY:=", "COORDINATES:=", "SHOW:=", "РАСЧЕТ:=",
+    "РАЗМНОЖИТЬ:i(1,3);", "x$i", "m$(2*i)", "ИЗЪЯТЬ:=", "СРАВНИТЬ:=", "СОВМЕСТИТЬ:=V(",
+    "x'y", "ТВЕРДЫЕ ТЕЛА:", "B~A(", "J(", "РАЗМЕРНОСТИ:=", "l(см)", ", см;", "ωZB",
+    "КИНЕМАТИКА", "РАБОТА:=", ": =", "$(", "*/", "%:", "??=", "\x1b[2J", "\u202e",
+]
+_FUNCS = ["sin", "cos", "sqrt", "exp", "log", "abs", "sign", "atan", "tanh", "floor"]
+_NUMBERS = ["0", "1", "2.5", ".5", "1e-300", "1e300", "1e400", "0.9534570696121849",
+            "3" * 60]
+_HUGE = ["7" * 5000, "0." + "1" * 5000]
+
+
+def _formula(rng: random.Random, names: list[str], depth: int = 0) -> str:
+    r = rng.random()
+    if depth > rng.choice([2, 4, 8, 40, 400]) or r < 0.25:
+        if rng.random() < 0.01:
+            return rng.choice(_HUGE)
+        return rng.choice(names + _NUMBERS) if names else rng.choice(_NUMBERS)
+    if r < 0.45:
+        return f"{rng.choice(_FUNCS)}({_formula(rng, names, depth + 1)})"
+    if r < 0.55:
+        return f"-{_formula(rng, names, depth + 1)}"
+    if r < 0.65:
+        a, b = _formula(rng, names, depth + 1), _formula(rng, names, depth + 1)
+        return f"({a} < {b} ? {a} ! {b})"
+    op = rng.choice(["+", "-", "*", "/", "^", "%"])
+    return f"({_formula(rng, names, depth + 1)} {op} {_formula(rng, names, depth + 1)})"
+
+
+def generated(rng: random.Random) -> str:
+    """A random, mostly well-formed model file."""
+    params = [f"p{k}" for k in range(rng.randint(0, 4))]
+    coords = [f"q{k}" for k in range(rng.randint(0, 3))]
+    lines = [f"{p} = {rng.choice(_NUMBERS[:8])};" for p in params]
+    defs: list[str] = []
+    for k in range(rng.randint(0, 3)):
+        name = f"d{k}"
+        lines.append(f"{name} = {_formula(rng, params + coords + defs + ['t'])};")
+        defs.append(name)
+    bodies: list[str] = []
+    for k in range(rng.randint(0, 3)):
+        chain = []
+        for _ in range(rng.randint(1, 4)):
+            kind = rng.choice(["R", "S"]) + rng.choice("xyz")
+            arg = rng.choice([*coords, _formula(rng, [*params, *coords, "t"])]) \
+                if (coords and rng.random() < 0.6) else _formula(rng, [*params, "t"])
+            chain.append(f"{kind}({arg})")
+        base = f"~{rng.choice(bodies)}" if bodies and rng.random() < 0.5 else ""
+        inertia = ", ".join(rng.choice(["1", "0", "-1", "0.1", "p0" if params else "2"])
+                            for _ in range(4))
+        lines.append(f"B{k}{base} | {', '.join(chain)} | {inertia};")
+        bodies.append(f"B{k}")
+    targets = coords + [f"ωZ{b}" for b in bodies] + [f"{c}'t" for c in coords]
+    for k in range(rng.randint(0, 3)):
+        if targets:
+            cls = rng.choice("JDCP")
+            value = _formula(rng, params + coords + [f"{c}'t" for c in coords] + ["t"])
+            lines.append(f"{cls}e{k}.{rng.choice(targets)} = {value};")
+    if rng.random() < 0.5:
+        lines.append(f"GRAVITY := {', '.join(_formula(rng, params) for _ in range(3))};")
+    if coords and rng.random() < 0.5:
+        lines.append("INITIAL := t(0), " + ", ".join(
+            f"{c}({_formula(rng, params)})" for c in coords) + ";")
+    if rng.random() < 0.3:
+        lines.append(f"TIME := t(0, {_formula(rng, params)});")
+    if rng.random() < 0.2:
+        lines.append(f"PSEUDOVELOCITIES := v; {rng.choice(coords or ['x'])}'t = "
+                     f"{_formula(rng, ['v', *coords])};")
+    rng.shuffle(lines)
+    return "\n".join(lines) + "\n"
+
+
+def mutated(rng: random.Random, text: str) -> str:
+    """``text`` with a few characters deleted, inserted (language pieces) or swapped."""
+    chars = list(text)
+    for _ in range(rng.randint(1, 6)):
+        op, pos = rng.random(), rng.randrange(len(chars) + 1)
+        if op < 0.4 and chars:
+            del chars[min(pos, len(chars) - 1)]
+        elif op < 0.8:
+            chars.insert(pos, rng.choice(PIECES))
+        elif chars:
+            i, j = rng.randrange(len(chars)), rng.randrange(len(chars))
+            chars[i], chars[j] = chars[j], chars[i]
+    return "".join(chars)
+
+
+def make_input(seed: int) -> str:
+    """Input number ``seed``: a mutated example or a generated model, reproducibly."""
+    rng = random.Random(seed)
+    if rng.random() < 0.5 and EXAMPLES:
+        return mutated(rng, rng.choice(EXAMPLES).read_text(encoding="utf-8"))
+    return generated(rng)
+
+
+def check(text: str) -> str:
+    """``"model"``, ``"located"`` (errors, each with a place or for the whole model) or
+    ``"uncaught: <exception>"`` for one input, through parsing and derivation."""
+    import kidym
+    from kidym.errors import DerivationError, ParseError
+
+    try:
+        model = kidym.parse(text)
+    except ParseError as e:
+        ok = bool(e.errors) and all(d.span is None or d.span.line >= 1 for d in e.diagnostics)
+        return "located" if ok else "uncaught: ParseError without diagnostics"
+    except Exception as e:  # the finding itself
+        return f"uncaught: {type(e).__name__}: {str(e)[:80]}"
+    if model.calculation not in (None, "DYNAMICS"):
+        return "model"
+    try:
+        kidym.derive(model)
+    except (DerivationError, ParseError):
+        return "located"
+    except Exception as e:
+        return f"uncaught: {type(e).__name__}: {str(e)[:80]}"
+    return "model"
+
+
+def _run(seeds: list[int], limit_s: float, memory_mb: int) -> list[tuple[int, str, float]]:
+    """Check ``seeds`` in this (worker) process, each within the time and memory bound."""
+    resource.setrlimit(resource.RLIMIT_AS, (memory_mb << 20, memory_mb << 20))
+
+    def alarm(*_: object) -> None:
+        raise TimeoutError
+
+    signal.signal(signal.SIGALRM, alarm)
+    out = []
+    for seed in seeds:
+        start = time.perf_counter()
+        signal.setitimer(signal.ITIMER_REAL, limit_s)
+        try:
+            outcome = check(make_input(seed))
+        except TimeoutError:
+            outcome = f"hang over {limit_s:g} s"
+        except MemoryError:
+            outcome = f"memory over {memory_mb} MB"
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        out.append((seed, outcome, time.perf_counter() - start))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description="fuzz kidym's reading and derivation")
+    ap.add_argument("--inputs", type=int, default=2000)
+    ap.add_argument("--start", type=int, default=0, help="first seed")
+    ap.add_argument("--limit", type=float, default=10.0, help="seconds per input")
+    ap.add_argument("--memory", type=int, default=2048, help="MB per worker")
+    ap.add_argument("--write-docs", action="store_true")
+    args = ap.parse_args(argv)
+    seeds = list(range(args.start, args.start + args.inputs))
+    chunks = [seeds[k:k + 25] for k in range(0, len(seeds), 25)]
+    counts: Counter[str] = Counter()
+    findings: list[tuple[int, str]] = []
+    slowest = 0.0
+    start = time.perf_counter()
+    pool = ProcessPoolExecutor()
+    try:
+        futures = {pool.submit(_run, c, args.limit, args.memory): c for c in chunks}
+        for future in as_completed(futures):
+            try:
+                results = future.result()
+            except BrokenProcessPool:  # a worker died (a signal): the chunk is a finding
+                results = [(s, "crash of the process", 0.0) for s in futures[future]]
+            for seed, outcome, seconds in results:
+                kind = outcome.split(":")[0].split(" over")[0].split(" of")[0]
+                counts[kind] += 1
+                slowest = max(slowest, seconds)
+                if kind not in ("model", "located"):
+                    findings.append((seed, outcome))
+    finally:
+        pool.shutdown(cancel_futures=True)
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    wall = time.perf_counter() - start
+    crashed = counts["crash"]
+    lines = [f"inputs: {args.inputs} (seeds {args.start}…{args.start + args.inputs - 1}), "
+             f"{wall:.0f} s",
+             f"models: {counts['model']}, located errors: {counts['located']}, "
+             f"uncaught exceptions: {counts['uncaught']}, hangs over {args.limit:g} s: "
+             f"{counts['hang']}, over {args.memory} MB: {counts['memory']}, "
+             f"crashes: {crashed}",
+             f"slowest input: {slowest:.2f} s; peak memory of a worker: {peak:.0f} MB"]
+    print("\n".join(lines))
+    for seed, outcome in findings[:20]:
+        print(f"  seed {seed}: {outcome}")
+    if args.write_docs:
+        doc = ROOT / "docs" / "fuzz.md"
+        doc.write_text("# Fuzzing: bad input gives located errors\n\n"
+                       "Generated by `python3 -m tests.lang.fuzzing --inputs "
+                       f"{args.inputs} --write-docs` (see `tests/lang/fuzzing.py`); do not "
+                       "edit.\n\n```text\n" + "\n".join(lines) + "\n```\n", encoding="utf-8")
+    return 1 if findings or crashed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
