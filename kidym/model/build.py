@@ -42,6 +42,7 @@ from kidym.lang.formulas import (
 )
 from kidym.lang.parser import ParsedSource
 from kidym.lang.tasks import REPEATABLE
+from kidym.model.inertia import full_tensor, inertia_problem
 from kidym.model.model import (
     TIME,
     Body,
@@ -422,6 +423,7 @@ class _Builder:
     def bodies(self) -> None:
         self.body_data: dict[str, tuple[ast.BodyRecord, tuple[Transform, ...],
                                         tuple[Transform, ...], Inertia | None]] = {}
+        self.inertia_spans: dict[str, dict[str, Span]] = {}
         for rec in self.body_records:
             body = rec.name.name
             chain = tuple(t for t in (self.transform(i, body) for i in rec.transforms)
@@ -502,6 +504,7 @@ class _Builder:
                 expr = self.formula(item.args[0], "inertia",
                                     f"{_LABEL[field_name]} of body `{body}`")
                 named[field_name] = (item, expr)
+                self.inertia_spans.setdefault(body, {})[field_name] = item.span
                 ok = ok and expr is not None
             else:
                 positional.append(item)
@@ -517,6 +520,7 @@ class _Builder:
                            f"{len(positional)}", positional[0].span)
                 return tuple(central), None
             for field_name, node in zip(_POSITIONAL, positional, strict=False):
+                self.inertia_spans.setdefault(body, {})[field_name] = node.span
                 values[field_name] = self.formula(node, "inertia",
                                                   f"{_LABEL[field_name]} of body `{body}`")
         if "mass" not in values:
@@ -1030,6 +1034,31 @@ class _Builder:
             self.error(f"{where} depends on {what}; it must be {constant} (parameters only)",
                        span)
 
+    def check_inertia(self, body: str, rec: ast.BodyRecord, inertia: Inertia) -> None:
+        """Error at the record if the body's (constant) inertia is physically impossible.
+
+        Runs on the numbers the parameters have in the file (``m ≥ 0``, tensor positive
+        semidefinite, triangle inequalities: :func:`kidym.model.inertia.inertia_problem`);
+        run-time overrides are checked by :func:`kidym.model.inertia.check_inertias`.
+        """
+        subs = {se.Symbol(n): v for n, v in self.param_exprs.items()}
+        numbers = []
+        for f in _POSITIONAL:
+            expr = self.expand(getattr(inertia, f)).xreplace(subs)
+            if expr.free_symbols:
+                return   # reported (a missing or broken name)
+            v = _to_float(expr)
+            if v is None:
+                self.error(f"{_LABEL[f]} of body `{body}` {_not_a_float(expr)}",
+                           self.inertia_spans.get(body, {}).get(f, rec.name.span))
+                return
+            numbers.append(v)
+        problem = inertia_problem(numbers, complete=full_tensor(inertia))
+        if problem is not None:
+            span = self.inertia_spans.get(body, {}).get(problem.field, rec.name.span)
+            self.error(f"body `{body}`: {problem.message}; a real body cannot have this "
+                       "inertia", span)
+
     # ------------------------------------------------------------ instructions (global part)
     def value(self, node: ast.Expr, where: str) -> float | None:
         try:
@@ -1281,9 +1310,12 @@ class _Builder:
         for body, (rec, _c, _cc, inertia) in self.body_data.items():
             if inertia is None:
                 continue
+            n_errors = len(self.diags)
             for f in _POSITIONAL:
                 self.check_constant(getattr(inertia, f), f"{_LABEL[f]} of body `{body}`",
                                     rec.name.span)
+            if len(self.diags) == n_errors:
+                self.check_inertia(body, rec, inertia)
         if self.gravity is not None:
             ins = self.instructions["GRAVITY"]
             for g in self.gravity:
