@@ -307,44 +307,78 @@ class _Builder:
         return None
 
     def partials(self) -> None:
-        """``x'y`` names: ∂x/∂y, formed analytically (definitions other than ``y`` expanded)."""
-        done: set[str] = set()
+        """``x'y`` names: ∂x/∂y, formed analytically (definitions other than ``y`` expanded).
+
+        A partial that the expansion of ``x`` uses is formed first, so that it is
+        differentiated as what it stands for, not as a constant; a partial that needs
+        itself (``a = a'phi + phi;``) is an error at its first use.
+        """
+        self.first_use: dict[str, _Use] = {}
         for u in sorted(self.uses, key=lambda u: u.start):
-            base = u.base
-            if "'" not in base or base in done or base in self.variables:
-                continue
-            done.add(base)
-            f, _, v = base.rpartition("'")
-            if not f or not v:
-                self.error(f"`{base}`: a `'` in a name marks a derivative, `x't` (by time) or "
-                           "`x'y` (partial, by `y`)", u.span)
-                self.missing.add(base)
-                continue
-            if f not in self.variables:
-                hint = suggest(f, sorted(self.variables))
-                self.error(f"partial derivative `{base}`: `{f}` is not defined{hint}", u.span)
-                self.missing.add(base)
-                continue
-            var = self.variables[f]
-            if var.expr is None:
-                self.missing.add(base)
-                continue
-            expanded = self.expand_except(var.expr, v)
-            if expanded is None:
-                self.missing.add(base)  # the cycle is reported with the definitions
-                continue
-            expr = derivative(expanded, TIME if v == TIME.name else se.Symbol(v))
-            stmt = ast.Variable(name=ast.Name(name=base, span=u.span, start=u.start,
-                                              end=u.start + len(base)),
-                                expr=ast.Name(name=base, span=u.span, start=u.start,
-                                              end=u.start), span=u.span, start=u.start,
-                                end=u.start)
-            value = _to_float(expr) if not expr.free_symbols else None
-            self.variables[base] = _Var(stmt, expr, value)
-            for sym in expr.free_symbols:
-                b, order = split_derivative(sym.name)
-                self.uses.append(_Use(sym.name, b, order, u.span, u.start, "definition",
-                                      f"partial derivative `{base}`", base))
+            self.first_use.setdefault(u.base, u)
+        forming: list[str] = []
+        for u in sorted(self.uses, key=lambda u: u.start):
+            if "'" in u.base:
+                self.partial(u.base, u, forming)
+
+    def partial(self, base: str, u: _Use, forming: list[str]) -> None:
+        """Form the partial derivative ``base`` (``f'v``) first used at ``u``."""
+        if base in self.variables or base in self.missing:
+            return
+        if base in forming:
+            cycle = forming[forming.index(base):]
+            path = " → ".join(f"`{n}`" for n in [*cycle, base])
+            f = base.rpartition("'")[0]
+            self.error(f"partial derivative `{base}` depends on itself ({path}): `{f}`, with "
+                       "its definitions substituted, contains it; break the cycle", u.span)
+            self.missing.update(cycle)
+            return
+        f, _, v = base.rpartition("'")
+        if not f or not v:
+            self.error(f"`{base}`: a `'` in a name marks a derivative, `x't` (by time) or "
+                       "`x'y` (partial, by `y`)", u.span)
+            self.missing.add(base)
+            return
+        if f not in self.variables:
+            hint = suggest(f, sorted(self.variables))
+            self.error(f"partial derivative `{base}`: `{f}` is not defined{hint}", u.span)
+            self.missing.add(base)
+            return
+        var = self.variables[f]
+        if var.expr is None:
+            self.missing.add(base)
+            return
+        expanded = self.expand_except(var.expr, v)
+        if expanded is None:
+            self.missing.add(base)  # the cycle is reported with the definitions
+            return
+        forming.append(base)
+        for sym in sorted(expanded.free_symbols, key=lambda s: s.name):
+            inner = split_derivative(sym.name)[0]
+            if "'" in inner:
+                self.partial(inner, self.first_use.get(inner, u), forming)
+        forming.pop()
+        if base in self.missing:
+            return
+        if any(split_derivative(s.name)[0] in self.missing for s in expanded.free_symbols):
+            self.missing.add(base)  # reported at the partial it needs
+            return
+        expanded = self.expand_except(expanded, v)
+        if expanded is None:
+            self.missing.add(base)
+            return
+        expr = derivative(expanded, TIME if v == TIME.name else se.Symbol(v))
+        stmt = ast.Variable(name=ast.Name(name=base, span=u.span, start=u.start,
+                                          end=u.start + len(base)),
+                            expr=ast.Name(name=base, span=u.span, start=u.start,
+                                          end=u.start), span=u.span, start=u.start,
+                            end=u.start)
+        value = _to_float(expr) if not expr.free_symbols else None
+        self.variables[base] = _Var(stmt, expr, value)
+        for sym in expr.free_symbols:
+            b, order = split_derivative(sym.name)
+            self.uses.append(_Use(sym.name, b, order, u.span, u.start, "definition",
+                                  f"partial derivative `{base}`", base))
 
     def variable(self, stmt: ast.Variable) -> None:
         written = stmt.name.name
