@@ -229,7 +229,6 @@ class _Builder:
         for stmt in self.parsed.statements:
             if isinstance(stmt, ast.ElementRecord):
                 self.element(stmt)
-        self.partials()
 
     def apply_units(self) -> None:
         """``РАЗМЕРНОСТИ``: convert parameters to the base units, check dimensions."""
@@ -1330,6 +1329,7 @@ class _Builder:
         self.collect()
         self.bodies()
         self.instruction_lists()
+        self.partials()   # after every formula is recorded: bodies and instructions use them
         self.broken = {n for n, v in self.variables.items() if v.expr is None}
         self.classify()
         self.check_derivatives()

@@ -109,6 +109,18 @@ def test_a_partial_that_needs_itself_is_an_error(text: str, name: str, column: i
     assert (d.span.line, d.span.column, d.span.end_column) == (1, column, column + len(name))
 
 
+def test_partials_in_bodies_and_instructions() -> None:
+    # used only in a body record: formed (was "`f'q` is not defined" from derive)
+    model = parse("f = q^2/2;\nRod | Sx(f'q), Rz(phi) | m(1), Jx(1), Jy(1), Jz(1);")
+    assert model.definition("f'q").expr == se.Symbol("q")
+    assert model.coordinates == ("q", "phi")
+    with pytest.raises(ModelError, match=r"partial derivative `x't't2`: `x't` is not defined"
+                       ) as info:
+        parse("Rod | Rz(phi) | m(1), Jx(1), Jy(1), Jz(x't't2);")
+    [d] = info.value.errors
+    assert (d.span.line, d.span.column, d.span.end_column) == (1, 40, 46)
+
+
 def test_units_converted_and_checked() -> None:
     warnings: list = []
     model = parse("РАЗМЕРНОСТИ := m(кг), l(м), t(с);\n"
