@@ -1067,6 +1067,29 @@ class _Builder:
             self.error(f"{where} depends on {what}; it must be {constant} (parameters only)",
                        span)
 
+    def check_definition_values(self, order: list[str]) -> None:
+        """Error at a definition of parameters only that has no finite value in the file.
+
+        ``z = 0; k = 1 % z;`` would reach the engines as a NaN or a division by zero.
+        """
+        params = set(self.param_exprs)
+        subs = {se.Symbol(n): v for n, v in self.param_exprs.items()}
+        for n in order:
+            var = self.variables[n]
+            if n in self.cyclic or var.expr is None:
+                continue
+            expr = self.expand(var.expr)
+            if not expr.free_symbols or not {s.name for s in expr.free_symbols} <= params:
+                continue
+            number = _substitute(expr, subs)
+            v = None if number is None or number.free_symbols else _to_float(number)
+            if v is None:
+                why = ("is undefined (a division by zero?)" if number is None else
+                       _not_a_float(number))
+                self.error(f"definition of `{n}` depends on parameters only, and with their "
+                           f"values in the file it {why}; check the formula or the values",
+                           var.stmt.name.span)
+
     def check_inertia(self, body: str, rec: ast.BodyRecord, inertia: Inertia) -> None:
         """Error at the record if the body's (constant) inertia is physically impossible.
 
@@ -1077,12 +1100,14 @@ class _Builder:
         subs = {se.Symbol(n): v for n, v in self.param_exprs.items()}
         numbers = []
         for f in _POSITIONAL:
-            expr = self.expand(getattr(inertia, f)).xreplace(subs)
-            if expr.free_symbols:
+            expr = _substitute(self.expand(getattr(inertia, f)), subs)
+            if expr is not None and expr.free_symbols:
                 return   # reported (a missing or broken name)
-            v = _to_float(expr)
+            v = None if expr is None else _to_float(expr)
             if v is None:
-                self.error(f"{_LABEL[f]} of body `{body}` {_not_a_float(expr)}",
+                why = ("is undefined with the parameter values of the file (a division by "
+                       "zero?)" if expr is None else _not_a_float(expr))
+                self.error(f"{_LABEL[f]} of body `{body}` {why}",
                            self.inertia_spans.get(body, {}).get(f, rec.name.span))
                 return
             numbers.append(v)
@@ -1104,7 +1129,11 @@ class _Builder:
                 split_derivative(n)[0] in self.missing for n in names):
             return None
         subs = {se.Symbol(n): v for n, v in self.param_exprs.items()}
-        expr = expr.xreplace(subs)
+        expr = _substitute(expr, subs)
+        if expr is None:
+            self.error(f"{where} is undefined with the parameter values of the file "
+                       f"(`{self.text(node)}`: a division by zero?)", node.span)
+            return None
         if expr.free_symbols:
             bad = ", ".join(f"`{s.name}`" for s in sorted(expr.free_symbols, key=lambda s: s.name))
             self.error(f"{where} must be a number, but `{self.text(node)}` depends on {bad}",
@@ -1341,6 +1370,7 @@ class _Builder:
         uses_g = any(u.base == "g" for u in self.uses)
         if uses_g and "g" not in self.variables:
             self.param_exprs["g"] = rational(Fraction(str(G_VALUE)))
+        self.check_definition_values(def_order)
         for body, (rec, _c, _cc, inertia) in self.body_data.items():
             if inertia is None:
                 continue
@@ -1424,6 +1454,14 @@ def _to_float(expr: Expr) -> float | None:
     except (RuntimeError, TypeError, ValueError, OverflowError):
         return None
     return value if math.isfinite(value) else None
+
+
+def _substitute(expr: Expr, subs: dict) -> Expr | None:
+    """``expr.xreplace(subs)``, or ``None`` where that is undefined (``floor(1/0)``)."""
+    try:
+        return expr.xreplace(subs)
+    except (RuntimeError, ValueError, ZeroDivisionError):
+        return None
 
 
 def _not_a_float(expr: Expr) -> str:

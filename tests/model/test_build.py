@@ -428,3 +428,27 @@ def test_physical_inertias_are_accepted() -> None:
           "B | Rz(b) | m(m), Jz(m*l^2/12);\n"
           "C | Sx(c) | m(m);\n"
           "D | Rz(d) | m, 2, 1, 1;")
+
+
+# ------------------------------------------------------------------ undefined with the values
+@pytest.mark.parametrize(("text", "match", "span"), [
+    # `1 % z` is 1 - z*floor(1/z): floor of complex infinity raised a bare RuntimeError
+    ("TIME := t(1 % z, 2); z = 0;\nJm.x = 1;",
+     r"start time is undefined with the parameter values of the file \(`1 % z`", (1, 11, 16)),
+    ("z = 0; INITIAL := x(1 % z);\nJm.x = 1;",
+     r"initial value of `x` is undefined with the parameter values", (1, 21, 26)),
+    ("z = 0;\nRod | Rz(phi) | m(1), Jx(1), Jy(1), Jz(1 % z);",
+     r"moment of inertia `Jz` of body `Rod` is undefined with the parameter values",
+     (2, 37, 46)),
+    ("z = 0;\nk = 1 % z;\nJm.x = k;",
+     r"definition of `k` depends on parameters only, and with their values in the file it is "
+     r"undefined", (2, 1, 2)),
+    ("a = 1;\nb = sqrt(-a);\nJm.x = b;",
+     r"definition of `b` .* is not a finite real number \(it evaluates to `I`\)", (2, 1, 2)),
+])
+def test_formulas_undefined_with_the_parameter_values_are_located(
+        text: str, match: str, span: tuple[int, int, int]) -> None:
+    with pytest.raises(ModelError, match=match) as info:
+        parse(text)
+    [d] = info.value.errors
+    assert (d.span.line, d.span.column, d.span.end_column) == span
