@@ -170,10 +170,25 @@ class _Builder:
         """Convert ``node`` and record the names it uses."""
         self.record(node, kind, where, owner)
         try:
-            return self.convert(node)
+            expr = self.convert(node)
         except FormulaError as e:
             self.diags.append(e.diagnostic)
             return None
+        numbers_only = not expr.free_symbols
+        if numbers_only and kind in ("definition", "inertia"):
+            return expr   # a value: checked where it is evaluated (`_not_a_float`)
+        huge = _out_of_range(expr)
+        if huge is not None:
+            self.error(f"{where}: the number `{_short(huge, 24)}` in "
+                       f"`{_short_text(self.text(node))}` is beyond the range of a double "
+                       "(±1.8e308), in which the engines compute; rescale the formula",
+                       node.span)
+            return None
+        if numbers_only and _to_float(expr) is None:
+            self.error(f"{where}: `{_short_text(self.text(node))}` {_not_a_float(expr)}",
+                       node.span)
+            return None
+        return expr
 
     # ------------------------------------------------------------ phase 1: collect
     def collect(self) -> None:
@@ -1454,6 +1469,18 @@ def _to_float(expr: Expr) -> float | None:
     except (RuntimeError, TypeError, ValueError, OverflowError):
         return None
     return value if math.isfinite(value) else None
+
+
+def _out_of_range(expr: Expr) -> Expr | None:
+    """An exact number in ``expr`` that no double can hold (``10^399``), or ``None``."""
+    for a in expr.atoms(se.Number):
+        if isinstance(a, se.Integer | se.Rational) and a != 0 and _to_float(a) in (None, 0.0):
+            return a
+    return None
+
+
+def _short_text(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 def _substitute(expr: Expr, subs: dict) -> Expr | None:

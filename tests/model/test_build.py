@@ -452,3 +452,35 @@ def test_formulas_undefined_with_the_parameter_values_are_located(
         parse(text)
     [d] = info.value.errors
     assert (d.span.line, d.span.column, d.span.end_column) == span
+
+
+# ------------------------------------------------------------------ numbers beyond doubles
+@pytest.mark.parametrize(("formula", "number"), [
+    ("phi^1e399", "1000000000"), ("phi^(-1e399)", "-100000000"), ("1e399^phi", "1000000000"),
+    ("(1e-399)^phi", "1/10000000"), ("sin(1e399)", "1000000000"), ("1e400*1e400*phi", "1000"),
+])
+def test_numbers_beyond_a_double_in_formulas_are_located(formula: str, number: str) -> None:
+    # exact numbers such as 10^399 reached the engines, which failed at t = 0 with
+    # "int too large to convert to float"
+    with pytest.raises(ModelError, match=rf"characteristic of element `Cp.phi`: the number "
+                                         rf"`{number}\d*…` in `.*` is beyond the range of a "
+                                         r"double") as info:
+        parse(f"Rod | Rz(phi) | m(1), Jx(1), Jy(1), Jz(1);\nCp.phi = {formula};")
+    [d] = info.value.errors
+    assert (d.span.line, d.span.column, d.span.end_column) == (2, 10, 10 + len(formula))
+
+
+def test_a_characteristic_of_numbers_only_must_be_a_double() -> None:
+    with pytest.raises(ModelError, match=r"characteristic of element `Cp.phi`: `exp\(exp\(1e3\)\)`"
+                                         r" is not a finite real number") as info:
+        parse("Rod | Rz(phi) | m(1), Jx(1), Jy(1), Jz(1);\nCp.phi = exp(exp(1e3));")
+    [d] = info.value.errors
+    assert (d.span.line, d.span.column) == (2, 10)
+
+
+def test_huge_exponents_of_velocity_formulas_are_located_at_each() -> None:
+    with pytest.raises(ModelError) as info:
+        parse("Rod | Rz(phi), Sx(x), Sy(y) | m(1), Jx(1), Jy(1), Jz(1);\n"
+              "PSEUDOVELOCITIES := v, w;\nx't = v*phi^1e399;\ny't = w*x^1e399;\nphi't = v;")
+    assert [(d.span.line, d.span.column) for d in info.value.errors] == [(3, 7), (4, 7)]
+    assert all("velocity formula" in d.message for d in info.value.errors)
