@@ -698,6 +698,7 @@ class _Builder:
         parts: dict[str, tuple[str, ...]] = {}
         rotations: list[Transform] = []
         ok = True
+        self.quaternion_names: dict[str, Span] = {}
         for item in ins.items:
             head = item.func.name if isinstance(item, ast.Call) else None
             if head in ("P", "Q", "E"):
@@ -714,6 +715,8 @@ class _Builder:
                     ok = False
                     continue
                 parts[head] = tuple(self.rename(a.name) for a in item.args)  # type: ignore[union-attr]
+                for a in item.args:
+                    self.quaternion_names.setdefault(self.rename(a.name), a.span)  # type: ignore[union-attr]
             elif head in ("Rx", "Ry", "Rz"):
                 assert isinstance(item, ast.Call)
                 if len(item.args) != 1:
@@ -744,6 +747,24 @@ class _Builder:
             self.quaternion = QuaternionInstruction(
                 (q[0], q[1], q[2], q[3]), tuple(rotations),
                 None if p is None else (p[0], p[1], p[2], p[3]), parts.get("E"), ins.span)
+
+    def check_quaternion_names(self) -> None:
+        """The components ``Q(…)``/``P(…)`` of ``КВАТЕРНИОН`` must be names of the model.
+
+        The angles and ``E(…)`` are defined by the operator; the quaternion it starts
+        from must exist (``Q(l0, l, l2, l3)`` with no ``l`` ended in derive).
+        """
+        q = getattr(self, "quaternion", None)
+        if q is None:
+            return
+        ins = self.instructions["QUATERNION"]
+        known = set(self.coordinates) | self.known | self.missing
+        for name in (*q.quaternion, *(q.prior or ())):
+            if name not in known and split_derivative(name)[0] not in self.missing:
+                hint = suggest(name, sorted(set(self.coordinates) | self.params | self.defs))
+                self.error(f"`{name}` in `{ins.written}` is not a coordinate or a name of the "
+                           f"model{hint}; `Q(…)` lists the components of a body's quaternion",
+                           self.quaternion_names[name])
 
     def quaternion_angle_names(self) -> set[str]:
         """Names the ``КВАТЕРНИОН`` operator defines: its rotation angles and ``E(…)``
@@ -1378,6 +1399,7 @@ class _Builder:
         self.classify()
         self.check_derivatives()
         self.check_velocities()
+        self.check_quaternion_names()
         self.check_elements()
         def_order = self.definition_order()
         body_order = self.body_order()

@@ -484,3 +484,13 @@ def test_huge_exponents_of_velocity_formulas_are_located_at_each() -> None:
               "PSEUDOVELOCITIES := v, w;\nx't = v*phi^1e399;\ny't = w*x^1e399;\nphi't = v;")
     assert [(d.span.line, d.span.column) for d in info.value.errors] == [(3, 7), (4, 7)]
     assert all("velocity formula" in d.message for d in info.value.errors)
+
+
+def test_quaternion_operator_components_must_be_names_of_the_model() -> None:
+    # `Q(l0, l, l2, l3)` with no `l`: derive failed with an unlocated "`l` is not defined"
+    with pytest.raises(ModelError, match=r"`l` in `QUATERNION` is not a coordinate or a name "
+                                         r"of the model \(did you mean `l0`\?\)") as info:
+        parse("Body | Q(l0, l1, l2, l3) | m(1), Jx(0.3), Jy(0.2), Jz(0.1);\n"
+              "QUATERNION : Q(l0, l, l2, l3), Ry(psi), Rx(theta), Rz(phi);\nSHOW := psi;")
+    [d] = info.value.errors
+    assert (d.span.line, d.span.column, d.span.end_column) == (2, 20, 21)
