@@ -13,11 +13,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 import symengine as se
 
 from kidym.model.model import Inertia, Model
+from kidym.symbolic.numbers import to_float
 
 #: Field order of :class:`kidym.model.model.Inertia`.
 FIELDS = ("mass", "jx", "jy", "jz", "jxy", "jyz", "jxz")
@@ -110,11 +112,26 @@ def inertia_problem(values: Sequence[float], *,
     return None
 
 
-def _numbers(model: Model, values: Mapping[str, float]) -> dict[se.Basic, se.Basic]:
-    """Substitutions giving every parameter and constant definition its number."""
-    subs: dict[se.Basic, se.Basic] = {se.Symbol(n): se.RealDouble(v) for n, v in values.items()}
+def _numbers(model: Model, values: Mapping[str, float],
+             needed: set[str]) -> dict[se.Basic, se.Basic]:
+    """Substitutions giving the parameters and the ``needed`` definitions their numbers.
+
+    The values go in as exact rationals: SymEngine evaluates ``floor`` of a floating
+    infinity (``1 % z`` with ``z = 0.0``) by a hardware fault that ends the process,
+    while the exact ``floor(zoo)`` is a ``RuntimeError``.
+    """
+    subs: dict[se.Basic, se.Basic] = {}
+    for n, v in values.items():
+        if math.isfinite(v):
+            f = Fraction(v)
+            subs[se.Symbol(n)] = se.Integer(f.numerator) if f.denominator == 1 else \
+                se.Rational(f.numerator, f.denominator)
     for d in model.definitions:   # dependency order
-        subs[se.Symbol(d.name)] = d.expr.xreplace(subs)
+        if d.name in needed:
+            try:
+                subs[se.Symbol(d.name)] = d.expr.xreplace(subs)
+            except (RuntimeError, ValueError, ZeroDivisionError):
+                pass   # undefined with these values: the body is not checked here
     return subs
 
 
@@ -139,17 +156,23 @@ def check_inertias(model: Model, values: Mapping[str, float],
         Naming the body, the parameters its inertia uses with their values, and
         what is wrong.
     """
-    subs = _numbers(model, values)
     defs = {d.name: d.expr for d in model.definitions}
+    checked = []
     for body in model.bodies:
         exprs = [getattr(body.inertia, f) for f in FIELDS]
-        used = _parameters_used(exprs, defs, values)
-        if changed is not None and not used & set(changed):
-            continue
+        names = _names_used(exprs, defs)
+        used = names & set(values)
+        if changed is None or used & set(changed):
+            checked.append((body, exprs, used))
+    if not checked:
+        return
+    needed = set().union(*(_names_used(e, defs) for _b, e, _u in checked))
+    subs = _numbers(model, values, needed)
+    for body, exprs, used in checked:
         try:
-            numbers = [float(e.xreplace(subs)) for e in exprs]
-        except (RuntimeError, TypeError, ValueError):
-            continue   # depends on something else (never for a valid model)
+            numbers = [to_float(e.xreplace(subs)) for e in exprs]
+        except (RuntimeError, TypeError, ValueError, OverflowError, ZeroDivisionError):
+            continue   # undefined with these values, or a parameter not finite
         problem = inertia_problem(numbers, complete=full_tensor(body.inertia))
         if problem is not None:
             shown = ", ".join(f"{n} = {values[n]:g}" for n in sorted(used))
@@ -157,9 +180,8 @@ def check_inertias(model: Model, values: Mapping[str, float],
                              "choose values that a real body can have")
 
 
-def _parameters_used(exprs: Sequence[se.Basic], defs: Mapping[str, se.Basic],
-                     values: Mapping[str, float]) -> set[str]:
-    """Parameters that ``exprs`` depend on, through definitions."""
+def _names_used(exprs: Sequence[se.Basic], defs: Mapping[str, se.Basic]) -> set[str]:
+    """Names that ``exprs`` depend on, through definitions."""
     seen: set[str] = set()
     stack = [s.name for e in exprs for s in e.free_symbols]
     while stack:
@@ -169,7 +191,7 @@ def _parameters_used(exprs: Sequence[se.Basic], defs: Mapping[str, se.Basic],
         seen.add(n)
         if n in defs:
             stack.extend(s.name for s in defs[n].free_symbols)
-    return seen & set(values)
+    return seen
 
 
 def full_tensor(inertia: Inertia) -> bool:

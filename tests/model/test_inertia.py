@@ -7,7 +7,8 @@ import re
 import numpy as np
 import pytest
 
-from kidym.model.inertia import inertia_problem
+from kidym.lang import parse
+from kidym.model.inertia import check_inertias, inertia_problem
 
 
 def _rotated(moments: tuple[float, float, float], angle: float) -> list[float]:
@@ -40,3 +41,12 @@ def test_negative_mass_and_incomplete_tensors() -> None:
     assert inertia_problem([1, 0, 0, 5, 0, 0, 0], complete=False) is None
     assert inertia_problem([1, 0, 0, -5, 0, 0, 0], complete=False).field == "jz"
     assert inertia_problem([1, 0, 0, 5, 0, 0, 0]).field == "jz"
+
+
+def test_run_time_check_survives_values_that_make_a_formula_undefined() -> None:
+    # floor of a floating infinity is a hardware fault in SymEngine: values go in exact
+    model = parse("z = 1; c = 2; k = c % z;\nRod | Rz(phi) | m(1), Jx(c), Jy(c), Jz(c*k);")
+    check_inertias(model, {"z": 0.0, "c": 2.0}, changed=["z"])
+    with pytest.raises(ValueError, match=r"body `Rod`: the moment of inertia `Jx` is negative "
+                                         r"\(Jx = -1\), with parameters c = -1, z = 1"):
+        check_inertias(model, {"z": 1.0, "c": -1.0}, changed=["c"])
