@@ -1104,27 +1104,48 @@ class _Builder:
                        span)
 
     def check_definition_values(self, order: list[str]) -> None:
-        """Error at a definition of parameters only that has no finite value in the file.
+        """Error at a formula of parameters only that has no finite value in the file.
 
-        ``z = 0; k = 1 % z;`` would reach the engines as a NaN or a division by zero.
+        Definitions, element characteristics and gravity: ``z = 0; k = 1 % z;`` would
+        reach the engines as a NaN or a division by zero.
         """
-        params = set(self.param_exprs)
-        subs = {se.Symbol(n): v for n, v in self.param_exprs.items()}
+        self.no_value: set[str] = set()
         for n in order:
             var = self.variables[n]
-            if n in self.cyclic or var.expr is None:
-                continue
-            expr = self.expand(var.expr)
-            if not expr.free_symbols or not {s.name for s in expr.free_symbols} <= params:
-                continue
-            number = _substitute(expr, subs)
-            v = None if number is None or number.free_symbols else _to_float(number)
-            if v is None:
-                why = ("is undefined (a division by zero?)" if number is None else
-                       _not_a_float(number))
-                self.error(f"definition of `{n}` depends on parameters only, and with their "
-                           f"values in the file it {why}; check the formula or the values",
-                           var.stmt.name.span)
+            if n not in self.cyclic and var.expr is not None and not \
+                    self.check_parameter_formula(var.expr, f"definition of `{n}`",
+                                                 var.stmt.name.span):
+                self.no_value.add(n)
+        for (label, coord), (stmt, _node, expr) in self.elements.items():
+            if expr is not None:
+                self.check_parameter_formula(expr, f"characteristic of element "
+                                                   f"`{label}.{coord}`", stmt.expr.span)
+        if self.gravity is not None:
+            ins = self.instructions["GRAVITY"]
+            for g in self.gravity:
+                self.check_parameter_formula(g, f"`{ins.written}`", ins.name_span)
+
+    def check_parameter_formula(self, expr: Expr, where: str, span: Span | None) -> bool:
+        """Error if ``expr``, a formula of parameters only, has no finite real value.
+
+        Returns whether it has one (or is no such formula, or uses a definition that
+        was reported already).
+        """
+        if any(s.name in self.no_value for s in expr.free_symbols):
+            return False
+        params = set(self.param_exprs)
+        expr = self.expand(expr)
+        if not expr.free_symbols or not {s.name for s in expr.free_symbols} <= params:
+            return True
+        number = _substitute(expr, {se.Symbol(n): v for n, v in self.param_exprs.items()})
+        v = None if number is None or number.free_symbols else _to_float(number)
+        if v is None:
+            why = "is undefined (a division by zero?)" if number is None else \
+                _not_a_float(number)
+            self.error(f"{where} depends on parameters only, and with their values in the "
+                       f"file it {why}; check the formula or the values", span)
+            return False
+        return True
 
     def check_inertia(self, body: str, rec: ast.BodyRecord, inertia: Inertia) -> None:
         """Error at the record if the body's (constant) inertia is physically impossible.

@@ -445,6 +445,12 @@ def test_physical_inertias_are_accepted() -> None:
      r"undefined", (2, 1, 2)),
     ("a = 1;\nb = sqrt(-a);\nJm.x = b;",
      r"definition of `b` .* is not a finite real number \(it evaluates to `I`\)", (2, 1, 2)),
+    ("z = 0;\nk = 1 % z;\nj = k + 1;\nCs.x = j;",   # reported once, at `k`
+     r"definition of `k` depends on parameters only", (2, 1, 2)),
+    ("z = 0;\nCs.x = 1 % z;", r"characteristic of element `Cs.x` depends on parameters only, "
+     r"and with their values in the file it is undefined", (2, 8, 13)),
+    ("z = 0;\nGRAVITY := 0, 0, 1 % z;\nRod | Sz(x) | m(1);",
+     r"`GRAVITY` depends on parameters only", (2, 1, 8)),
 ])
 def test_formulas_undefined_with_the_parameter_values_are_located(
         text: str, match: str, span: tuple[int, int, int]) -> None:
