@@ -175,7 +175,7 @@ class _Builder:
             self.diags.append(e.diagnostic)
             return None
         numbers_only = not expr.free_symbols
-        if numbers_only and kind in ("definition", "inertia"):
+        if kind == "value" or (numbers_only and kind in ("definition", "inertia")):
             return expr   # a value: checked where it is evaluated (`_not_a_float`)
         huge = _out_of_range(expr)
         if huge is not None:
@@ -749,17 +749,19 @@ class _Builder:
                 None if p is None else (p[0], p[1], p[2], p[3]), parts.get("E"), ins.span)
 
     def check_quaternion_names(self) -> None:
-        """The components ``Q(…)``/``P(…)`` of ``КВАТЕРНИОН`` must be names of the model.
+        """The components ``Q(…)`` of ``КВАТЕРНИОН`` must be names of the model.
 
-        The angles and ``E(…)`` are defined by the operator; the quaternion it starts
-        from must exist (``Q(l0, l, l2, l3)`` with no ``l`` ended in derive).
+        The angles and ``E(…)`` are defined by the operator; the quaternion it turns
+        into them must exist (``Q(l0, l, l2, l3)`` with no ``l`` ended in derive).
+        ``P(…)`` is stored as written (its names are looked up only when an angle is
+        asked for).
         """
         q = getattr(self, "quaternion", None)
         if q is None:
             return
         ins = self.instructions["QUATERNION"]
         known = set(self.coordinates) | self.known | self.missing
-        for name in (*q.quaternion, *(q.prior or ())):
+        for name in q.quaternion:
             if name not in known and split_derivative(name)[0] not in self.missing:
                 hint = suggest(name, sorted(set(self.coordinates) | self.params | self.defs))
                 self.error(f"`{name}` in `{ins.written}` is not a coordinate or a name of the "
