@@ -31,7 +31,7 @@ import kidym
 from kidym.simulate.compiled import CompiledSystem
 from kidym.simulate.simulate import NumpySystem
 
-M_, L_, JX, JY, JZ, G = 1.0, 0.5, 0.03, 0.02, 0.005, 9.81
+M_, L_, JX, JY, JZ, G = 1.0, 0.5, 0.025, 0.02, 0.005, 9.81
 
 
 def pinocchio_chain(pin, n: int):

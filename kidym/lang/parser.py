@@ -43,6 +43,9 @@ _EXPONENT = re.compile(r"[eE]([+-]?\d+)$")
 
 #: Largest decimal exponent of a numeric literal (beyond double range anyway).
 MAX_EXPONENT = 400
+#: Most digits of a numeric literal (a double holds 17 significant digits; Python
+#: refuses to read integers of more than 4300).
+MAX_DIGITS = 1000
 
 _TERMINALS = {
     "NAME": "a name", "NUMBER": "a number", "RELOP": "a comparison (`<`, `>`, `==` …)",
@@ -102,6 +105,12 @@ class _ToAst(Transformer_NonRecursive):
         if exp and abs(int(exp.group(1))) > MAX_EXPONENT:
             raise _StatementError(f"number `{text}` is out of range (exponent beyond "
                            f"±{MAX_EXPONENT})", ch[0].start_pos, ch[0].end_pos)
+        digits = sum(c.isdigit() for c in (text[:exp.start()] if exp else text))
+        if digits > MAX_DIGITS:
+            raise _StatementError(f"number `{_short_literal(text)}` has {digits} digits; a "
+                                  f"literal has at most {MAX_DIGITS} (write a large or small "
+                                  "number with an exponent, `1.5e300`)",
+                                  ch[0].start_pos, ch[0].end_pos)
         return ast.Number(text=text, value=Fraction(text), **self._meta(meta))
 
     def name(self, meta: Any, ch: list[Any]) -> ast.Name:
@@ -152,6 +161,11 @@ class _ToAst(Transformer_NonRecursive):
     def based_item(self, meta: Any, ch: list[Any]) -> ast.BasedItem:
         return ast.BasedItem(name=self._name(ch[0]), base=self._name(ch[1]), args=ch[2] or (),
                              **self._meta(meta))
+
+
+def _short_literal(text: str) -> str:
+    """A long literal shortened for a message: ``1111…1111``."""
+    return text if len(text) <= 24 else f"{text[:10]}…{text[-10:]}"
 
 
 def _describe_expected(expected: set[str]) -> str:

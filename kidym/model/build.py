@@ -42,6 +42,7 @@ from kidym.lang.formulas import (
 )
 from kidym.lang.parser import ParsedSource
 from kidym.lang.tasks import REPEATABLE
+from kidym.model.inertia import full_tensor, inertia_problem
 from kidym.model.model import (
     TIME,
     Body,
@@ -170,10 +171,25 @@ class _Builder:
         """Convert ``node`` and record the names it uses."""
         self.record(node, kind, where, owner)
         try:
-            return self.convert(node)
+            expr = self.convert(node)
         except FormulaError as e:
             self.diags.append(e.diagnostic)
             return None
+        numbers_only = not expr.free_symbols
+        if kind == "value" or (numbers_only and kind in ("definition", "inertia")):
+            return expr   # a value: checked where it is evaluated (`_not_a_float`)
+        huge = _out_of_range(expr)
+        if huge is not None:
+            self.error(f"{where}: the number `{_short(huge, 24)}` in "
+                       f"`{_short_text(self.text(node))}` is beyond the range of a double "
+                       "(±1.8e308), in which the engines compute; rescale the formula",
+                       node.span)
+            return None
+        if numbers_only and _to_float(expr) is None:
+            self.error(f"{where}: `{_short_text(self.text(node))}` {_not_a_float(expr)}",
+                       node.span)
+            return None
+        return expr
 
     # ------------------------------------------------------------ phase 1: collect
     def collect(self) -> None:
@@ -229,7 +245,6 @@ class _Builder:
         for stmt in self.parsed.statements:
             if isinstance(stmt, ast.ElementRecord):
                 self.element(stmt)
-        self.partials()
 
     def apply_units(self) -> None:
         """``РАЗМЕРНОСТИ``: convert parameters to the base units, check dimensions."""
@@ -307,44 +322,78 @@ class _Builder:
         return None
 
     def partials(self) -> None:
-        """``x'y`` names: ∂x/∂y, formed analytically (definitions other than ``y`` expanded)."""
-        done: set[str] = set()
+        """``x'y`` names: ∂x/∂y, formed analytically (definitions other than ``y`` expanded).
+
+        A partial that the expansion of ``x`` uses is formed first, so that it is
+        differentiated as what it stands for, not as a constant; a partial that needs
+        itself (``a = a'phi + phi;``) is an error at its first use.
+        """
+        self.first_use: dict[str, _Use] = {}
         for u in sorted(self.uses, key=lambda u: u.start):
-            base = u.base
-            if "'" not in base or base in done or base in self.variables:
-                continue
-            done.add(base)
-            f, _, v = base.rpartition("'")
-            if not f or not v:
-                self.error(f"`{base}`: a `'` in a name marks a derivative, `x't` (by time) or "
-                           "`x'y` (partial, by `y`)", u.span)
-                self.missing.add(base)
-                continue
-            if f not in self.variables:
-                hint = suggest(f, sorted(self.variables))
-                self.error(f"partial derivative `{base}`: `{f}` is not defined{hint}", u.span)
-                self.missing.add(base)
-                continue
-            var = self.variables[f]
-            if var.expr is None:
-                self.missing.add(base)
-                continue
-            expanded = self.expand_except(var.expr, v)
-            if expanded is None:
-                self.missing.add(base)  # the cycle is reported with the definitions
-                continue
-            expr = derivative(expanded, TIME if v == TIME.name else se.Symbol(v))
-            stmt = ast.Variable(name=ast.Name(name=base, span=u.span, start=u.start,
-                                              end=u.start + len(base)),
-                                expr=ast.Name(name=base, span=u.span, start=u.start,
-                                              end=u.start), span=u.span, start=u.start,
-                                end=u.start)
-            value = _to_float(expr) if not expr.free_symbols else None
-            self.variables[base] = _Var(stmt, expr, value)
-            for sym in expr.free_symbols:
-                b, order = split_derivative(sym.name)
-                self.uses.append(_Use(sym.name, b, order, u.span, u.start, "definition",
-                                      f"partial derivative `{base}`", base))
+            self.first_use.setdefault(u.base, u)
+        forming: list[str] = []
+        for u in sorted(self.uses, key=lambda u: u.start):
+            if "'" in u.base:
+                self.partial(u.base, u, forming)
+
+    def partial(self, base: str, u: _Use, forming: list[str]) -> None:
+        """Form the partial derivative ``base`` (``f'v``) first used at ``u``."""
+        if base in self.variables or base in self.missing:
+            return
+        if base in forming:
+            cycle = forming[forming.index(base):]
+            path = " → ".join(f"`{n}`" for n in [*cycle, base])
+            f = base.rpartition("'")[0]
+            self.error(f"partial derivative `{base}` depends on itself ({path}): `{f}`, with "
+                       "its definitions substituted, contains it; break the cycle", u.span)
+            self.missing.update(cycle)
+            return
+        f, _, v = base.rpartition("'")
+        if not f or not v:
+            self.error(f"`{base}`: a `'` in a name marks a derivative, `x't` (by time) or "
+                       "`x'y` (partial, by `y`)", u.span)
+            self.missing.add(base)
+            return
+        if f not in self.variables:
+            hint = suggest(f, sorted(self.variables))
+            self.error(f"partial derivative `{base}`: `{f}` is not defined{hint}", u.span)
+            self.missing.add(base)
+            return
+        var = self.variables[f]
+        if var.expr is None:
+            self.missing.add(base)
+            return
+        expanded = self.expand_except(var.expr, v)
+        if expanded is None:
+            self.missing.add(base)  # the cycle is reported with the definitions
+            return
+        forming.append(base)
+        for sym in sorted(expanded.free_symbols, key=lambda s: s.name):
+            inner = split_derivative(sym.name)[0]
+            if "'" in inner:
+                self.partial(inner, self.first_use.get(inner, u), forming)
+        forming.pop()
+        if base in self.missing:
+            return
+        if any(split_derivative(s.name)[0] in self.missing for s in expanded.free_symbols):
+            self.missing.add(base)  # reported at the partial it needs
+            return
+        expanded = self.expand_except(expanded, v)
+        if expanded is None:
+            self.missing.add(base)
+            return
+        expr = derivative(expanded, TIME if v == TIME.name else se.Symbol(v))
+        stmt = ast.Variable(name=ast.Name(name=base, span=u.span, start=u.start,
+                                          end=u.start + len(base)),
+                            expr=ast.Name(name=base, span=u.span, start=u.start,
+                                          end=u.start), span=u.span, start=u.start,
+                            end=u.start)
+        value = _to_float(expr) if not expr.free_symbols else None
+        self.variables[base] = _Var(stmt, expr, value)
+        for sym in expr.free_symbols:
+            b, order = split_derivative(sym.name)
+            self.uses.append(_Use(sym.name, b, order, u.span, u.start, "definition",
+                                  f"partial derivative `{base}`", base))
 
     def variable(self, stmt: ast.Variable) -> None:
         written = stmt.name.name
@@ -423,6 +472,7 @@ class _Builder:
     def bodies(self) -> None:
         self.body_data: dict[str, tuple[ast.BodyRecord, tuple[Transform, ...],
                                         tuple[Transform, ...], Inertia | None]] = {}
+        self.inertia_spans: dict[str, dict[str, Span]] = {}
         for rec in self.body_records:
             body = rec.name.name
             chain = tuple(t for t in (self.transform(i, body) for i in rec.transforms)
@@ -503,6 +553,7 @@ class _Builder:
                 expr = self.formula(item.args[0], "inertia",
                                     f"{_LABEL[field_name]} of body `{body}`")
                 named[field_name] = (item, expr)
+                self.inertia_spans.setdefault(body, {})[field_name] = item.span
                 ok = ok and expr is not None
             else:
                 positional.append(item)
@@ -518,6 +569,7 @@ class _Builder:
                            f"{len(positional)}", positional[0].span)
                 return tuple(central), None
             for field_name, node in zip(_POSITIONAL, positional, strict=False):
+                self.inertia_spans.setdefault(body, {})[field_name] = node.span
                 values[field_name] = self.formula(node, "inertia",
                                                   f"{_LABEL[field_name]} of body `{body}`")
         if "mass" not in values:
@@ -649,6 +701,7 @@ class _Builder:
         parts: dict[str, tuple[str, ...]] = {}
         rotations: list[Transform] = []
         ok = True
+        self.quaternion_names: dict[str, Span] = {}
         for item in ins.items:
             head = item.func.name if isinstance(item, ast.Call) else None
             if head in ("P", "Q", "E"):
@@ -665,6 +718,8 @@ class _Builder:
                     ok = False
                     continue
                 parts[head] = tuple(self.rename(a.name) for a in item.args)  # type: ignore[union-attr]
+                for a in item.args:
+                    self.quaternion_names.setdefault(self.rename(a.name), a.span)  # type: ignore[union-attr]
             elif head in ("Rx", "Ry", "Rz"):
                 assert isinstance(item, ast.Call)
                 if len(item.args) != 1:
@@ -695,6 +750,26 @@ class _Builder:
             self.quaternion = QuaternionInstruction(
                 (q[0], q[1], q[2], q[3]), tuple(rotations),
                 None if p is None else (p[0], p[1], p[2], p[3]), parts.get("E"), ins.span)
+
+    def check_quaternion_names(self) -> None:
+        """The components ``Q(…)`` of ``КВАТЕРНИОН`` must be names of the model.
+
+        The angles and ``E(…)`` are defined by the operator; the quaternion it turns
+        into them must exist (``Q(l0, l, l2, l3)`` with no ``l`` ended in derive).
+        ``P(…)`` is stored as written (its names are looked up only when an angle is
+        asked for).
+        """
+        q = getattr(self, "quaternion", None)
+        if q is None:
+            return
+        ins = self.instructions["QUATERNION"]
+        known = set(self.coordinates) | self.known | self.missing
+        for name in q.quaternion:
+            if name not in known and split_derivative(name)[0] not in self.missing:
+                hint = suggest(name, sorted(set(self.coordinates) | self.params | self.defs))
+                self.error(f"`{name}` in `{ins.written}` is not a coordinate or a name of the "
+                           f"model{hint}; `Q(…)` lists the components of a body's quaternion",
+                           self.quaternion_names[name])
 
     def quaternion_angle_names(self) -> set[str]:
         """Names the ``КВАТЕРНИОН`` operator defines: its rotation angles and ``E(…)``
@@ -1036,6 +1111,77 @@ class _Builder:
             self.error(f"{where} depends on {what}; it must be {constant} (parameters only)",
                        span)
 
+    def check_definition_values(self, order: list[str]) -> None:
+        """Error at a formula of parameters only that has no finite value in the file.
+
+        Definitions, element characteristics and gravity: ``z = 0; k = 1 % z;`` would
+        reach the engines as a NaN or a division by zero.
+        """
+        self.no_value: set[str] = set()
+        for n in order:
+            var = self.variables[n]
+            if n not in self.cyclic and var.expr is not None and not \
+                    self.check_parameter_formula(var.expr, f"definition of `{n}`",
+                                                 var.stmt.name.span):
+                self.no_value.add(n)
+        for (label, coord), (stmt, _node, expr) in self.elements.items():
+            if expr is not None:
+                self.check_parameter_formula(expr, f"characteristic of element "
+                                                   f"`{label}.{coord}`", stmt.expr.span)
+        if self.gravity is not None:
+            ins = self.instructions["GRAVITY"]
+            for g in self.gravity:
+                self.check_parameter_formula(g, f"`{ins.written}`", ins.name_span)
+
+    def check_parameter_formula(self, expr: Expr, where: str, span: Span | None) -> bool:
+        """Error if ``expr``, a formula of parameters only, has no finite real value.
+
+        Returns whether it has one (or is no such formula, or uses a definition that
+        was reported already).
+        """
+        if any(s.name in self.no_value for s in expr.free_symbols):
+            return False
+        params = set(self.param_exprs)
+        expr = self.expand(expr)
+        if not expr.free_symbols or not {s.name for s in expr.free_symbols} <= params:
+            return True
+        number = _substitute(expr, {se.Symbol(n): v for n, v in self.param_exprs.items()})
+        v = None if number is None or number.free_symbols else _to_float(number)
+        if v is None:
+            why = "is undefined (a division by zero?)" if number is None else \
+                _not_a_float(number)
+            self.error(f"{where} depends on parameters only, and with their values in the "
+                       f"file it {why}; check the formula or the values", span)
+            return False
+        return True
+
+    def check_inertia(self, body: str, rec: ast.BodyRecord, inertia: Inertia) -> None:
+        """Error at the record if the body's (constant) inertia is physically impossible.
+
+        Runs on the numbers the parameters have in the file (``m ≥ 0``, tensor positive
+        semidefinite, triangle inequalities: :func:`kidym.model.inertia.inertia_problem`);
+        run-time overrides are checked by :func:`kidym.model.inertia.check_inertias`.
+        """
+        subs = {se.Symbol(n): v for n, v in self.param_exprs.items()}
+        numbers = []
+        for f in _POSITIONAL:
+            expr = _substitute(self.expand(getattr(inertia, f)), subs)
+            if expr is not None and expr.free_symbols:
+                return   # reported (a missing or broken name)
+            v = None if expr is None else _to_float(expr)
+            if v is None:
+                why = ("is undefined with the parameter values of the file (a division by "
+                       "zero?)" if expr is None else _not_a_float(expr))
+                self.error(f"{_LABEL[f]} of body `{body}` {why}",
+                           self.inertia_spans.get(body, {}).get(f, rec.name.span))
+                return
+            numbers.append(v)
+        problem = inertia_problem(numbers, complete=full_tensor(inertia))
+        if problem is not None:
+            span = self.inertia_spans.get(body, {}).get(problem.field, rec.name.span)
+            self.error(f"body `{body}`: {problem.message}; a real body cannot have this "
+                       "inertia", span)
+
     # ------------------------------------------------------------ instructions (global part)
     def value(self, node: ast.Expr, where: str, *, formula: tuple[dict, str] | None = None
               ) -> float | None:
@@ -1055,7 +1201,11 @@ class _Builder:
         if formula is not None and expr.free_symbols and all(
                 n in self.param_exprs for n in names):
             formula[0][formula[1]] = expr
-        expr = expr.xreplace(subs)
+        expr = _substitute(expr, subs)
+        if expr is None:
+            self.error(f"{where} is undefined with the parameter values of the file "
+                       f"(`{self.text(node)}`: a division by zero?)", node.span)
+            return None
         if expr.free_symbols:
             bad = ", ".join(f"`{s.name}`" for s in sorted(expr.free_symbols, key=lambda s: s.name))
             self.error(f"{where} must be a number, but `{self.text(node)}` depends on {bad}",
@@ -1299,10 +1449,12 @@ class _Builder:
         self.collect()
         self.bodies()
         self.instruction_lists()
+        self.partials()   # after every formula is recorded: bodies and instructions use them
         self.broken = {n for n, v in self.variables.items() if v.expr is None}
         self.classify()
         self.check_derivatives()
         self.check_velocities()
+        self.check_quaternion_names()
         self.check_elements()
         def_order = self.definition_order()
         body_order = self.body_order()
@@ -1310,12 +1462,16 @@ class _Builder:
         uses_g = any(u.base == "g" for u in self.uses)
         if uses_g and "g" not in self.variables:
             self.param_exprs["g"] = rational(Fraction(str(G_VALUE)))
+        self.check_definition_values(def_order)
         for body, (rec, _c, _cc, inertia) in self.body_data.items():
             if inertia is None:
                 continue
+            n_errors = len(self.diags)
             for f in _POSITIONAL:
                 self.check_constant(getattr(inertia, f), f"{_LABEL[f]} of body `{body}`",
                                     rec.name.span)
+            if len(self.diags) == n_errors:
+                self.check_inertia(body, rec, inertia)
         if self.gravity is not None:
             ins = self.instructions["GRAVITY"]
             for g in self.gravity:
@@ -1392,6 +1548,26 @@ def _to_float(expr: Expr) -> float | None:
     except (RuntimeError, TypeError, ValueError, OverflowError):
         return None
     return value if math.isfinite(value) else None
+
+
+def _out_of_range(expr: Expr) -> Expr | None:
+    """An exact number in ``expr`` that no double can hold (``10^399``), or ``None``."""
+    for a in expr.atoms(se.Number):
+        if isinstance(a, se.Integer | se.Rational) and a != 0 and _to_float(a) in (None, 0.0):
+            return a
+    return None
+
+
+def _short_text(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def _substitute(expr: Expr, subs: dict) -> Expr | None:
+    """``expr.xreplace(subs)``, or ``None`` where that is undefined (``floor(1/0)``)."""
+    try:
+        return expr.xreplace(subs)
+    except (RuntimeError, ValueError, ZeroDivisionError):
+        return None
 
 
 def _not_a_float(expr: Expr) -> str:

@@ -13,6 +13,7 @@ from scipy.integrate import solve_ivp
 from kidym.eom.equations import Equations, derive
 from kidym.errors import SimulationError
 from kidym.kinematics import names
+from kidym.model.inertia import check_inertias
 from kidym.model.model import Model
 from kidym.simulate.energy import POWER, energy_balance
 from kidym.simulate.events import RESET, STORM_HINT, TERMINAL, EventFunctions, crossed
@@ -35,7 +36,9 @@ def parameter_vector(model: Model, overrides: Mapping[str, float] | None = None)
     """The parameter values of ``model`` in model order, with ``overrides`` applied.
 
     The runtime parameter vector of every engine; an unknown name is a ``KeyError``
-    listing the model's parameters.
+    listing the model's parameters, and values that give a body an impossible inertia
+    (negative mass, a tensor not positive semidefinite or against the triangle
+    inequality) are a ``ValueError`` naming the body, the parameters and their values.
     """
     values = model.parameter_values
     for k, v in (overrides or {}).items():
@@ -43,6 +46,8 @@ def parameter_vector(model: Model, overrides: Mapping[str, float] | None = None)
             raise KeyError(f"`{k}` is not a parameter of model `{model.name}`; parameters: "
                            + ", ".join(values))
         values[k] = float(v)
+    if overrides:
+        check_inertias(model, values, changed=list(overrides))
     return np.array([values[p] for p in values], dtype=float)
 
 @dataclass(frozen=True)

@@ -142,3 +142,11 @@ def test_undecided_when_the_symbolic_confirmation_is_out_of_budget():
     assert "random states" in v.reason and v.describe().startswith("undecided")
     small = check_integrability(derive(parse(DERIVED_FROM_HOLONOMIC)), budget=0)
     assert small.holonomic is None and "not attempted" in small.reason
+
+
+def test_huge_exponents_near_the_double_limit_do_not_overflow():
+    # X_v = ∂x + y^N ∂z, X_w = ∂y: [X_w, X_v] = N y^(N-1) ∂z leaves the span (N = 1e300)
+    eq = derive(parse("Body | Sx(x), Sy(y), Sz(z) | m(1);\nPSEUDOVELOCITIES := v, w;\n"
+                      "x't = v;\ny't = w;\nz't = v*y^1e300;"))
+    v = check_integrability(eq)
+    assert not v.holonomic and v.constraints == 1

@@ -137,3 +137,19 @@ def test_incomplete_conditional_is_a_syntax_error() -> None:
 def test_huge_exponent_literal_is_refused() -> None:
     with pytest.raises(ParseError, match=r"number `1e999` is out of range"):
         parse("m = 1e999;")
+
+
+@pytest.mark.parametrize("literal", ["1" * 5000, "0." + "0" * 4999 + "1", "2" * 1001 + "e-300"])
+def test_literal_of_too_many_digits_is_a_located_error(literal: str) -> None:
+    # 5000 digits: Python refuses int("1"*5000) (a ValueError with no location before)
+    with pytest.raises(ParseError, match=r"number `\d[\d.]{9}…[\de-]{10}` has \d+ digits; a "
+                                         r"literal has at most 1000") as info:
+        parse(f"m = 1;\nk = {literal};\nJm.x = m*k;")
+    [d] = info.value.errors
+    assert (d.span.line, d.span.column, d.span.end_column) == (2, 5, 5 + len(literal))
+
+
+def test_literal_of_many_digits_is_read_exactly() -> None:
+    # 1000 digits are accepted and read exactly: 0.333…3 (1000 threes) is 1/3 to a double
+    model = parse(f"k = 0.{'3' * 999};\nJm.x = k;")
+    assert model.parameter_values["k"] == 1 / 3

@@ -88,6 +88,39 @@ def test_partial_derivative_names() -> None:
         parse("fun = x; g = fan'x; Cs.x = fun; Cs.g = 1;")
 
 
+def test_a_partial_used_by_another_is_formed_first() -> None:
+    # a'phi = ∂(phi·c'phi)/∂phi = c'phi + phi·∂c'phi/∂phi = 3 phi² + 6 phi² (by hand)
+    model = parse("x = a'phi; a = c'phi*phi; c = phi^3; Cs.phi = x;")
+    phi = se.Symbol("phi")
+    assert se.expand(model.definition("a'phi").expr - 9 * phi**2) == 0
+
+
+@pytest.mark.parametrize(("text", "name", "column"), [
+    ("a = a'phi + phi; Cs.phi = a;", "a'phi", 5),
+    ("a = a'phi; Ps.phi = a;", "a'phi", 5),
+    ("a = b'phi + phi;\nb = a*phi; Cs.phi = a;", "b'phi", 5),
+    ("u = 1 + v'phi;\nv = phi*w'phi;\nw = u; Cs.phi = u;", "v'phi", 9),
+])
+def test_a_partial_that_needs_itself_is_an_error(text: str, name: str, column: int) -> None:
+    with pytest.raises(ModelError, match=rf"partial derivative `{name}` depends on itself"
+                                         r" \(.*\): .*break the cycle") as info:
+        parse(text)
+    [d] = [d for d in info.value.errors if "depends on itself" in d.message]
+    assert (d.span.line, d.span.column, d.span.end_column) == (1, column, column + len(name))
+
+
+def test_partials_in_bodies_and_instructions() -> None:
+    # used only in a body record: formed (was "`f'q` is not defined" from derive)
+    model = parse("f = q^2/2;\nRod | Sx(f'q), Rz(phi) | m(1), Jx(1), Jy(1), Jz(1);")
+    assert model.definition("f'q").expr == se.Symbol("q")
+    assert model.coordinates == ("q", "phi")
+    with pytest.raises(ModelError, match=r"partial derivative `x't't2`: `x't` is not defined"
+                       ) as info:
+        parse("Rod | Rz(phi) | m(1), Jx(1), Jy(1), Jz(x't't2);")
+    [d] = info.value.errors
+    assert (d.span.line, d.span.column, d.span.end_column) == (1, 40, 46)
+
+
 def test_units_converted_and_checked() -> None:
     warnings: list = []
     model = parse("РАЗМЕРНОСТИ := m(кг), l(м), t(с);\n"

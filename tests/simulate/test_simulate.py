@@ -98,3 +98,19 @@ def test_a_model_without_degrees_of_freedom_is_named(engine):
             kidym.simulate_batch(model, parameters=[{}])
         else:
             kidym.simulate(model, engine=engine)
+
+
+def test_run_time_parameters_that_make_an_inertia_impossible_are_refused() -> None:
+    from make_chain import chain_text
+
+    model = kidym.parse(chain_text(2))
+    with pytest.raises(ValueError, match=r"body `L1`: the moments of inertia violate the "
+                                         r"triangle inequality: Jz = 0\.5 exceeds .* with "
+                                         r"parameters Jx = 0\.025, Jy = 0\.02, Jz = 0\.5"):
+        kidym.simulate(model, t_end=0.1, engine="numpy", parameters={"Jz": 0.5})
+    pendulum = kidym.parse(DOUBLE_PENDULUM)
+    with pytest.raises(ValueError, match=r"body `Rod2`: the mass is negative \(m = -0\.7\), "
+                                         r"with parameters l2 = 0\.9, m2 = -0\.7"):
+        kidym.simulate(pendulum, t_end=0.1, engine="numpy", parameters={"m2": -0.7})
+    # a change that keeps the bodies real is accepted
+    kidym.simulate(model, t_end=0.1, engine="numpy", parameters={"Jx": 0.02})
