@@ -133,12 +133,7 @@ class Equations:
 
     def uses_accelerations(self, exprs: list[Expr]) -> bool:
         """Whether ``exprs`` (or a named quantity they use) contain an acceleration ``ẇ``."""
-        acc = set(self.accelerations)
-        if not acc:
-            return False
-        if any(acc & se.sympify(e).free_symbols for e in exprs):
-            return True
-        return any(acc & self.graph.formula(s).free_symbols for s in self.graph.needed(exprs))
+        return self.graph.mentions(exprs, set(self.accelerations))
 
     def intermediates(self, roots: list[Expr] | None = None) -> list[tuple[se.Symbol, Expr]]:
         """Named quantities needed by ``roots`` (default: the right-hand side), in order."""

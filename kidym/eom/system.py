@@ -293,12 +293,7 @@ class SystemGraph:
 
     def uses_accelerations(self, exprs: list[Expr]) -> bool:
         """Whether ``exprs`` (or a named quantity they use) contain an acceleration ``ẇ``."""
-        acc = set(self.accelerations)
-        if not acc:
-            return False
-        if any(acc & se.sympify(e).free_symbols for e in exprs):
-            return True
-        return any(acc & self.graph.formula(s).free_symbols for s in self.graph.needed(exprs))
+        return self.graph.mentions(exprs, set(self.accelerations))
 
     def time_derivative(self, expr: Expr, name: str) -> Expr:
         """The whole time derivative of ``expr``: ``dt`` (``ẇ = 0``) plus ``Σ ∂/∂w · ẇ``.

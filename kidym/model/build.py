@@ -1069,8 +1069,10 @@ class _Builder:
                        "the fixed frame or another body", rec.base.span if rec.base else None)
         return _topological(graph, key=lambda n: start[n])
 
-    def expand(self, expr: Expr) -> Expr:
-        """``expr`` with every (acyclic) definition substituted, recursively."""
+    def expand(self, expr: Expr) -> Expr | None:
+        """``expr`` with every (acyclic) definition substituted, recursively; ``None``
+        where SymEngine cannot form the result (an exact power too large to compute,
+        ``1/0`` once values meet)."""
         for _ in range(len(self.defs) + 1):
             subs = {}
             for s in expr.free_symbols:
@@ -1079,7 +1081,9 @@ class _Builder:
                     subs[s] = self.variables[n].expr
             if not subs:
                 return expr
-            expr = expr.xreplace(subs)
+            expr = _substitute(expr, subs)
+            if expr is None:
+                return None
         return expr
 
     def check_constant(self, expr: Expr | None, where: str, span: Span | None,
@@ -1087,7 +1091,12 @@ class _Builder:
         if expr is None:
             return
         params = self.params | {"g"}
-        for s in sorted(self.expand(expr).free_symbols, key=lambda s: s.name):
+        expanded = self.expand(expr)
+        if expanded is None:
+            self.error(f"{where} cannot be formed with the definitions it uses substituted "
+                       "(a number too large, or a division by zero?)", span)
+            return
+        for s in sorted(expanded.free_symbols, key=lambda s: s.name):
             n = s.name
             if n in params or n in self.missing or n in self.broken or (
                     allow_time and n == TIME.name):
@@ -1143,6 +1152,10 @@ class _Builder:
             return False
         params = set(self.param_exprs)
         expr = self.expand(expr)
+        if expr is None:
+            self.error(f"{where} cannot be formed with the definitions it uses substituted "
+                       "(a number too large, or a division by zero?)", span)
+            return False
         if not expr.free_symbols or not {s.name for s in expr.free_symbols} <= params:
             return True
         number = _substitute(expr, {se.Symbol(n): v for n, v in self.param_exprs.items()})
@@ -1165,7 +1178,8 @@ class _Builder:
         subs = {se.Symbol(n): v for n, v in self.param_exprs.items()}
         numbers = []
         for f in _POSITIONAL:
-            expr = _substitute(self.expand(getattr(inertia, f)), subs)
+            expanded = self.expand(getattr(inertia, f))
+            expr = None if expanded is None else _substitute(expanded, subs)
             if expr is not None and expr.free_symbols:
                 return   # reported (a missing or broken name)
             v = None if expr is None else _to_float(expr)
@@ -1193,6 +1207,11 @@ class _Builder:
         except FormulaError:
             return None  # reported when the formula was first converted
         expr = self.expand(expr)
+        if expr is None:
+            self.error(f"{where} cannot be formed with the definitions it uses substituted "
+                       f"(`{self.text(node)}`: a number too large, or a division by zero?)",
+                       node.span)
+            return None
         names = {s.name for s in expr.free_symbols}
         if names & (self.missing | self.broken) or any(
                 split_derivative(n)[0] in self.missing for n in names):

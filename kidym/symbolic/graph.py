@@ -231,6 +231,15 @@ class Graph:
                          if d in self._exprs and d not in seen)
         return [s for s in self._exprs if s in seen]
 
+    def mentions(self, exprs: Iterable[Expr], symbols: set[se.Symbol]) -> bool:
+        """Whether ``exprs``, or a named quantity they need, contain one of ``symbols``."""
+        if not symbols:
+            return False
+        exprs = [se.sympify(e) for e in exprs]
+        if any(symbols & e.free_symbols for e in exprs):
+            return True
+        return any(symbols & self._exprs[s].free_symbols for s in self.needed(exprs))
+
     def expand(self, expr: Expr) -> Expr:
         """``expr`` with every named quantity substituted (the swollen form; small models)."""
         expr = se.sympify(expr)

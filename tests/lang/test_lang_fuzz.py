@@ -19,17 +19,9 @@ from kidym.lang.fmt import format_source
 from kidym.lang.formulas import similarity_bound
 from kidym.lang.source import decode
 from kidym.model import Model
+from tests.lang import fuzzing
 from tests.lang.fixtures import BALL, FIG2, FIG3, PENDULUM
-
-PIECES = [
-    *"xyzmJPCDRSQ()|~,;:=+-*/^%?!<>#{}.'@$ \n\t0123456789eEλКуля°№\\\"",
-    "Rx(", "Sx(", "Q(", "m(", ":=", "ПОКАЗАТЬ", "КОНЕЦ;", "ПСЕВДОСКОРОСТИ:=", "Jm.x",
-    "x't", "x't't", "\\=", "<=", "omegax@B", "1e9", ".5", "sqrt(", "atan2(", "1/0", "9^9^9",
-    "INITIAL:=", "TIME:=t(", "GRAVITY:=", "COORDINATES:=", "SHOW:=", "РАСЧЕТ:=",
-    "РАЗМНОЖИТЬ:i(1,3);", "x$i", "m$(2*i)", "ИЗЪЯТЬ:=", "СРАВНИТЬ:=", "СОВМЕСТИТЬ:=V(",
-    "x'y", "КОДИРОВКА:=", "ТВЕРДЫЕ ТЕЛА:", "B~A(", "J(", "РАЗМЕРНОСТИ:=", "l(см)", ", см;",
-    "КИНЕМАТИКА", "РАБОТА:=",
-]
+from tests.lang.fuzzing import PIECES, mutated
 
 
 def _check(text: str) -> None:
@@ -51,21 +43,6 @@ def _check(text: str) -> None:
                 assert d.span.column >= 1
     else:
         assert isinstance(model, Model)
-
-
-def _mutate(rng: random.Random, text: str) -> str:
-    chars = list(text)
-    for _ in range(rng.randint(1, 6)):
-        op = rng.random()
-        pos = rng.randrange(len(chars) + 1)
-        if op < 0.4 and chars:
-            del chars[min(pos, len(chars) - 1)]
-        elif op < 0.8:
-            chars.insert(pos, rng.choice(PIECES))
-        elif chars:
-            i, j = rng.randrange(len(chars)), rng.randrange(len(chars))
-            chars[i], chars[j] = chars[j], chars[i]
-    return "".join(chars)
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -94,7 +71,7 @@ POINT = (Path(__file__).resolve().parents[2] / "examples" / "kinematics"
 def test_mutated_valid_models(seed: int, fixture: str) -> None:
     rng = random.Random(200 + seed)
     for _ in range(120):
-        _check(_mutate(rng, fixture))
+        _check(mutated(rng, fixture))
 
 
 @pytest.mark.parametrize("text", [
@@ -154,11 +131,14 @@ def test_deeply_nested_formulas_are_located_errors_not_crashes(tmp_path, text):
 def test_sign_of_a_fractional_power_of_a_negated_base_does_not_crash(text):
     """SymEngine 0.15's sign((-u)^e) recursed until SIGSEGV (found by tests/lang/fuzzing.py);
     the sign is written by its definition there, and equals it numerically."""
-    script = ("import kidym, sys\nm = kidym.parse(sys.stdin.read())\n"
-              "eq = kidym.derive(m)\nprint('derived', eq.n_w)\n")
+    script = ("import kidym, sys\ntry:\n    m = kidym.parse(sys.stdin.read())\n"
+              "    print('derived', kidym.derive(m).n_w)\n"
+              "except kidym.ParseError as e:\n    print('located' if e.errors else 'bare')\n")
     run = subprocess.run([sys.executable, "-c", script], input=text, capture_output=True,
                          text=True, timeout=120, cwd=Path(__file__).resolve().parents[2])
-    assert run.returncode == 0 and "derived" in run.stdout, (run.returncode, run.stderr[-500:])
+    # (sign(sqrt(-1)) of parameters alone is a located error: undefined with the values)
+    assert run.returncode == 0, (run.returncode, run.stderr[-500:])
+    assert run.stdout.split()[0] in ("derived", "located"), run.stdout
 
 
 def test_sign_written_by_its_definition_has_the_values_of_sign():
@@ -177,3 +157,11 @@ def test_sign_written_by_its_definition_has_the_values_of_sign():
             at = {sympy.Symbol("x"): xv, sympy.Symbol("y"): yv}
             want = float(np.sign(float(power.subs(at))))
             assert float(got.subs(at)) == want, (expr, xv, yv)
+
+
+def test_the_fuzzer_finds_nothing(capsys):
+    """800 inputs of tests/lang/fuzzing.py (mutated examples, generated models) through
+    parsing and derivation: each a model or located errors, none uncaught, none over
+    10 s or 2 GB, no crash. Among them seeds 129, 356, 432 and 500, which raised
+    SymEngine's `powrat: 'exp' does not fit ulong` from substituting definitions."""
+    assert fuzzing.main(["--inputs", "800"]) == 0, capsys.readouterr().out
