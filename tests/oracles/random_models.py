@@ -215,7 +215,7 @@ class RandomModel:
         for b in self.bodies:
             for k, a, v in b.transforms:
                 tags.add(f"{k}{a}({v.kind})")
-            for k, a, v in b.central:
+            for k, _a, v in b.central:
                 tags.add(f"central {k}({v.kind})")
             tags.add("full inertia" if b.products is not None else "diagonal inertia")
         tags.add("gravity" if self.gravity is not None else "no gravity")
@@ -241,7 +241,8 @@ def _value(low: float, high: float) -> st.SearchStrategy[float]:
 
 @st.composite
 def models(draw: st.DrawFn, *, max_bodies: int = 3, max_coordinates: int = 3,
-           time_dependent: bool = True, omega_elements: bool = True) -> RandomModel:
+           time_dependent: bool = True, omega_elements: bool = True,
+           element_classes: tuple[str, ...] = ("J", "D", "C", "P")) -> RandomModel:
     """Draw a random valid model.
 
     Parameters
@@ -252,6 +253,8 @@ def models(draw: st.DrawFn, *, max_bodies: int = 3, max_coordinates: int = 3,
         Whether prescribed motions and time-dependent forces may be drawn.
     omega_elements : bool
         Whether elements on angular-velocity projections may be drawn.
+    element_classes : tuple of str
+        The classes of elements on coordinates drawn (``D`` and ``P`` also on ``ω``).
 
     Returns
     -------
@@ -324,10 +327,10 @@ def models(draw: st.DrawFn, *, max_bodies: int = 3, max_coordinates: int = 3,
                    param("gz", -10.0, 10.0))
 
     elements: list[RandomElement] = []
-    classes = ("J", "D", "C", "P")
-    for k in range(draw(st.integers(0, 3))):
-        on_omega = omega_elements and draw(st.booleans())
-        cls = draw(st.sampled_from(("D", "P") if on_omega else classes))
+    on_omega_classes = tuple(c for c in element_classes if c in ("D", "P"))
+    for k in range(draw(st.integers(0, 3 if element_classes else 0))):
+        on_omega = omega_elements and bool(on_omega_classes) and draw(st.booleans())
+        cls = draw(st.sampled_from(on_omega_classes if on_omega else element_classes))
         if on_omega:
             body = draw(st.sampled_from([b.name for b in bodies]))
             axis = draw(st.sampled_from(("X", "Y", "Z")))
@@ -335,7 +338,8 @@ def models(draw: st.DrawFn, *, max_bodies: int = 3, max_coordinates: int = 3,
         else:
             target, where = draw(st.sampled_from(coords)), (None, None)
         value: tuple[str, ...]
-        form = draw(st.sampled_from(("const", "wave", "sin") if cls == "P" else ("const",)))
+        forms = ("const", "wave", "sin") if time_dependent else ("const", "sin")
+        form = draw(st.sampled_from(forms if cls == "P" else ("const",)))
         if form == "wave" and time_dependent:
             value = ("wave", param("A", -2.0, 2.0), param("W", 0.5, 3.0))
         elif form == "sin":
@@ -363,7 +367,8 @@ def oracle(model: RandomModel) -> Oracle:
     -------
     Oracle
         ``M(q, t) u' = F(q, u, t)`` with ``u = q'``; parameters in the model's order,
-        then ``t``.
+        then ``t``. The energies include ``c u_k²/2`` of the ``J`` elements and
+        ``c q_k²/2`` of the ``C`` elements on coordinates.
     """
     t = dynamicsymbols._t
     q = {name: dynamicsymbols(name) for name in model.coordinates}
@@ -410,6 +415,7 @@ def oracle(model: RandomModel) -> Oracle:
 
     # elements on generalized coordinates: structure p = q_k, partial velocity e_k
     mass, forcing = ref.mass_matrix.copy(), ref.forcing.copy()
+    kinetic, potential = ref.kinetic_energy, ref.potential_energy
     plain_q = dict(zip(model.coordinates, ref.coordinates))
     rule = {q[n]: plain_q[n] for n in model.coordinates}
     for e in model.elements:
@@ -419,10 +425,13 @@ def oracle(model: RandomModel) -> Oracle:
         value = e.sympy(q, p).xreplace(rule)
         if e.cls == "J":
             mass[k, k] += value
+            kinetic += value * ref.speeds[k] ** 2 / 2
         elif e.cls == "C":
             forcing[k] -= value * ref.coordinates[k]
+            potential += value * ref.coordinates[k] ** 2 / 2
         elif e.cls == "D":
             forcing[k] -= value * ref.speeds[k]
         else:
             forcing[k] += value
-    return dataclasses.replace(ref, mass_matrix=mass, forcing=forcing)
+    return dataclasses.replace(ref, mass_matrix=mass, forcing=forcing, kinetic_energy=kinetic,
+                               potential_energy=potential)
