@@ -33,6 +33,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--compiled-every", type=int, default=10,
                         help="check NumPy vs compiled on every k-th model (0: never)")
+    parser.add_argument("--show", type=int, default=5,
+                        help="print the first SHOW disagreements in full (Hypothesis "
+                             "mutates a failing model, so one bug shows up many times)")
     args = parser.parse_args(argv)
 
     deadline = time.monotonic() + 60.0 * args.minutes
@@ -55,8 +58,9 @@ def main(argv: list[str] | None = None) -> int:
                 engines(model, state_seed)
         except Exception:  # every failure is a finding to report
             failures.append((model.text(), traceback.format_exc(limit=3)))
-            print(f"DISAGREEMENT #{len(failures)}\n{model.text()}{failures[-1][1]}",
-                  flush=True)
+            if len(failures) <= args.show:
+                print(f"DISAGREEMENT #{len(failures)}\n{model.text()}{failures[-1][1]}",
+                      flush=True)
         if tried % 50 == 0:
             print(f"{tried} models, {len(failures)} disagreements", flush=True)
 
