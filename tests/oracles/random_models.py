@@ -6,7 +6,8 @@ transforms (``Rx/Ry/Rz`` rotations and ``Sx/Sy/Sz`` shifts, by coordinates, scal
 coordinates, constants, degree literals and prescribed motions ``A*sin(W*t)``), random
 central transforms, diagonal or full inertia tensors, gravity in any direction, and force
 elements of the classes ``J``, ``D``, ``C``, ``P`` on generalized coordinates and ``P``,
-``D`` on angular-velocity projections ``ωXBody…``.
+``D`` on angular-velocity projections ``ωXBody…`` and mass-centre coordinates
+``XCBody…``.
 
 The same description is rendered two ways, independently:
 
@@ -22,6 +23,8 @@ Conventions of the oracle, from the mechanics (docs/language.md §2.3–2.4):
   ``−c q_k``, ``D`` adds ``−c q̇_k`` and ``P`` adds its value to ``F[k]``;
 * an element on ``ωXBody`` acts through the body's central x axis: ``P`` is a moment
   ``P e_x`` on the central frame, ``D`` a moment ``−c (ω·e_x) e_x``;
+* an element on ``XCBody`` (the mass centre's fixed-frame x) is a force on the mass
+  centre along the fixed x axis: ``P e_x`` or ``−c (v_C·e_x) e_x``;
 * the central tensor is ``[[Jx, −Jxy, −Jxz], [−Jxy, Jy, −Jyz], [−Jxz, −Jyz, Jz]]``;
 * a rotation angle written as a plain numeric literal is in degrees.
 """
@@ -220,7 +223,7 @@ class RandomModel:
             tags.add("full inertia" if b.products is not None else "diagonal inertia")
         tags.add("gravity" if self.gravity is not None else "no gravity")
         for e in self.elements:
-            where = "ω" if e.body is not None else "q"
+            where = "q" if e.body is None else "ω" if e.target[0] == "ω" else "XC"
             tags.add(f"{e.cls} on {where} ({e.value[0] if len(e.value) > 1 else 'const'})")
         if any("prescribed" in v.kind for b in self.bodies for _, _, v in b.transforms) or any(
                 e.value[0] == "wave" for e in self.elements):
@@ -252,7 +255,9 @@ def models(draw: st.DrawFn, *, max_bodies: int = 3, max_coordinates: int = 3,
     time_dependent : bool
         Whether prescribed motions and time-dependent forces may be drawn.
     omega_elements : bool
-        Whether elements on angular-velocity projections may be drawn.
+        Whether ``D`` and ``P`` elements on body quantities may be drawn: on
+        angular-velocity projections ``ωXBody…`` and on mass-centre coordinates
+        ``XCBody…``.
     element_classes : tuple of str
         The classes of elements on coordinates drawn (``D`` and ``P`` also on ``ω``).
 
@@ -329,12 +334,13 @@ def models(draw: st.DrawFn, *, max_bodies: int = 3, max_coordinates: int = 3,
     elements: list[RandomElement] = []
     on_omega_classes = tuple(c for c in element_classes if c in ("D", "P"))
     for k in range(draw(st.integers(0, 3 if element_classes else 0))):
-        on_omega = omega_elements and bool(on_omega_classes) and draw(st.booleans())
-        cls = draw(st.sampled_from(on_omega_classes if on_omega else element_classes))
-        if on_omega:
+        on_body = omega_elements and bool(on_omega_classes) and draw(st.booleans())
+        cls = draw(st.sampled_from(on_omega_classes if on_body else element_classes))
+        if on_body:  # ωXBody… (a moment) or XCBody… (a force on the mass centre)
             body = draw(st.sampled_from([b.name for b in bodies]))
             axis = draw(st.sampled_from(("X", "Y", "Z")))
-            target, where = f"ω{axis}{body}", (body, axis.lower())
+            quantity = draw(st.sampled_from(("ω{}", "{}C")))
+            target, where = quantity.format(axis) + body, (body, axis.lower())
         else:
             target, where = draw(st.sampled_from(coords)), (None, None)
         value: tuple[str, ...]
@@ -399,7 +405,15 @@ def oracle(model: RandomModel) -> Oracle:
         for e in model.elements:
             if e.body is None:
                 continue
-            frame, _ = central[e.body]
+            frame, point = central[e.body]
+            if not e.target.startswith("ω"):  # XCBody…: a force along a fixed axis
+                axis = getattr(fixed, str(e.axis))
+                if e.cls == "P":
+                    force = e.sympy(q, p) * axis
+                else:  # D: −c·ṗ along the axis, ṗ the velocity of the centre along it
+                    force = -e.sympy(q, p) * point.vel(fixed).subs(qdot_to_u).dot(axis) * axis
+                loads.append((point, force))
+                continue
             axis = getattr(frame, str(e.axis))
             if e.cls == "P":
                 moment = e.sympy(q, p) * axis

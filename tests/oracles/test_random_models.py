@@ -3,7 +3,9 @@
 The models come from :func:`tests.oracles.random_models.models`; the reference equations
 are built from the same random description with ``KanesMethod``
 (:func:`tests.oracles.random_models.oracle`), never from kidym's parse or derivation.
-Hypothesis runs derandomized, so CI sees the same models every time.
+Hypothesis runs derandomized, so CI sees the same models every time: about 300 models
+in all (200 parsed and derived, 90 against KanesMethod, 10 compiled, 6 integrated).
+A longer run: ``python3 -m tests.oracles.run_random_models --minutes 10``.
 """
 
 from __future__ import annotations
@@ -120,14 +122,14 @@ def test_small_models_match_kanes_method(model: RandomModel, seed: int) -> None:
 
 
 @pytest.mark.slow
-@settings(max_examples=25, **SETTINGS)
+@settings(max_examples=50, **SETTINGS)
 @given(models(), st.integers(0, 2**32 - 1))
 def test_models_match_kanes_method(model: RandomModel, seed: int) -> None:
     check_against_oracle(model, seed)
 
 
 @pytest.mark.slow
-@settings(max_examples=8, **SETTINGS)
+@settings(max_examples=10, **SETTINGS)
 @given(models(), st.integers(0, 2**32 - 1))
 def test_numpy_and_compiled_agree(model: RandomModel, seed: int) -> None:
     """``q̇``, ``M``, ``F`` and ``ẏ`` of both engines at random states, to 1e-12."""
