@@ -90,9 +90,11 @@ def _element_structure(system: SystemGraph, el, p: Expr
     """``ṗ``, its partials ``W̃_P = ∂ṗ/∂w`` (seed 000 eq. (16)) and whether ``p`` is a velocity.
 
     An element coordinate free of the speeds is a structure ``p(q, t)``: ``ṗ`` is its
-    time derivative. One that depends on the speeds (an angular-velocity projection
-    ``ωZBody``, a speed ``x't``, a definition of them) is the *differential structure*
-    ``ṗ`` itself (SPEC §2): it must be linear in the speeds, ``ṗ = W̃_P w + β``.
+    time derivative. An angular-velocity projection ``ωZBody``, a speed ``x't``, or a
+    definition that depends on the speeds is the *differential structure* ``ṗ`` itself
+    (SPEC §2): it must be linear in the speeds, ``ṗ = W̃_P w + β`` (``W̃_P`` may be zero,
+    e.g. for a projection that only a prescribed rotation turns). A definition of a
+    velocity that holds no speed at all is still taken as a structure ``p(q, t)``.
 
     Raises
     ------
@@ -100,7 +102,11 @@ def _element_structure(system: SystemGraph, el, p: Expr
         A located error when ``ṗ`` is not linear in the speeds.
     """
     g = system.graph
-    differential = any(g.depends_on(p, w) for w in system.speeds)
+    # a velocity is a differential structure even where it holds no speed: ωYBody of a
+    # body turned by a prescribed Ry(f(t)) and then Rz(q) is f'(t) cos q (not a p(q, t))
+    differential = (system.angular_velocity_axis(el.coordinate) is not None
+                    or el.coordinate.endswith("'t")
+                    or any(g.depends_on(p, w) for w in system.speeds))
     pdot = p if differential else g.dt(p)
     Wp = {w: g.diff(pdot, w) for w in system.speeds if g.depends_on(pdot, w)}
     if differential:

@@ -56,6 +56,27 @@ def test_damper_on_a_speed_is_the_damper_on_its_coordinate():
     assert sp.simplify(a.forcing[0] + sp.Symbol("c") * sp.Symbol("phi't")) == 0
 
 
+@pytest.mark.parametrize("formation", ["composite", "structural"])
+@pytest.mark.parametrize("element,expected", [
+    ("Pe.ωYB = P0;", "0"), ("De.ωYB = c;", "0"), ("Pe.ωXB = P0;", "0"),
+    ("De.ωXB = c;", "0"), ("Pe.ωZB = P0;", "P0"), ("De.ωZB = c;", "-c*qdot")])
+def test_elements_on_projections_turned_only_by_a_prescribed_rotation(formation, element,
+                                                                      expected):
+    """``B | Ry(A sin(W t)), Rz(q)``: ``ωX, ωY = f'(t)·(sin q, cos q)`` hold no speed.
+
+    They are still velocities (differential structures with ``∂ṗ/∂q̇ = 0``), so a moment
+    or a damper about the body's x or y axis does no work on ``q``; about z it does. Found
+    by the random-model generator (``tests/oracles/random_models.py``): such a projection
+    used to be taken as a structure ``p(q, t)`` and differentiated once more, which gave
+    ``F = −A W P0 sin(q) cos(W t)`` for ``Pe.ωYB = P0``.
+    """
+    text = "A = 0.3; W = 0.5; m = 1; J = 0.7; P0 = 1.9; c = 0.4;\n" \
+        "B | Ry(A*sin(W*t)), Rz(q) | m(m), Jx(J), Jy(J), Jz(J);\n" + element
+    eq = kidym.derive(kidym.parse(text), formation=formation)
+    forcing = sp.sympify(expected, locals={"qdot": sp.Symbol("q't")})
+    assert sp.simplify(eq.forcing[0] - forcing) == 0
+
+
 # ------------------------------------------------------------- SymPy KanesMethod
 def _state(rng: np.random.Generator, names: list[str]) -> dict[str, float]:
     return {n: float(rng.uniform(-1.5, 1.5)) for n in names}

@@ -61,7 +61,11 @@ class BodySpec:
     mass : sympy.Expr
         Body mass.
     inertia : tuple of sympy.Expr
-        Principal central moments ``(Jx, Jy, Jz)`` about the central frame axes.
+        Central moments ``(Jx, Jy, Jz)`` about the central frame axes.
+    products : tuple of sympy.Expr, optional
+        Off-diagonal *tensor entries* ``(Ixy, Iyz, Izx)`` of the central tensor (as in
+        :func:`sympy.physics.mechanics.inertia`; kidym's ``Jxy`` is ``-Ixy``). Zero by
+        default: the central axes are principal.
     """
 
     name: str
@@ -70,6 +74,7 @@ class BodySpec:
     central: tuple[Transform, ...]
     mass: sp.Expr
     inertia: tuple[sp.Expr, sp.Expr, sp.Expr]
+    products: tuple[sp.Expr, sp.Expr, sp.Expr] = (sp.S.Zero, sp.S.Zero, sp.S.Zero)
 
 
 @dataclass(frozen=True)
@@ -253,7 +258,7 @@ def build(
             cpoint,
             cframe,
             spec.mass,
-            (inertia(cframe, *spec.inertia), cpoint),
+            (inertia(cframe, *spec.inertia, *spec.products), cpoint),
         )
         rigid.append(body)
         loads.append((cpoint, spec.mass * g_vec))
