@@ -172,6 +172,44 @@ def _run(seeds: list[int], limit_s: float, memory_mb: int) -> list[tuple[int, st
     return out
 
 
+def _run_all(chunks: list[list[int]], limit_s: float,
+             memory_mb: int) -> list[tuple[int, str, float]]:
+    """Every chunk in worker processes. A worker that dies (a signal) breaks the pool:
+    the chunks it took down are run again one at a time, and the seeds of a chunk that
+    still kills its worker one at a time, so that only the crashing inputs are
+    crashes."""
+    results: list[tuple[int, str, float]] = []
+    broken: list[list[int]] = []
+    with ProcessPoolExecutor() as pool:
+        futures = {pool.submit(_run, c, limit_s, memory_mb): c for c in chunks}
+        for future in as_completed(futures):
+            try:
+                results.extend(future.result())
+            except BrokenProcessPool:
+                broken.append(futures[future])
+    return results + _alone(broken, limit_s, memory_mb)
+
+
+def _alone(chunks: list[list[int]], limit_s: float,
+           memory_mb: int) -> list[tuple[int, str, float]]:
+    """Each chunk in a worker of its own; a chunk that kills it, seed by seed."""
+    out: list[tuple[int, str, float]] = []
+    for chunk in chunks:
+        try:
+            with ProcessPoolExecutor(max_workers=1) as pool:
+                out.extend(pool.submit(_run, chunk, limit_s, memory_mb).result())
+            continue
+        except BrokenProcessPool:
+            pass
+        for seed in chunk:
+            try:
+                with ProcessPoolExecutor(max_workers=1) as pool:
+                    out.extend(pool.submit(_run, [seed], limit_s, memory_mb).result())
+            except BrokenProcessPool:
+                out.append((seed, "crash of the process", 0.0))
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="fuzz kidym's reading and derivation")
     ap.add_argument("--inputs", type=int, default=2000)
@@ -186,22 +224,12 @@ def main(argv: list[str] | None = None) -> int:
     findings: list[tuple[int, str]] = []
     slowest = 0.0
     start = time.perf_counter()
-    pool = ProcessPoolExecutor()
-    try:
-        futures = {pool.submit(_run, c, args.limit, args.memory): c for c in chunks}
-        for future in as_completed(futures):
-            try:
-                results = future.result()
-            except BrokenProcessPool:  # a worker died (a signal): the chunk is a finding
-                results = [(s, "crash of the process", 0.0) for s in futures[future]]
-            for seed, outcome, seconds in results:
-                kind = outcome.split(":")[0].split(" over")[0].split(" of")[0]
-                counts[kind] += 1
-                slowest = max(slowest, seconds)
-                if kind not in ("model", "located"):
-                    findings.append((seed, outcome))
-    finally:
-        pool.shutdown(cancel_futures=True)
+    for seed, outcome, seconds in _run_all(chunks, args.limit, args.memory):
+        kind = outcome.split(":")[0].split(" over")[0].split(" of")[0]
+        counts[kind] += 1
+        slowest = max(slowest, seconds)
+        if kind not in ("model", "located"):
+            findings.append((seed, outcome))
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     wall = time.perf_counter() - start
     crashed = counts["crash"]
