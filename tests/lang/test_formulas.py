@@ -66,7 +66,9 @@ def test_numbers_are_exact(text: str, expected: se.Basic) -> None:
     ("arctg(x)", se.atan(x)), ("atan2(y, x)", se.atan2(y, x)), ("exp(x)", se.exp(x)),
     ("ln(x)", se.log(x)), ("log(x)", se.log(x)), ("sh(x)", se.sinh(x)), ("ch(x)", se.cosh(x)),
     ("th(x)", se.tanh(x)), ("arsh(x)", se.asinh(x)), ("abs(x)", se.Abs(x)),
-    ("sign(x)", se.sign(x)), ("floor(x)", se.floor(x)), ("ceil(x)", se.ceiling(x)),
+    # sign by its definition (SymEngine's own sign node crashed on sign((-u)^p))
+    ("sign(x)", se.Piecewise((1, se.Gt(x, 0)), (-1, se.Lt(x, 0)), (0, True))),
+    ("floor(x)", se.floor(x)), ("ceil(x)", se.ceiling(x)),
     ("pi/2", se.pi / 2), ("exp", se.E), ("exp^2", se.E**2), ("t", TIME),
 ])
 def test_functions_and_constants(text: str, expected: se.Basic) -> None:

@@ -318,11 +318,14 @@ def models(draw: st.DrawFn, *, max_bodies: int = 3, max_coordinates: int = 3,
         central += [("S", draw(st.sampled_from(AXES)), arg("const", False))
                     for _ in range(draw(st.integers(0, 2)))]
         mass = param("m", 0.5, 2.0)
-        moments = (param("Jx", 0.5, 1.5), param("Jy", 0.5, 1.5), param("Jz", 0.5, 1.5))
+        # a real body: moments in [1, 1.5] and products within ±0.05 keep the tensor
+        # positive and its principal moments (within 0.1 of the diagonal) in the
+        # triangle inequality, which kidym checks
+        moments = (param("Jx", 1.0, 1.5), param("Jy", 1.0, 1.5), param("Jz", 1.0, 1.5))
         products = None
         if draw(st.booleans()):
-            products = (param("Jxy", -0.2, 0.2), param("Jyz", -0.2, 0.2),
-                        param("Jxz", -0.2, 0.2))
+            products = (param("Jxy", -0.05, 0.05), param("Jyz", -0.05, 0.05),
+                        param("Jxz", -0.05, 0.05))
         bodies.append(RandomBody(f"B{i + 1}", base, tuple(c), tuple(central), mass, moments,
                                  products))
 

@@ -93,7 +93,8 @@ def check_against_oracle(model: RandomModel, seed: int, n_states: int = 3) -> No
             assert_close(m, m_ref, RTOL_ORACLE, "M (SymPy)", model, state)
             assert_close(f, f_ref, RTOL_ORACLE, "F (SymPy)", model, state)
         y = np.array([state[n] for n in system.state_names])
-        qdot, m, f, _ = system.evaluate(state["t"], y, p)
+        # M and F as they are (no solve: a generated M may be singular somewhere)
+        qdot, m, f = system.rhs_function(state["t"], y.tolist(), p.tolist())
         m, f = np.asarray(m, float).reshape(m_ref.shape), np.asarray(f, float).reshape(-1)
         assert_close(np.asarray(qdot, float), y[len(qdot):], 1e-15, "q̇", model, state)
         assert_close(m, m_ref, RTOL_ORACLE, "M", model, state)
@@ -139,12 +140,14 @@ def test_numpy_and_compiled_agree(model: RandomModel, seed: int) -> None:
     try:
         c_system = compiled.CompiledSystem.build(eq)
     except kidym.CompileError as exc:  # pragma: no cover - depends on the toolchain
+        if exc.kind == "internal":
+            raise
         pytest.skip(f"no C compiler: {exc}")
     assert c_system.state_names == numpy_system.state_names
     p = numpy_system.parameter_vector()
     for state in random_states(model, seed, 3):
         y = np.array([state[n] for n in numpy_system.state_names])
-        qdot, m, f, _ = numpy_system.evaluate(state["t"], y, p)
+        qdot, m, f = numpy_system.rhs_function(state["t"], y.tolist(), p.tolist())
         c_qdot, c_m, c_f = c_system.evaluate(state["t"], y, p)
         for got, expected, what in ((c_qdot, qdot, "q̇"), (c_m, m, "M"), (c_f, f, "F")):
             assert_close(got, np.asarray(expected, float).reshape(got.shape), RTOL_ENGINES,
