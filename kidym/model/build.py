@@ -1526,6 +1526,12 @@ class _Builder:
             bodies.append(Body(name, rec.base.name if rec.base else None, chain, central,
                                inertia, rec.span))
         self.check_angular_velocity(bodies)
+        coordinates = set(self.coordinates)
+        for target, (stmt, _expr) in self.velocities.items():
+            if target not in coordinates:  # `g't = …` (g has a value): found by the fuzzer
+                self.error(f"`{target}'t = …`: `{target}` is not a coordinate (it has a value "
+                           f"or is not used as a position), so it has no velocity to give; "
+                           "a velocity formula is written for a coordinate", stmt.span)
         if _has_errors(self.diags):
             return None, self.diags
         elements = [Element(label, self.classes[label[0]], coord, expr, node.span)

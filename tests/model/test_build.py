@@ -500,3 +500,13 @@ def test_quaternion_operator_components_must_be_names_of_the_model() -> None:
               "QUATERNION : Q(l0, l, l2, l3), Ry(psi), Rx(theta), Rz(phi);\nSHOW := psi;")
     [d] = info.value.errors
     assert (d.span.line, d.span.column, d.span.end_column) == (2, 20, 21)
+
+
+def test_a_velocity_formula_for_a_name_with_a_value_is_located():
+    """`g't = …` (g is gravity's value) reached derive as an uncaught KeyError (fuzzer
+    seed 97066)."""
+    text = ("m = 2; Sleigh | Sx(x), Sy(y), Rz(theta) | m(m), Jx(1), Jy(1), Jz(1);\n"
+            "PSEUDOVELOCITIES := v;\ng't = v*cos(theta);\ny't = v*sin(theta);\n")
+    with pytest.raises(ParseError, match=r"<string>:3:1: error: `g't = …`: `g` is not a "
+                                         r"coordinate"):
+        parse(text)
