@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 import tempfile
+import weakref
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -43,10 +44,24 @@ def _generator_fingerprint() -> str:
     return h.hexdigest()
 
 
+#: Fingerprints already taken, per Equations object (``engine="auto"`` asks twice per
+#: run: to choose the engine, then to build; a big model's costs tenths of a second).
+_KEYS: weakref.WeakKeyDictionary[Equations, dict[str, str]] = weakref.WeakKeyDictionary()
+
+
 def equations_key(eq: Equations, *, events: Sequence[Event] = (),
                   fold: bool | Mapping[str, float] = False,
                   flags: Sequence[str] = ()) -> str:
     """A fingerprint of everything the library of ``eq`` is generated and built from."""
+    options = repr((list(map(repr, events)), fold, list(flags)))
+    known = _KEYS.setdefault(eq, {})
+    if options not in known:
+        known[options] = _fingerprint(eq, events=events, fold=fold, flags=flags)
+    return known[options]
+
+
+def _fingerprint(eq: Equations, *, events: Sequence[Event],
+                 fold: bool | Mapping[str, float], flags: Sequence[str]) -> str:
     outputs = dict(eq.outputs_named)
     outputs.setdefault("energy", eq.energy_named)
     roots = [*eq.roots(), *outputs.values()]
