@@ -43,7 +43,13 @@ def _summary(model, eq) -> str:
                  + ", ".join(b.name + (f"~{b.base}" if b.base else "") for b in model.bodies))
     lines.append(f"  coordinates ({eq.n_q}): " + ", ".join(map(str, eq.coordinates)))
     lines.append(f"  speeds ({eq.n_w}): " + ", ".join(map(str, eq.speeds)))
-    lines.append(f"  degrees of freedom: {eq.n_w}")
+    lines.append(f"  degrees of freedom: {eq.n_dof}"
+                 + (f" ({eq.n_w} speeds, {eq.m} holonomic constraint"
+                    f"{'s' if eq.m != 1 else ''})" if eq.m else ""))
+    if eq.constraints is not None:
+        lines.append(f"  holonomic constraints ({eq.m}): " + ", ".join(
+            f"{n} = 0" for n in eq.constraints.names)
+            + "; multipliers " + ", ".join(eq.constraints.multiplier_names))
     lines.append(f"  parameters ({len(model.parameters)}): "
                  + ", ".join(f"{p.name}={p.value:g}" for p in model.parameters))
     if model.elements:
@@ -89,6 +95,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     eq = derive(model)
     initial = _pairs(args.initial, "--initial")
     unset = defaulted_states([str(s) for s in (*eq.coordinates, *eq.speeds)], model, initial)
+    if eq.constraints is not None:
+        unset = []   # the dependent ones are solved from the constraints (reported below)
     if unset and not getattr(args, "quiet", False):
         print("note: no initial value given for " + ", ".join(unset) + "; taken as 0",
               file=sys.stderr)
@@ -208,10 +216,21 @@ def add_fmt_command(sub) -> None:
 
 def _print_quaternion_drift(result) -> None:
     """The quaternion norm drift of a run (the rotation uses Λ/|Λ|; a large drift
-    means the integration is inaccurate)."""
+    means the integration is inaccurate), and with constraints the initial values
+    solved from them and the constraint drift."""
     for body, d in result.stats.get("quaternion_norm_drift", {}).items():
         print(f"quaternion norm drift ({body}): max ||Λ| - 1| = {d:.3g}"
               + ("  (large: tighten rtol/atol)" if d > 1e-3 else ""))
+    changed = result.stats.get("initial_adjusted", {})
+    if changed:
+        print("constraints: initial values solved from them: " + ", ".join(
+            f"{n} {old:.6g} → {new:.6g}" for n, (old, new) in changed.items()))
+    cd = result.stats.get("constraint_drift")
+    if cd:
+        print(f"constraint drift ({cd['stabilization']}"
+              + (f", {cd['projections']} projections" if cd["stabilization"] == "projection"
+                 else "") + f"): max |Φ| = {cd['position']:.3g}, "
+              f"max |Φ't| = {cd['velocity']:.3g}")
 
 
 def _velocity_summary(model, eq) -> list[str]:

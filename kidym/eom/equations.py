@@ -9,6 +9,7 @@ import numpy as np
 import symengine as se
 import sympy
 
+from kidym.eom.constraints import ConstraintEquations, form_constraints
 from kidym.eom.structural import FORMATIONS, INERTIA_ROUTES, Structural, assemble
 from kidym.eom.system import SystemGraph
 from kidym.eom.two_stage import project
@@ -72,6 +73,10 @@ class Equations:
         Symbols of ``ẇ``, shape (n_w,), named ``w't`` (``phi't't``). Only outputs use
         them (an output ``phi't't`` or ``XCBob't't`` is ``dt|ẇ=0 + Σ ∂/∂w·ẇ``); the
         engines give them their values ``M⁻¹F`` at the output times.
+    constraints : ConstraintEquations or None
+        The holonomic constraints ``Φ(q, t) = 0`` of ``УРАВНЕНИЯ`` (closed loops) and
+        what the augmented system ``M ẇ = F + Gᵀλ``, ``G ẇ = γ`` needs
+        (:mod:`kidym.eom.constraints`); ``None`` without constraints.
     """
 
     model: Model
@@ -91,6 +96,18 @@ class Equations:
     pseudo_forces_named: list[Expr] = field(default_factory=list)
     formation: str = "structural"
     accelerations: tuple[se.Symbol, ...] = ()
+    constraints: ConstraintEquations | None = None
+
+    @property
+    def m(self) -> int:
+        """Number of holonomic constraints ``Φ = 0`` (0 without ``УРАВНЕНИЯ``)."""
+        return 0 if self.constraints is None else self.constraints.m
+
+    @property
+    def n_dof(self) -> int:
+        """Degrees of freedom ``n_w − m`` (independent constraints assumed: their rank is
+        checked at the initial state when a run starts)."""
+        return self.n_w - self.m
 
     @property
     def n_q(self) -> int:
@@ -126,10 +143,19 @@ class Equations:
         return self.kinetic_energy_named + self.potential_energy_named
 
     def roots(self) -> list[Expr]:
-        """Every expression the right-hand side needs: ``q̇``, ``M`` (upper), ``F``."""
+        """Every expression the right-hand side needs: ``q̇``, ``M`` (upper), ``F`` and,
+        with constraints, ``γ, Φ, c, G`` (:meth:`ConstraintEquations.roots`)."""
         upper = [self.mass_matrix_named[i][j] for i in range(self.n_w)
                  for j in range(i, self.n_w)]
-        return [*self.qdot, *upper, *self.forcing_named]
+        extra = self.constraints.roots() if self.constraints is not None else []
+        return [*self.qdot, *upper, *self.forcing_named, *extra]
+
+    @property
+    def forcing_extended(self) -> list[Expr]:
+        """``F`` followed by the constraint block ``γ, Φ, c, G`` (just ``F`` without
+        constraints): what both engines evaluate in place of ``F``."""
+        extra = self.constraints.roots() if self.constraints is not None else []
+        return [*self.forcing_named, *extra]
 
     def uses_accelerations(self, exprs: list[Expr]) -> bool:
         """Whether ``exprs`` (or a named quantity they use) contain an acceleration ``ẇ``."""
@@ -293,14 +319,19 @@ def derive(model: Model, *, inertia: str = "full", route: str = "auto",
         used = st.formation
         T, V, moments = st.kinetic_energy, st.potential_energy, st.principal_moments
         route = "direct"
-    outputs = {name: system.lookup(name) for name in model.outputs}
+    constraints = (form_constraints(system, [c.name for c in model.constraints])
+                   if model.constraints else None)
+    multipliers = set(constraints.multiplier_names) if constraints is not None else set()
+    # (the multipliers λf are results of the augmented solve, recorded by the engines)
+    outputs = {name: system.lookup(name) for name in model.outputs
+               if name not in multipliers}
     final = Equations(model=model, graph=system.graph, coordinates=system.coordinates,
                      speeds=system.speeds, qdot=system.qdot,
                      mass_matrix_named=M, forcing_named=F,
                      kinetic_energy_named=T, potential_energy_named=V, outputs_named=outputs,
                      inertia=inertia, principal_moments=moments, holonomic=holonomic,
                      route=route, pseudo_forces_named=Pi, formation=used,
-                     accelerations=system.accelerations)
+                     accelerations=system.accelerations, constraints=constraints)
     _no_accelerations(final)
     return final
 

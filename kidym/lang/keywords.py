@@ -74,19 +74,25 @@ KEYWORDS: dict[str, tuple[str, ...]] = {
 IMPLEMENTED = frozenset({"COORDINATES", "PSEUDOVELOCITIES", "INITIAL", "TIME", "VARY", "SHOW",
                          "GRAVITY", "CALCULATION", "END", "QUATERNION", "TASK", "AUTHOR",
                          "VARIANT", "BODIES", "UNITS", "CODING", "COMPARE", "COMBINE",
-                         "WITHDRAW", "MULTIPLY", "ANGULAR_VELOCITY"})
+                         "WITHDRAW", "MULTIPLY", "ANGULAR_VELOCITY", "IK_EQUATIONS"})
+
+#: Instructions not implemented that only change how results are presented (plots,
+#: animation, files), never the numbers: ignored with a warning. Every other
+#: instruction that is not implemented is an error (it would change the results).
+PRESENTATION_ONLY = frozenset({"RANGE", "ANIMATION", "BACKGROUND", "PICTURES", "TABLE",
+                               "ANGLES"})
 
 #: Instructions whose list is parsed as formulas (the rest keep their text raw).
 PARSED_ITEMS = frozenset({"COORDINATES", "PSEUDOVELOCITIES", "INITIAL", "TIME", "VARY",
                           "SHOW", "GRAVITY", "QUATERNION", "BODIES", "COMPARE", "COMBINE",
-                          "MULTIPLY"})
+                          "MULTIPLY", "IK_EQUATIONS"})
 
 #: Canonical calculation type → accepted spellings of the value of `РАСЧЕТ`.
 CALCULATIONS: dict[str, tuple[str, ...]] = {
     "DYNAMICS": ("ДИНАМИКА", "ДИНАМІКА", "DYNAMICS"),
     "KINEMATICS": ("КИНЕМАТИКА", "КІНЕМАТИКА", "KINEMATICS"),
     "EQUATIONS": ("ПЕЧАТЬ УРАВНЕНИЙ", "ДРУК РІВНЯНЬ", "EQUATIONS"),
-    # later work (SPEC §3): accepted, with a warning that they are not supported yet
+    # later work (SPEC §3): recognised, an error (they would give other results)
     "STATICS": ("СТАТИКА", "STATICS"),
     "KINETOSTATICS": ("КИНЕТОСТАТИКА", "КІНЕТОСТАТИКА", "KINETOSTATICS"),
     "FREE_VIBRATIONS": ("СВОБОДНЫЕ КОЛЕБАНИЯ", "ВІЛЬНІ КОЛИВАННЯ", "FREE VIBRATIONS"),

@@ -28,6 +28,7 @@ from fractions import Fraction
 
 import symengine as se
 
+from kidym.eom.constraints import MULTIPLIER_PREFIX
 from kidym.errors import Diagnostic, Span
 from kidym.kinematics import names as generated
 from kidym.lang import ast, keywords, units
@@ -46,6 +47,7 @@ from kidym.model.inertia import full_tensor, inertia_problem
 from kidym.model.model import (
     TIME,
     Body,
+    Constraint,
     Definition,
     Element,
     Inertia,
@@ -585,6 +587,7 @@ class _Builder:
     def instruction_lists(self) -> None:
         self.listed_coordinates: list[ast.Name] | None = None
         self.pseudo: list[ast.Name] = []
+        self.constraint_names: list[ast.Name] = []
         self.gravity: tuple[Expr, Expr, Expr] | None = None
         self.calculation: str | None = None
         self.quaternion: QuaternionInstruction | None = None
@@ -592,8 +595,7 @@ class _Builder:
         self.titles: dict[str, str] = {}
         for key, ins in self.instructions.items():
             if key not in keywords.IMPLEMENTED:
-                self.warn(f"instruction `{ins.written}` is recognised but not supported yet; "
-                          "ignored", ins.name_span)
+                self.unsupported(ins.written, key, ins.name_span)
             elif key in ("CODING", "WITHDRAW", "MULTIPLY", "BODIES", "UNITS"):
                 pass  # applied while reading (kidym.lang.tasks) or in collect()
             elif ins.bare and key != "END":
@@ -603,6 +605,9 @@ class _Builder:
                 self.listed_coordinates = self.name_list(ins, "a coordinate name")
             elif key == "PSEUDOVELOCITIES":
                 self.pseudo = self.name_list(ins, "a pseudo-velocity name")
+            elif key == "IK_EQUATIONS":
+                self.constraint_names = self.name_list(
+                    ins, "the name of a defined quantity that must vanish")
             elif key == "GRAVITY":
                 self.gravity_of(ins)
             elif key == "CALCULATION":
@@ -794,8 +799,25 @@ class _Builder:
                        ins.raw_span)
             return
         if key not in keywords.SUPPORTED_CALCULATIONS:
-            self.warn(f"calculation `{ins.raw}` is recognised but not supported yet", ins.raw_span)
+            known = ", ".join(keywords.CALCULATIONS[k][0] for k in keywords.CALCULATIONS
+                              if k in keywords.SUPPORTED_CALCULATIONS)
+            self.error(f"calculation `{ins.raw}` is recognised but not supported yet (kidym "
+                       f"does: {known}); running another calculation instead would give "
+                       "other results than asked", ins.raw_span)
+            return
         self.calculation = key
+
+    def unsupported(self, written: str, key: str, span: Span | None) -> None:
+        """An instruction kidym does not implement: a warning where it only changes how
+        results are presented, an error where ignoring it would change the results."""
+        if key in keywords.PRESENTATION_ONLY:
+            self.warn(f"instruction `{written}` is recognised but not supported yet; ignored "
+                      "(it changes only how results are shown)", span)
+        else:
+            self.error(f"instruction `{written}` is recognised but not supported yet; it would "
+                       "change the results, so the model cannot run without it: remove it "
+                       "or rewrite it with the supported instructions (docs/language.md §5)",
+                       span)
 
     def title(self) -> str | None:
         parts = [self.titles[k] for k in ("TASK", "AUTHOR", "VARIANT") if k in self.titles]
@@ -879,6 +901,28 @@ class _Builder:
             elif n.name == TIME.name:
                 self.error("`t` is time, not a pseudo-velocity", n.span)
         self.coordinates = self.order_coordinates(coordinates, listed, first)
+        self.check_constraint_names()
+
+    def check_constraint_names(self) -> None:
+        """``УРАВНЕНИЯ := f1, …``: each name a defined quantity (a formula, no value)."""
+        if not self.constraint_names:
+            return
+        written = self.instructions["IK_EQUATIONS"].written
+        for n in self.constraint_names:
+            if n.name in self.defs:
+                continue
+            if n.name in self.params:
+                self.error(f"`{n.name}` is listed in `{written}` but has a value; list the names "
+                           "of formulas of the coordinates that must vanish "
+                           f"(`{n.name} = a*cos(q1) + … ;`)", n.span)
+            elif n.name in self.coordinates or n.name in self.owner_of_generated:
+                self.error(f"`{n.name}` is listed in `{written}` but is a coordinate or a "
+                           "generated name; define the constraint as a formula "
+                           f"(`f1 = {n.name} - …;`) and list `f1`", n.span)
+            else:
+                hint = suggest(n.name, sorted(self.defs))
+                self.error(f"`{n.name}` is listed in `{written}` but is not defined: define it "
+                           f"as a formula that must vanish (`{n.name} = …;`){hint}", n.span)
 
     def report_missing(self, base: str) -> None:
         uses = [u for u in self.uses if u.base == base]
@@ -1362,9 +1406,12 @@ class _Builder:
             if rep.key in ("COMPARE", "COMBINE"):
                 self.compare(rep, out)
             else:
-                self.warn(f"instruction `{rep.written}` is recognised but not supported yet; "
-                          "ignored", rep.name_span)
+                self.unsupported(rep.written, rep.key, rep.name_span)
         return out
+
+    def multiplier_names(self) -> set[str]:
+        """``λf`` for every constraint ``f`` of ``УРАВНЕНИЯ`` (outputs of the run)."""
+        return {MULTIPLIER_PREFIX + n.name for n in self.constraint_names}
 
     def known_output(self, node: ast.Name, ins: ast.Instruction) -> str | None:
         """Canonical name of an output ``node`` lists, or ``None`` (reported)."""
@@ -1378,6 +1425,10 @@ class _Builder:
             known.add("g")
         if base in known and order <= 2 and not (order and base in self.params):
             return name
+        multipliers = self.multiplier_names()
+        if name in multipliers:
+            return name   # the multiplier of a constraint (kidym.eom.constraints)
+        known |= multipliers
         if base not in self.unsure:
             self.error(f"`{ins.written}` lists `{node.name}`, which is not defined in the "
                        f"model{suggest(name, sorted(known))}", node.span)
@@ -1419,9 +1470,15 @@ class _Builder:
         if "g" not in self.variables and not any(u.base == "g" for u in self.uses):
             base_known.discard("g")
 
+        multipliers = self.multiplier_names()
+
         def add(node: ast.Name) -> None:
             name = self.rename(node.name)
             if name == TIME.name:
+                return
+            if name in multipliers:   # the multiplier of a constraint
+                if name not in out:
+                    out.append(name)
                 return
             base, order = split_derivative(name)
             ok = base in base_known and order <= 2 and not (order and base in self.params)
@@ -1551,7 +1608,8 @@ class _Builder:
             quaternions=() if self.quaternion is None else (self.quaternion,),
             calculation=self.calculation, filename=self.filename, title=self.title(),
             units=self.unit_names,
-            angular_velocity={b: mode for b, (mode, _s) in self.angular_velocity.items()})
+            angular_velocity={b: mode for b, (mode, _s) in self.angular_velocity.items()},
+            constraints=tuple(Constraint(n.name, n.span) for n in self.constraint_names))
         return model, self.diags
 
 

@@ -171,6 +171,18 @@ class VelocityDefinition:
 
 
 @dataclass(frozen=True)
+class Constraint:
+    """A holonomic constraint ``name = 0`` (``УРАВНЕНИЯ := name, …;``).
+
+    ``name`` is a defined quantity, a formula of the coordinates (and time) that must
+    vanish along the motion: ``f1 = a*cos(q1) + b*cos(q1+q2) - d - c*cos(q3);``.
+    """
+
+    name: str
+    span: Span | None = None
+
+
+@dataclass(frozen=True)
 class Plot:
     """One plot a model asks for (``ПОКАЗАТЬ``, ``СРАВНИТЬ``, ``СОВМЕСТИТЬ``).
 
@@ -282,6 +294,9 @@ class Model:
         ``"body"`` or ``"fixed"`` (or ``"auto"``) by body name; the key ``"*"`` holds a
         choice for every quaternion body. Empty: ``"auto"``
         (:func:`kidym.eom.system.quaternion_specs`).
+    constraints : tuple of Constraint
+        Holonomic constraints ``f(q, t) = 0`` (``УРАВНЕНИЯ := f1, f2;``), closing
+        kinematic loops; see :mod:`kidym.eom.constraints`.
     """
 
     name: str
@@ -307,6 +322,7 @@ class Model:
     title: str | None = None
     units: Mapping[str, str] = field(default_factory=dict)
     angular_velocity: Mapping[str, str] = field(default_factory=dict)
+    constraints: tuple[Constraint, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "initial", MappingProxyType(dict(self.initial)))

@@ -104,7 +104,10 @@ def summary_rows(eq: Equations) -> list[tuple[str, str]]:
             b.name + (f"~{b.base}" if b.base else "") for b in m.bodies)),
         ("coordinates q", f"{eq.n_q}: " + ", ".join(map(str, eq.coordinates))),
         ("speeds w", f"{eq.n_w}: " + ", ".join(map(str, eq.speeds))),
-        ("degrees of freedom", str(eq.n_w)),
+        ("degrees of freedom", str(eq.n_dof) + (
+            f" ({eq.n_w} speeds, holonomic constraints " + ", ".join(
+                f"{n} = 0" for n in eq.constraints.names) + ")"
+            if eq.constraints is not None else "")),
         ("constraints", integrability(eq)),
         ("force elements", ", ".join(f"{e.name}.{e.coordinate}" for e in m.elements) or "none"),
         ("gravity", ", ".join(map(str, m.gravity)) if m.gravity else "none"),

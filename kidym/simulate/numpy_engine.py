@@ -134,7 +134,9 @@ def generate_python(eq: Equations, outputs: dict[str, Expr] | None = None) -> Py
     -------
     PythonFunction
         ``y = [q, w]`` (shape (n_q + n_w,)), ``p`` the parameter vector in model
-        order; returns ``qdot`` (n_q,), ``M`` (n_w, n_w), ``F`` (n_w,).
+        order; returns ``qdot`` (n_q,), ``M`` (n_w, n_w), ``F`` (n_w,; with
+        constraints followed by their block ``γ, Φ, c, G``, see
+        :attr:`Equations.forcing_extended`).
     """
     names = IdentifierMap(RESERVED | _FRAME | frozenset(_NAMESPACE))
     roots = list(eq.roots())
@@ -159,7 +161,8 @@ def generate_python(eq: Equations, outputs: dict[str, Expr] | None = None) -> Py
             lines.append(f"    M[{i}, {j}] = {emit(eq.mass_matrix_named[i][j])}")
             if j != i:
                 lines.append(f"    M[{j}, {i}] = M[{i}, {j}]")
-    lines.append("    F = np.array([" + ", ".join(emit(f) for f in eq.forcing_named) + "],"
+    # F, then (with constraints) the block γ, Φ, c, G (Equations.forcing_extended)
+    lines.append("    F = np.array([" + ", ".join(emit(f) for f in eq.forcing_extended) + "],"
                  " dtype=float)")
     lines.append("    qdot = np.array([" + ", ".join(emit(x) for x in eq.qdot) + "],"
                  " dtype=float)")

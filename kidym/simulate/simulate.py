@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time as _time
 from collections.abc import Mapping, Sequence
@@ -10,17 +11,27 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.integrate import solve_ivp
 
+from kidym.eom.constraints import (
+    ConstraintSolveError,
+    Stabilization,
+    solve_augmented,
+    split,
+)
+from kidym.eom.constraints import drift as constraint_drift
 from kidym.eom.equations import Equations, derive
 from kidym.errors import SimulationError
 from kidym.kinematics import names
 from kidym.model.inertia import check_inertias
 from kidym.model.model import Model
+from kidym.simulate.constrained import consistent_initial, given_states, measure, project
 from kidym.simulate.energy import POWER, energy_balance
 from kidym.simulate.events import RESET, STORM_HINT, TERMINAL, EventFunctions, crossed
 from kidym.simulate.numpy_engine import generate_python, needs_accelerations
 from kidym.simulate.result import Result
 
 ENGINES = ("numpy", "compiled", "auto")
+#: Projection at the output times (see :class:`Stabilization`).
+DEFAULT_STABILIZATION = Stabilization()
 METHODS = ("DOP853", "RK45", "RK23", "Radau", "BDF", "LSODA")
 
 
@@ -79,6 +90,7 @@ class NumpySystem:
     source: str
     rhs_function: object
     accelerations: bool = False
+    stabilization: Stabilization = DEFAULT_STABILIZATION
 
     @classmethod
     def build(cls, eq: Equations) -> NumpySystem:
@@ -92,8 +104,9 @@ class NumpySystem:
         # the right-hand side alone: outputs are evaluated at output times only
         bare = generate_python(eq)
         names = tuple(str(s) for s in (*eq.coordinates, *eq.speeds))
-        return cls(eq, names, tuple(outputs), fn.function, fn.source, bare.function,
-                   needs_accelerations(eq, outputs))
+        multipliers = eq.constraints.multiplier_names if eq.constraints is not None else ()
+        return cls(eq, names, (*outputs, *multipliers), fn.function, fn.source,
+                   bare.function, needs_accelerations(eq, outputs))
 
     def parameter_vector(self, overrides: Mapping[str, float] | None = None) -> np.ndarray:
         """Parameter values in model order, with ``overrides`` applied."""
@@ -123,13 +136,7 @@ class NumpySystem:
             raise SimulationError(
                 f"a formula cannot be evaluated ({exc})", time=float(t),
                 state=dict(zip(self.state_names, y)), hint=_UNDEFINED_HINT) from exc
-        try:
-            wdot = np.linalg.solve(M, F)
-        except np.linalg.LinAlgError as exc:
-            raise SimulationError(
-                "the mass matrix is singular", time=t, state=dict(zip(self.state_names, y)),
-                hint="check masses and moments of inertia (a zero moment about an axis "
-                     "that a speed turns makes M singular), or the coordinates chosen") from exc
+        wdot, _lam = self._solve(t, y, M, F)
         ydot = np.concatenate([qdot, wdot])
         if not np.all(np.isfinite(ydot)):
             bad = [n for n, v in zip(self.state_names, ydot) if not np.isfinite(v)]
@@ -139,9 +146,49 @@ class NumpySystem:
                 hint=_UNDEFINED_HINT)
         return ydot
 
+    def rates(self, t: float, y: np.ndarray, p: np.ndarray) -> np.ndarray:
+        """``q̇ = B w + β`` at one state."""
+        return np.asarray(self.rhs_function(float(t), np.asarray(y, float).tolist(),
+                                            p.tolist())[0], float)
+
+    def _solve(self, t: float, y: np.ndarray, M: np.ndarray, F: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray]:
+        """``(ẇ, λ)``: ``M ẇ = F``, or with constraints the augmented system."""
+        eq = self.equations
+        try:
+            if eq.constraints is None:
+                return np.linalg.solve(M, F), np.empty(0)
+            Fw, block = split(F, eq.n_w, eq.m)
+            return solve_augmented(M, Fw, block, self.stabilization)
+        except ConstraintSolveError as exc:
+            raise SimulationError(
+                str(exc), time=t, state=dict(zip(self.state_names, y)),
+                hint="check masses and moments of inertia, and whether the constraints of "
+                     "`УРАВНЕНИЯ` are independent (two of them saying the same thing) or the "
+                     "loop reaches a dead-centre position here") from exc
+        except np.linalg.LinAlgError as exc:
+            raise SimulationError(
+                "the mass matrix is singular", time=t, state=dict(zip(self.state_names, y)),
+                hint="check masses and moments of inertia (a zero moment about an axis "
+                     "that a speed turns makes M singular), or the coordinates chosen") from exc
+
+    def constraint_block(self, t: float, y: np.ndarray, p: np.ndarray):
+        """``(M, F, Block)`` at one state (a model with constraints)."""
+        eq = self.equations
+        _qdot, M, F = self.rhs_function(float(t), np.asarray(y, float).tolist(), p.tolist())
+        Fw, block = split(F, eq.n_w, eq.m)
+        return np.asarray(M, float), Fw, block
+
     def outputs(self, t: float, y: np.ndarray, p: np.ndarray) -> np.ndarray:
-        """Output values at one state (accelerations, where used, from ``ẇ = M⁻¹F``)."""
-        return self.evaluate(t, y, p)[3]
+        """Output values at one state (accelerations, where used, from ``ẇ = M⁻¹F``;
+        with constraints, the multipliers ``λ`` last)."""
+        out = self.evaluate(t, y, p)[3]
+        if self.equations.constraints is None:
+            return out
+        y = np.asarray(y, float)[:len(self.state_names)]
+        _qdot, M, F = self.rhs_function(float(t), y.tolist(), p.tolist())
+        _w, lam = self._solve(t, y, np.asarray(M, float), np.asarray(F, float))
+        return np.concatenate([np.asarray(out, float), lam])
 
 
 def canonical_initial(model: Model, initial: Mapping[str, float] | None
@@ -337,7 +384,8 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
              max_step: float = np.inf, engine: str = "numpy",
              raise_on_failure: bool = True, events: Sequence = (),
              quaternion_stabilization: float = 0.0,
-             normalize_quaternions: bool = False) -> Result:
+             normalize_quaternions: bool = False,
+             constraints: Stabilization | str = "projection") -> Result:
     """Integrate the equations of motion over time.
 
     Parameters
@@ -380,6 +428,13 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
         ``result.stats["quaternion_norm_drift"]`` (by body).
     normalize_quaternions : bool
         Return ``Λ/|Λ|`` in the results (after measuring the drift).
+    constraints : Stabilization or {"projection", "baumgarte", "none"}
+        For models with holonomic constraints (``УРАВНЕНИЯ``): how their drift is held
+        down (:class:`kidym.eom.constraints.Stabilization`; default projection at the
+        output times where it exceeds 1e-9). The dependent initial values are solved
+        for first (``result.stats["initial_adjusted"]`` lists what changed); the drift
+        ``max |Φ|`` and ``max |Φ̇|`` over the run is in
+        ``result.stats["constraint_drift"]``, the multipliers ``λf`` are outputs.
 
     Returns
     -------
@@ -433,6 +488,14 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
     p = system.parameter_vector(parameters)
     y0 = _initial_state(system, model, initial, parameters)
     times = np.linspace(t0, t1, n_points) if t_eval is None else np.asarray(t_eval, float)
+    stab = constraints if isinstance(constraints, Stabilization) else Stabilization(
+        method=constraints)
+    adjusted: dict = {}
+    if system.equations.constraints is not None:
+        system = dataclasses.replace(system, stabilization=stab)
+        y0, adjusted = consistent_initial(
+            system, t0, y0, p, given_states(model, initial, canonical_initial),
+            stab.tolerance * 1e-3)
     failure: SimulationError | None = None
     groups = quaternion_groups(system)
     if quaternion_stabilization < 0:
@@ -454,16 +517,22 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
     evf = EventFunctions.build(system.equations, events) if events else None
     recorded: dict = {}
     started = _time.perf_counter()
-    try:
+    def segment(ta: float, tb: float, ya: np.ndarray, seg_times: np.ndarray) -> tuple:
         if evf is None:
-            sol = solve_ivp(fun, (t0, t1), y0, method=method, t_eval=times, rtol=rtol,
+            sol = solve_ivp(fun, (ta, tb), ya, method=method, t_eval=seg_times, rtol=rtol,
                             atol=atol, max_step=max_step)
-            ok, status, message, nfev = sol.success, sol.status, sol.message, sol.nfev
-            t_out, y_out = sol.t, sol.y
+            return sol.success, sol.status, sol.message, sol.nfev, sol.t, sol.y, {}
+        return _solve_with_events(
+            fun, evf, p, ta, tb, ya, seg_times, state_names=system.state_names,
+            method=method, rtol=rtol, atol=atol, max_step=max_step)
+
+    projections = 0
+    try:
+        if system.equations.constraints is not None and stab.method == "projection":
+            (ok, status, message, nfev, t_out, y_out, recorded, projections
+             ) = _projected_run(system, segment, p, t0, t1, y0, times, stab.tolerance)
         else:
-            ok, status, message, nfev, t_out, y_out, recorded = _solve_with_events(
-                fun, evf, p, t0, t1, y0, times, state_names=system.state_names,
-                method=method, rtol=rtol, atol=atol, max_step=max_step)
+            ok, status, message, nfev, t_out, y_out, recorded = segment(t0, t1, y0, times)
         if not ok and raise_on_failure:
             last = t_out[-1] if t_out.size else t0
             state = y_out[:, -1] if t_out.size else y0
@@ -478,6 +547,15 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
         ok, status, message, nfev = False, -1, str(failure), 0
         t_out, y_out = np.empty(0), np.empty((len(y0), 0))
     wall = _time.perf_counter() - started
+    constraint_stats: dict = {}
+    if system.equations.constraints is not None:
+        pos, vel = measure(system, t_out, y_out, p)
+        constraint_stats = {"constraint_drift": {
+            "position": pos, "velocity": vel, "stabilization": stab.method,
+            "projections": projections, "tolerance": stab.tolerance,
+            **({"alpha": stab.alpha, "beta": stab.beta} if stab.method == "baumgarte"
+               else {})},
+            "initial_adjusted": adjusted}
     drift = _norm_drift(groups, y_out)
     if normalize_quaternions and y_out.size:
         y_out = y_out.copy()
@@ -496,7 +574,50 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
         stats={"engine": engine, "method": method, "rtol": rtol, "atol": atol,
                "wall_time_s": wall, "max_step": max_step,
                **({"events": recorded} if evf is not None else {}),
-               **({"quaternion_norm_drift": drift} if groups else {})}))
+               **({"quaternion_norm_drift": drift} if groups else {}),
+               **constraint_stats}))
+
+
+def _projected_run(system: NumpySystem, segment, p: np.ndarray, t0: float, t1: float,
+                   y0: np.ndarray, times: np.ndarray, tol: float) -> tuple:
+    """Integrate from output time to output time; where the constraint drift exceeds
+    ``tol`` there, project the state onto the constraints and restart from it.
+
+    ``segment(ta, tb, ya, seg_times)`` integrates one stretch (events included) and
+    returns ``(ok, status, message, nfev, t, y, events)``.
+    """
+    stops = np.unique(np.concatenate([times[(times > t0) & (times < t1)], [t1]]))
+    ts = [times[times <= t0]]
+    ys = [np.repeat(y0[:, None], ts[0].size, axis=1)]
+    events: dict = {}
+    nfev, projections = 0, 0
+    t, y = t0, y0
+    ok, status, message = True, 0, "reached the end"
+    for tb in stops:
+        seg_times = times[(times > t) & (times <= tb)]
+        ok, status, message, n, st, sy, ev = segment(t, float(tb), y, seg_times)
+        nfev += n
+        for k, v in ev.items():
+            events[k] = v if k not in events else (
+                np.concatenate([events[k], v]) if isinstance(v, np.ndarray) else events[k] + v)
+        st, sy = np.asarray(st, float), np.asarray(sy, float).reshape(len(y0), -1)
+        if not ok or status != 0 or st.size == 0 or st[-1] < tb:
+            ts.append(st)
+            ys.append(sy)
+            break
+        y_end = sy[:, -1]
+        _M, _F, block = system.constraint_block(tb, y_end, p)
+        if max(constraint_drift(block)) > tol:
+            y_end = project(system, float(tb), y_end, p, tol)
+            sy = sy.copy()
+            sy[:, -1] = y_end
+            projections += 1
+        ts.append(st)
+        ys.append(sy)
+        t, y = float(tb), y_end
+    t_out = np.concatenate(ts)
+    y_out = np.concatenate(ys, axis=1)
+    return ok, status, message, nfev, t_out, y_out, events, projections
 
 
 def _with_energy_balance(result: Result) -> Result:

@@ -1,0 +1,288 @@
+"""Holonomic constraints ``Φ(q, t) = 0``: Jacobians, ``γ``, the augmented system.
+
+A model closes kinematic loops with ``УРАВНЕНИЯ := f1, f2;`` (the names of defined
+quantities that must vanish). The constraint layer forms, over the named quantities of
+the equations' graph (chain rule through names, nothing expanded):
+
+* ``Φ`` — the constraint functions themselves (the user's names);
+* ``Φ_q = ∂Φ/∂q`` (m × n_q) — for the projection of positions;
+* ``c = Φ̇ = G w + g`` — the velocity constraints along ``q̇ = B w + β``, named
+  ``f1't``;
+* ``G = ∂c/∂w = Φ_q B`` (m × n_w) — the constraint Jacobian in the speeds;
+* ``γ = −(dc/dt)|_{ẇ=0}`` — so that ``G ẇ = γ`` is the acceleration-level constraint
+  (for ``B = I``: ``γ = −(Φ_q q̇)_q q̇ − 2Φ_qt q̇ − Φ_tt``).
+
+The equations of motion are then the augmented system
+
+    M ẇ = F + Gᵀλ,    G ẇ = γ − 2α c − β² Φ     (α = β = 0 unless Baumgarte is asked)
+
+solved by the range-space method (:func:`solve_augmented`): ``λ`` from the Schur
+complement ``G M⁻¹ Gᵀ``. ``Gᵀλ`` is the generalized constraint force: for a constraint
+written as a difference of positions along an axis, ``λ`` is the force along it.
+The numeric helpers here are shared by both engines (the compiled engine's C does the
+same solve, :mod:`kidym.codegen.emit`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import symengine as se
+from scipy import linalg
+
+from kidym.errors import DerivationError
+
+Expr = se.Basic
+
+#: Prefix of the multiplier outputs: ``λf1`` is the multiplier of constraint ``f1``.
+MULTIPLIER_PREFIX = "λ"
+
+
+def multiplier_name(constraint: str) -> str:
+    """The output name of the Lagrange multiplier of ``constraint`` (``λf1``)."""
+    return MULTIPLIER_PREFIX + constraint
+
+
+@dataclass(frozen=True)
+class ConstraintEquations:
+    """The constraint layer of a model's equations (see the module docstring).
+
+    Attributes
+    ----------
+    names : tuple of str
+        The constraints' names, in the order of ``УРАВНЕНИЯ``.
+    position : tuple of Expr
+        ``Φ``, shape (m,).
+    jacobian_q : tuple of tuple of Expr
+        ``Φ_q``, shape (m, n_q).
+    velocity : tuple of Expr
+        ``c = Φ̇ = G w + g``, shape (m,).
+    jacobian : tuple of tuple of Expr
+        ``G = ∂c/∂w``, shape (m, n_w).
+    gamma : tuple of Expr
+        ``γ = −(dc/dt)|ẇ=0``, shape (m,).
+    """
+
+    names: tuple[str, ...]
+    position: tuple[Expr, ...]
+    jacobian_q: tuple[tuple[Expr, ...], ...]
+    velocity: tuple[Expr, ...]
+    jacobian: tuple[tuple[Expr, ...], ...]
+    gamma: tuple[Expr, ...]
+
+    @property
+    def m(self) -> int:
+        """Number of constraints."""
+        return len(self.names)
+
+    @property
+    def multiplier_names(self) -> tuple[str, ...]:
+        """Output names of the multipliers, ``λf1`` …"""
+        return tuple(multiplier_name(n) for n in self.names)
+
+    def roots(self) -> list[Expr]:
+        """What the right-hand side needs, in the order of :func:`split`: ``γ, Φ, c, G``."""
+        return [*self.gamma, *self.position, *self.velocity,
+                *(g for row in self.jacobian for g in row)]
+
+    def extended_size(self, n_w: int) -> int:
+        """Length of the constraint block that follows ``F`` (``3m + m n_w``)."""
+        return self.m * (3 + n_w)
+
+
+def form_constraints(system, names: Sequence[str]) -> ConstraintEquations:
+    """Form the constraint layer for ``names`` over ``system``'s graph.
+
+    Parameters
+    ----------
+    system : kidym.eom.system.SystemGraph
+        The (final) system: coordinates, independent speeds, ``q̇ = B w + β``.
+    names : sequence of str
+        Defined quantities of the model that must vanish.
+
+    Raises
+    ------
+    DerivationError
+        If a constraint depends on a speed (it is then not holonomic) or on no
+        coordinate (it constrains nothing).
+    """
+    graph = system.graph
+    position, jac_q, velocity, jac, gamma = [], [], [], [], []
+    for name in names:
+        phi = system.lookup(name)
+        deps = graph.dependencies(phi)
+        if any(w in deps for w in system.speeds) or system.uses_accelerations([phi]):
+            raise DerivationError(
+                f"constraint `{name}` depends on a speed; `УРАВНЕНИЯ` lists holonomic "
+                "constraints, formulas of the coordinates and time only")
+        if not any(q in deps for q in system.coordinates):
+            raise DerivationError(
+                f"constraint `{name}` depends on no coordinate, so it constrains nothing "
+                "(it is a constant or a function of time only)")
+        c = graph.define(f"{name}'t", graph.dt(phi))
+        position.append(phi)
+        jac_q.append(tuple(graph.diff(phi, q) for q in system.coordinates))
+        velocity.append(c)
+        jac.append(tuple(graph.diff(c, w) for w in system.speeds))
+        gamma.append(graph.define(f"γ{name}", -graph.dt(c)))
+    return ConstraintEquations(names=tuple(names), position=tuple(position),
+                               jacobian_q=tuple(jac_q), velocity=tuple(velocity),
+                               jacobian=tuple(jac), gamma=tuple(gamma))
+
+
+# ----------------------------------------------------------------- numerics
+@dataclass(frozen=True)
+class Stabilization:
+    """How constraint drift is held down.
+
+    Attributes
+    ----------
+    method : {"projection", "baumgarte", "none"}
+        ``projection`` (default): at every output time where ``|Φ|`` or ``|c|``
+        exceeds ``tolerance``, positions are projected onto ``Φ = 0`` (Gauss–Newton,
+        least change) and speeds onto ``G w + g = 0`` (least change in the kinetic
+        metric ``M``), and the integration restarts there. ``baumgarte``: the
+        acceleration constraint becomes ``G ẇ = γ − 2α c − β² Φ``. ``none``: neither
+        (the drift is still measured and reported).
+    alpha, beta : float
+        Baumgarte's coefficients [1/s].
+    tolerance : float
+        Drift that triggers a projection (``max |Φ_i|``, ``max |c_i|``).
+    """
+
+    method: str = "projection"
+    alpha: float = 0.0
+    beta: float = 0.0
+    tolerance: float = 1e-9
+
+    METHODS = ("projection", "baumgarte", "none")
+
+    def __post_init__(self) -> None:
+        if self.method not in self.METHODS:
+            raise ValueError(f"constraint stabilization must be one of {self.METHODS}, "
+                             f"got {self.method!r}")
+        for name in ("alpha", "beta"):
+            v = getattr(self, name)
+            if not (np.isfinite(v) and v >= 0):
+                raise ValueError(f"Baumgarte's {name} must be a number >= 0, got {v}")
+        if self.method == "baumgarte" and self.alpha == 0 and self.beta == 0:
+            object.__setattr__(self, "alpha", 10.0)
+            object.__setattr__(self, "beta", 10.0)
+        if not (np.isfinite(self.tolerance) and self.tolerance > 0):
+            raise ValueError(f"the drift tolerance must be positive, got {self.tolerance}")
+
+    @property
+    def coefficients(self) -> tuple[float, float]:
+        """``(2α, β²)`` as they enter ``γ`` (zero unless Baumgarte)."""
+        if self.method != "baumgarte":
+            return 0.0, 0.0
+        return 2.0 * self.alpha, self.beta ** 2
+
+
+@dataclass(frozen=True)
+class Block:
+    """The constraint block of an extended force vector, split (:func:`split`)."""
+
+    gamma: np.ndarray
+    phi: np.ndarray
+    c: np.ndarray
+    G: np.ndarray
+
+
+def split(extended: np.ndarray, n_w: int, m: int) -> tuple[np.ndarray, Block]:
+    """``(F, Block)`` from ``[F, γ, Φ, c, G]`` as the engines return it."""
+    e = np.asarray(extended, dtype=float)
+    F = e[:n_w]
+    k = n_w
+    gamma, phi, c = e[k:k + m], e[k + m:k + 2 * m], e[k + 2 * m:k + 3 * m]
+    G = e[k + 3 * m:k + 3 * m + m * n_w].reshape(m, n_w)
+    return F, Block(gamma, phi, c, G)
+
+
+class ConstraintSolveError(np.linalg.LinAlgError):
+    """``M`` or ``G M⁻¹ Gᵀ`` is singular: which one is in the message."""
+
+
+def solve_augmented(M: np.ndarray, F: np.ndarray, block: Block,
+                    stab: Stabilization) -> tuple[np.ndarray, np.ndarray]:
+    """``(ẇ, λ)`` of ``M ẇ = F + Gᵀλ``, ``G ẇ = γ − 2α c − β² Φ``.
+
+    Range-space method: Cholesky of ``M``, then of ``S = G M⁻¹ Gᵀ``. A singular ``S``
+    means dependent constraints (or a configuration where the loop locks).
+    """
+    try:
+        cf = linalg.cho_factor(M)
+    except linalg.LinAlgError as exc:
+        raise ConstraintSolveError("the mass matrix is singular") from exc
+    a, b = stab.coefficients
+    rhs = block.gamma - a * block.c - b * block.phi
+    MinvF = linalg.cho_solve(cf, F)
+    MinvGt = linalg.cho_solve(cf, block.G.T)
+    S = block.G @ MinvGt
+    try:
+        lam = linalg.solve(S, rhs - block.G @ MinvF, assume_a="pos")
+    except (linalg.LinAlgError, ValueError) as exc:
+        raise ConstraintSolveError(
+            "the constraint Jacobian has lost rank (G M⁻¹ Gᵀ is singular): the "
+            "constraints are dependent here, or the mechanism is at a locking position"
+        ) from exc
+    if not np.all(np.isfinite(lam)) or _ill_conditioned(S):
+        raise ConstraintSolveError(
+            "the constraint Jacobian has lost rank (G M⁻¹ Gᵀ is singular): the "
+            "constraints are dependent here, or the mechanism is at a locking position")
+    return MinvF + MinvGt @ lam, lam
+
+
+def _ill_conditioned(S: np.ndarray) -> bool:
+    if S.size == 0:
+        return False
+    d = np.abs(np.diag(S)).max()
+    return bool(d == 0 or np.linalg.cond(S) > 1e14)
+
+
+def drift(block: Block) -> tuple[float, float]:
+    """``(max |Φ_i|, max |c_i|)``."""
+    return (float(np.abs(block.phi).max(initial=0.0)),
+            float(np.abs(block.c).max(initial=0.0)))
+
+
+def choose_dependent(J: np.ndarray, tiers: Sequence[Sequence[int]]) -> list[int]:
+    """Columns of ``J`` (m × n) to solve for: ``m`` independent ones, taken tier by tier
+    (``tiers``: lists of column indices, most preferred first; columns in no tier come
+    last), within a tier by column-pivoted QR of what the chosen ones leave.
+
+    Raises ``ValueError`` when ``J`` has rank below ``m`` (redundant constraints).
+    """
+    m, n = J.shape
+    listed = [j for tier in tiers for j in tier]
+    pools = [list(t) for t in tiers] + [[j for j in range(n) if j not in listed]]
+    scale = max(1.0, float(np.abs(J).max(initial=0.0)))
+    chosen: list[int] = []
+    for pool in pools:
+        if len(chosen) == m:
+            break
+        cand = [j for j in pool if j not in chosen]
+        if not cand:
+            continue
+        # project out the columns already chosen, pivot on what remains
+        R = J[:, cand]
+        if chosen:
+            A = J[:, chosen]
+            R = R - A @ np.linalg.lstsq(A, R, rcond=None)[0]
+        _q, r, piv = linalg.qr(R, pivoting=True, mode="economic")
+        for k in range(min(m - len(chosen), r.shape[0], r.shape[1])):
+            if abs(r[k, k]) > 1e-10 * scale:
+                chosen.append(cand[piv[k]])
+    if len(chosen) < m:
+        raise ValueError(f"rank {len(chosen)} < {m}")
+    return chosen
+
+
+def rank(J: np.ndarray) -> int:
+    """Numerical rank of ``J`` (SVD, relative tolerance 1e-10)."""
+    if not J.size:
+        return 0
+    s = np.linalg.svd(J, compute_uv=False)
+    return int((s > 1e-10 * max(1.0, s[0])).sum())

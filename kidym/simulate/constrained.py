@@ -1,0 +1,170 @@
+"""Runs of models with holonomic constraints: consistent start, projection, drift.
+
+Shared by both engines through one small interface: ``system.constraint_block(t, y, p)``
+gives ``(M, F, Block)`` (:mod:`kidym.eom.constraints`) and ``system.rates(t, y, p)``
+gives ``q̇`` at a state. ``B = ∂q̇/∂w`` is taken from ``q̇`` itself (it is linear in
+``w``), so positions move only along the directions the speeds can move them
+(``Δq = B δ``): for ``B = I`` this is plain Newton on the coordinates, and a quaternion
+coordinate moves as its body's angular speeds move it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from kidym.eom.constraints import choose_dependent, drift, rank
+from kidym.errors import SimulationError
+
+#: Newton iterations allowed for a consistent start or a projection.
+MAX_NEWTON = 50
+
+
+def _rate_matrix(system, t: float, y: np.ndarray, p: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """``(B, β)`` at ``y``: ``q̇ = B w + β`` (``q̇`` is linear in ``w``)."""
+    n_q, n_w = system.equations.n_q, system.equations.n_w
+    z = y.copy()
+    z[n_q:] = 0.0
+    beta = np.asarray(system.rates(t, z, p), float)
+    B = np.empty((n_q, n_w))
+    for j in range(n_w):
+        z[n_q:] = 0.0
+        z[n_q + j] = 1.0
+        B[:, j] = np.asarray(system.rates(t, z, p), float) - beta
+    return B, beta
+
+
+def _newton_positions(system, t: float, y: np.ndarray, p: np.ndarray,
+                      columns: Sequence[int] | None, tol: float) -> tuple[np.ndarray, float, int]:
+    """Solve ``Φ(q) = 0`` moving ``q`` by ``B δ`` (δ on ``columns`` of ``w``, or least
+    norm over all); returns ``(y, |Φ|, iterations)``."""
+    n_q = system.equations.n_q
+    y = y.copy()
+    res = np.inf
+    for it in range(MAX_NEWTON + 1):
+        _M, _F, block = system.constraint_block(t, y, p)
+        res = float(np.abs(block.phi).max(initial=0.0))
+        if not np.isfinite(res):
+            return y, res, it
+        if res <= tol:
+            return y, res, it
+        if it == MAX_NEWTON:
+            break
+        B, _beta = _rate_matrix(system, t, y, p)
+        G = block.G
+        if columns is None:
+            delta = -np.linalg.lstsq(G, block.phi, rcond=None)[0]
+        else:
+            delta = np.zeros(G.shape[1])
+            try:
+                delta[list(columns)] = -np.linalg.solve(G[:, list(columns)], block.phi)
+            except np.linalg.LinAlgError:
+                return y, res, it
+        y[:n_q] += B @ delta
+    return y, res, MAX_NEWTON
+
+
+def _velocity_correction(system, t: float, y: np.ndarray, p: np.ndarray,
+                         columns: Sequence[int] | None) -> np.ndarray:
+    """``w`` with ``G w + g = 0``: solved for ``columns`` (others kept), or the least
+    change in the kinetic metric ``M`` (``Δw = −M⁻¹Gᵀ(G M⁻¹ Gᵀ)⁻¹ c``)."""
+    n_q = system.equations.n_q
+    y = y.copy()
+    M, _F, block = system.constraint_block(t, y, p)
+    if columns is None:
+        MinvGt = np.linalg.solve(M, block.G.T)
+        y[n_q:] -= MinvGt @ np.linalg.solve(block.G @ MinvGt, block.c)
+    else:
+        cols = list(columns)
+        y[n_q + np.array(cols)] -= np.linalg.solve(block.G[:, cols], block.c)
+    return y
+
+
+def consistent_initial(system, t0: float, y0: np.ndarray, p: np.ndarray,
+                       given: set[str], tol: float) -> tuple[np.ndarray, dict[str, tuple]]:
+    """Initial values that satisfy ``Φ = 0`` and ``Φ̇ = 0``, changing the dependent ones.
+
+    The dependent speeds (and with them the coordinates they move) are chosen by
+    column-pivoted QR of ``G`` at ``y0``: first among those whose coordinate and speed
+    have no initial value (``given``: names with one in the model or in the call), then
+    whose coordinate has none, then whose speed has none, then the rest. Positions by
+    Newton on ``Φ = 0`` (the given values are its start, so they pick the assembly
+    branch), then the dependent speeds from ``G w = −g``.
+
+    Returns
+    -------
+    tuple
+        ``(y, changes)``; ``changes`` maps each changed state name to ``(old, new)``.
+
+    Raises
+    ------
+    SimulationError
+        Redundant constraints (rank of ``G`` below their number at the start), or no
+        closed configuration near the given values (Newton's residual named).
+    """
+    eq = system.equations
+    names = system.state_names
+    n_q = eq.n_q
+    cons = eq.constraints
+    y0 = np.asarray(y0, float)
+    _M, _F, block = system.constraint_block(t0, y0, p)
+    r = rank(block.G)
+    if r < cons.m:
+        raise SimulationError(
+            f"the constraints {', '.join(cons.names)} are not independent at the start: the "
+            f"rank of their Jacobian is {r}, not {cons.m}", time=t0,
+            state=dict(zip(names, y0)),
+            hint="remove the constraints that repeat others (a planar loop closes with two "
+                 "equations, not three), or start away from a singular configuration")
+    speed_names = names[n_q:]
+    pos_free = [_base(w) not in given for w in speed_names]
+    vel_free = [w not in given for w in speed_names]
+    tiers = [[j for j in range(len(speed_names)) if pos_free[j] and vel_free[j]],
+             [j for j in range(len(speed_names)) if pos_free[j] and not vel_free[j]],
+             [j for j in range(len(speed_names)) if vel_free[j] and not pos_free[j]]]
+    columns = choose_dependent(block.G, tiers)
+    y, res, its = _newton_positions(system, t0, y0, p, columns, tol)
+    if not res <= tol:
+        values = dict(zip(cons.names, system.constraint_block(t0, y, p)[2].phi))
+        raise SimulationError(
+            "the initial values do not satisfy the constraints and no closed configuration "
+            f"was found near them (Newton on {', '.join(_base(speed_names[j]) for j in columns)}"
+            f" stopped after {its} steps at |Φ| = {res:.3g}: "
+            + ", ".join(f"{k} = {v:.3g}" for k, v in values.items()) + ")",
+            time=t0, state=dict(zip(names, y0)),
+            hint="give initial values of the coordinates closer to an assembled position "
+                 "of the mechanism (they pick its assembly branch)")
+    y = _velocity_correction(system, t0, y, p, columns)
+    changes = {names[i]: (float(y0[i]), float(y[i])) for i in range(len(y))
+               if abs(y[i] - y0[i]) > 1e-12 * max(1.0, abs(y0[i]))}
+    return y, changes
+
+
+def _base(speed: str) -> str:
+    return speed[:-2] if speed.endswith("'t") else speed
+
+
+def project(system, t: float, y: np.ndarray, p: np.ndarray, tol: float) -> np.ndarray:
+    """``y`` projected onto ``Φ = 0`` (least change along ``B``) and ``G w + g = 0``
+    (least change in the kinetic metric)."""
+    y2, res, _its = _newton_positions(system, t, y, p, None, tol * 1e-3)
+    if not res <= tol:
+        return y  # the caller sees the drift and reports it
+    return _velocity_correction(system, t, y2, p, None)
+
+
+def measure(system, t: np.ndarray, Y: np.ndarray, p: np.ndarray) -> tuple[float, float]:
+    """``(max |Φ|, max |c|)`` over the recorded states (columns of ``Y``)."""
+    pos = vel = 0.0
+    for k in range(t.size):
+        _M, _F, block = system.constraint_block(float(t[k]), Y[:, k], p)
+        a, b = drift(block)
+        pos, vel = max(pos, a), max(vel, b)
+    return pos, vel
+
+
+def given_states(model, initial: Mapping[str, float] | None, canonical) -> set[str]:
+    """Names of the states that the model or the call gives an initial value."""
+    return set(model.initial) | set(model.initial_formulas) | set(canonical(model, initial))

@@ -1,0 +1,186 @@
+"""Holonomic constraints (``УРАВНЕНИЯ``): the augmented system against SymPy's
+``LagrangesMethod`` (tests/oracles/closed_loops.py), consistent starts, drift control,
+and the errors a user meets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import sympy as sp
+from scipy.optimize import fsolve
+
+import kidym
+from kidym.errors import ParseError, SimulationError
+from kidym.simulate.simulate import NumpySystem
+from tests.oracles.closed_loops import LoopOracle, four_bar, slider_crank, t
+
+EXAMPLE = Path(__file__).parents[2] / "examples" / "four_bar" / "four_bar.kdm"
+
+FOUR_BAR = dict(a=0.2, b=0.6, c=0.5, d=0.55, m1=1.0, m2=2.0, m3=1.5, g=9.81)
+
+SLIDER = dict(r=0.1, l=0.4, m1=1.0, m2=2.0, ms=3.0, g=9.81, A=0.02, W=3.0, M0=5.0)
+SLIDER_TEXT = """
+r = 0.1; l = 0.4; m1 = 1; m2 = 2; ms = 3; g = 9.81; A = 0.02; W = 3; M0 = 5;
+Crank       | Rz(q1)        | Sx(r/2), m(m1), Jx(0), Jy(m1*r^2/12), Jz(m1*r^2/12);
+Rod~Crank   | Sx(r), Rz(q2) | Sx(l/2), m(m2), Jx(0), Jy(m2*l^2/12), Jz(m2*l^2/12);
+Slider      | Sx(s)         | m(ms), Jx(0), Jy(0), Jz(0);
+f1 = r*cos(q1) + l*cos(q1 + q2) - s;
+f2 = r*sin(q1) + l*sin(q1 + q2) - A*sin(W*t);
+УРАВНЕНИЯ := f1, f2;
+Pm.ωZCrank = M0*sin(W*t);
+ГРАВИТАЦИЯ := 0, -g, 0;
+НАЧАЛЬНЫЕ УСЛОВИЯ := q1(0.3), q2(-0.1), s(0.5), q1't(4);
+ВРЕМЯ := t(0, 2);
+"""
+
+
+def consistent_states(oracle: LoopOracle, rng: np.random.Generator, count: int,
+                      guess: list[float], time_dependent: bool) -> list[dict[str, float]]:
+    """Random states on the constraints, solved with the oracle's own ``Φ`` (SciPy)."""
+    q = oracle.q
+    qd = [sp.diff(x, t) for x in q]
+    phi = sp.Matrix(oracle.constraints).subs(oracle.params)
+    J = phi.jacobian(q)
+    phit = phi.diff(t)
+    plain = sp.symbols("z0:%d" % len(q))
+    rep = dict(zip(q, plain))
+    f_phi = sp.lambdify([plain, t], phi.xreplace(rep))
+    f_J = sp.lambdify([plain, t], J.xreplace(rep))
+    f_t = sp.lambdify([plain, t], phit.subs({d: 0 for d in qd}).xreplace(rep))
+    names = oracle.coordinates
+    states = []
+    while len(states) < count:
+        tt = float(rng.uniform(0, 3)) if time_dependent else 0.0
+        q1 = float(rng.uniform(0, 2 * np.pi))
+        sol, _info, ok, _msg = fsolve(
+            lambda z, q1=q1, tt=tt: np.ravel(f_phi([q1, *z], tt)), guess, full_output=True)
+        z = np.array([q1, *sol])
+        if ok != 1 or np.abs(np.ravel(f_phi(z, tt))).max() > 1e-12:
+            continue
+        Jn = np.array(f_J(z, tt), float)
+        u1 = float(rng.uniform(-3, 3))
+        rhs = -np.ravel(f_t(z, tt)) - Jn[:, 0] * u1
+        u = np.array([u1, *np.linalg.solve(Jn[:, 1:], rhs)])
+        state = {n: float(v) for n, v in zip(names, z)}
+        state.update({f"{n}'t": float(v) for n, v in zip(names, u)})
+        state["t"] = tt
+        states.append(state)
+        guess = list(sol)
+    return states
+
+
+def kidym_solution(system: NumpySystem, state: dict[str, float], p: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    y = np.array([state[n] for n in system.state_names])
+    _qd, M, F = system.rhs_function(state["t"], y.tolist(), p.tolist())
+    return system._solve(state["t"], y, np.asarray(M, float), np.asarray(F, float))
+
+
+@pytest.mark.parametrize("case", ["four_bar", "slider_crank"])
+def test_accelerations_and_multipliers_equal_lagranges_method(case: str) -> None:
+    if case == "four_bar":
+        model, oracle = kidym.load(EXAMPLE), four_bar(FOUR_BAR)
+        guess, moving = [-0.4, 1.4], False
+    else:
+        model, oracle = kidym.parse(SLIDER_TEXT), slider_crank(SLIDER)
+        guess, moving = [-0.2, 0.45], True
+    system = NumpySystem.build(kidym.derive(model))
+    p = system.parameter_vector()
+    rng = np.random.default_rng(7)
+    for state in consistent_states(oracle, rng, 4, guess, moving):
+        wdot, lam = kidym_solution(system, state, p)
+        qdd, lam_ref = oracle.solve(state)
+        scale = max(1.0, np.abs(qdd).max())
+        assert np.abs(wdot - qdd).max() <= 1e-9 * scale, (state, wdot, qdd)
+        assert np.abs(lam - lam_ref).max() <= 1e-9 * max(1.0, np.abs(lam_ref).max()), (
+            state, lam, lam_ref)
+
+
+def test_constraint_drift_stays_below_the_tolerance_over_100_s() -> None:
+    model = kidym.load(EXAMPLE)
+    r = kidym.simulate(model, t_end=100, n_points=2001)
+    drift = r.stats["constraint_drift"]
+    assert drift["stabilization"] == "projection"
+    assert drift["position"] <= drift["tolerance"] and drift["velocity"] <= drift["tolerance"]
+    # conservative: the energy is a first integral (closed-form mechanics)
+    e = r["energy"]
+    assert np.abs(e - e[0]).max() <= 1e-6 * abs(e).max()
+    # the run is on the closed loop: the rocker's end meets the coupler's at every output
+    a, b, c, d = (FOUR_BAR[k] for k in "abcd")
+    q1, q2, q3 = r["q1"], r["q2"], r["q3"]
+    gap = np.hypot(a * np.cos(q1) + b * np.cos(q1 + q2) - d - c * np.cos(q3),
+                   a * np.sin(q1) + b * np.sin(q1 + q2) - c * np.sin(q3))
+    assert gap.max() <= 1e-8
+
+
+def test_without_stabilization_the_drift_is_reported_and_larger() -> None:
+    model = kidym.load(EXAMPLE)
+    free = kidym.simulate(model, t_end=20, constraints="none", rtol=1e-6, atol=1e-9)
+    held = kidym.simulate(model, t_end=20, rtol=1e-6, atol=1e-9)
+    assert free.stats["constraint_drift"]["position"] > 10 * held.stats[
+        "constraint_drift"]["position"]
+    baum = kidym.simulate(model, t_end=20, constraints="baumgarte", rtol=1e-6, atol=1e-9)
+    assert baum.stats["constraint_drift"]["position"] < free.stats[
+        "constraint_drift"]["position"]
+
+
+def test_the_start_is_made_consistent_and_reported() -> None:
+    model = kidym.load(EXAMPLE)
+    r = kidym.simulate(model, t_end=0.01)
+    changed = r.stats["initial_adjusted"]
+    # the driver's angle and rate are kept; the loop's dependent states are solved
+    assert set(changed) == {"q2", "q3", "q2't", "q3't"}
+    assert r["q1"][0] == 1.0 and r["q1't"][0] == 6.0
+    a, b, c, d = (FOUR_BAR[k] for k in "abcd")
+    q1, q2, q3 = r["q1"][0], r["q2"][0], r["q3"][0]
+    assert abs(a * np.cos(q1) + b * np.cos(q1 + q2) - d - c * np.cos(q3)) < 1e-10
+    # the assembly branch of the guesses (q3 near 1.5, not the mirror one)
+    assert abs(q3 - 1.5) < 0.1
+
+
+def test_a_loop_that_cannot_close_is_an_error_with_the_residual() -> None:
+    # coupler and rocker too short to reach the crank's end from the ground pivot
+    text = EXAMPLE.read_text(encoding="utf-8").replace("b = 0.6;  c = 0.5;", "b = 0.1;  c = 0.1;")
+    assert "b = 0.1;  c = 0.1;" in text
+    with pytest.raises(SimulationError, match=r"do not satisfy the constraints.*\|Φ\| ="):
+        kidym.simulate(kidym.parse(text), t_end=0.1)
+
+
+def test_redundant_constraints_are_an_error() -> None:
+    text = EXAMPLE.read_text(encoding="utf-8").replace(
+        "УРАВНЕНИЯ := f1, f2;", "f3 = 2*f1; УРАВНЕНИЯ := f1, f2, f3;")
+    with pytest.raises(SimulationError, match="not independent.*rank of their Jacobian is 2"):
+        kidym.simulate(kidym.parse(text), t_end=0.1)
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("УРАВНЕНИЯ := m1;", r"`m1` is listed in `УРАВНЕНИЯ` but has a value"),
+    ("УРАВНЕНИЯ := f9;", r"`f9` is listed in `УРАВНЕНИЯ` but is not defined"),
+    ("УРАВНЕНИЯ := q1;", r"`q1` is listed in `УРАВНЕНИЯ` but is a coordinate"),
+])
+def test_bad_constraint_lists_are_located_errors(text: str, message: str) -> None:
+    base = EXAMPLE.read_text(encoding="utf-8").replace("УРАВНЕНИЯ := f1, f2;", text)
+    with pytest.raises(ParseError, match=message):
+        kidym.parse(base)
+
+
+def test_a_constraint_on_speeds_or_on_nothing_is_an_error() -> None:
+    base = EXAMPLE.read_text(encoding="utf-8").replace(", λf1, λf2;", ";")
+    with pytest.raises(kidym.DerivationError, match="depends on a speed"):
+        kidym.derive(kidym.parse(base.replace("УРАВНЕНИЯ := f1, f2;",
+                                              "h = q1't - 1; УРАВНЕНИЯ := f1, h;")))
+    with pytest.raises(kidym.DerivationError, match="depends on no coordinate"):
+        kidym.derive(kidym.parse(base.replace("УРАВНЕНИЯ := f1, f2;",
+                                              "h = sin(t) - a; УРАВНЕНИЯ := f1, h;")))
+
+
+def test_unsupported_calculations_and_result_changing_instructions_are_errors() -> None:
+    base = EXAMPLE.read_text(encoding="utf-8")
+    with pytest.raises(ParseError, match="calculation `СТАТИКА` is recognised but not "
+                                         "supported yet"):
+        kidym.parse(base.replace("РАСЧЕТ := ДИНАМИКА;", "РАСЧЕТ := СТАТИКА;"))
+    with pytest.raises(ParseError, match="`НЕИЗВЕСТНЫЕ` is recognised but not supported yet; "
+                                         "it would change the results"):
+        kidym.parse(base + "\nНЕИЗВЕСТНЫЕ := u1;")

@@ -1,0 +1,142 @@
+"""Closed-loop mechanisms built independently with SymPy's ``LagrangesMethod``.
+
+The oracle for kidym's holonomic constraints (``УРАВНЕНИЯ``). Nothing from kidym is
+imported: the four-bar linkage and the slider-crank are written here from their
+mechanics (rods as rigid bodies in the plane, gravity, the loop-closure equations as
+``hol_coneqs``), and ``LagrangesMethod`` gives the augmented system
+
+    M(q) q̈ = F(q, q̇, t) + Φ_qᵀ λ,     Φ_q q̈ = −(Φ_q q̇)_q q̇ − 2Φ_qt q̇ − Φ_tt
+
+whose solution ``(q̈, λ)`` kidym's must equal (SymPy's ``LagrangesMethod`` adds
+``Φ_qᵀλ`` to the generalized forces exactly as kidym's ``M ẇ = F + Gᵀλ``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import sympy as sp
+from sympy.physics.mechanics import (
+    LagrangesMethod,
+    Lagrangian,
+    Point,
+    ReferenceFrame,
+    RigidBody,
+    dynamicsymbols,
+    inertia,
+)
+
+t = dynamicsymbols._t
+
+
+@dataclass
+class LoopOracle:
+    """``(q̈, λ)`` of a closed-loop mechanism at a state, and its constraints."""
+
+    coordinates: list[str]
+    lagrange: LagrangesMethod
+    q: list
+    constraints: list[sp.Expr]
+    params: dict[sp.Symbol, float]
+
+    def _plain(self, expr: sp.Expr, state: dict[str, float]) -> float:
+        qd = [sp.diff(q, t) for q in self.q]
+        rep = {**{d: sp.Float(state[f"{n}'t"]) for d, n in zip(qd, self.coordinates)},
+               **{q: sp.Float(state[n]) for q, n in zip(self.q, self.coordinates)}}
+        return float(expr.subs(rep).subs(self.params).subs(t, state.get("t", 0.0)).evalf())
+
+    def solve(self, state: dict[str, float]) -> tuple[np.ndarray, np.ndarray]:
+        """``(q̈, λ)`` at ``state`` (``{q, q't, t}``)."""
+        lm = self.lagrange
+        M = lm.mass_matrix_full
+        F = lm.forcing_full
+        n = len(self.q)
+        Mn = np.array([[self._plain(M[i, j], state) for j in range(M.shape[1])]
+                       for i in range(M.shape[0])])
+        Fn = np.array([self._plain(F[i], state) for i in range(F.shape[0])])
+        x = np.linalg.solve(Mn, Fn)
+        # mass_matrix_full is over [q, q̇, λ]: the accelerations follow the n rates
+        return x[n:2 * n], x[2 * n:]
+
+    def residual(self, state: dict[str, float]) -> np.ndarray:
+        """``Φ`` at ``state``."""
+        return np.array([self._plain(f, state) for f in self.constraints])
+
+
+def _rod(name: str, frame: ReferenceFrame, origin: Point, length: sp.Expr, mass: sp.Symbol,
+         gravity: sp.Symbol, N: ReferenceFrame) -> tuple[RigidBody, Point, Point]:
+    """A uniform rod along ``frame.x`` from ``origin``: body, mass centre, far end."""
+    cm = origin.locatenew(f"{name}_cm", length / 2 * frame.x)
+    end = origin.locatenew(f"{name}_end", length * frame.x)
+    inert = inertia(frame, 0, mass * length ** 2 / 12, mass * length ** 2 / 12)
+    body = RigidBody(name, cm, frame, mass, (inert, cm))
+    body.potential_energy = mass * gravity * _height(cm, N)
+    return body, cm, end
+
+
+_ORIGIN: dict[int, Point] = {}
+
+
+def _height(point: Point, N: ReferenceFrame) -> sp.Expr:
+    return point.pos_from(_ORIGIN[id(N)]).dot(N.y)
+
+
+def four_bar(values: dict[str, float]) -> LoopOracle:
+    """Crank a (q1 from the ground x axis at O), coupler b (q2 relative to the crank),
+    rocker c (q3 from the ground x axis at (d, 0)); gravity −y; uniform rods."""
+    q1, q2, q3 = dynamicsymbols("q1 q2 q3")
+    a, b, c, d, m1, m2, m3, g = sp.symbols("a b c d m1 m2 m3 g")
+    N = ReferenceFrame("N")
+    O = Point("O")
+    O.set_vel(N, 0)
+    _ORIGIN[id(N)] = O
+    A = N.orientnew("A", "Axis", (q1, N.z))
+    B = A.orientnew("B", "Axis", (q2, A.z))
+    C = N.orientnew("C", "Axis", (q3, N.z))
+    crank, _cm1, P = _rod("crank", A, O, a, m1, g, N)
+    P.set_vel(N, P.pos_from(O).dt(N))
+    coupler, _cm2, _ = _rod("coupler", B, P, b, m2, g, N)
+    D = O.locatenew("D", d * N.x)
+    D.set_vel(N, 0)
+    rocker, _cm3, _ = _rod("rocker", C, D, c, m3, g, N)
+    for body in (crank, coupler, rocker):
+        body.masscenter.set_vel(N, body.masscenter.pos_from(O).dt(N))
+    L = Lagrangian(N, crank, coupler, rocker)
+    f1 = a * sp.cos(q1) + b * sp.cos(q1 + q2) - d - c * sp.cos(q3)
+    f2 = a * sp.sin(q1) + b * sp.sin(q1 + q2) - c * sp.sin(q3)
+    lm = LagrangesMethod(L, [q1, q2, q3], hol_coneqs=[f1, f2], frame=N)
+    lm.form_lagranges_equations()
+    params = {s: values[str(s)] for s in (a, b, c, d, m1, m2, m3, g)}
+    return LoopOracle(["q1", "q2", "q3"], lm, [q1, q2, q3], [f1, f2], params)
+
+
+def slider_crank(values: dict[str, float]) -> LoopOracle:
+    """Crank r (q1), connecting rod l (q2 relative to the crank), slider of mass ms at
+    x = s on a guide whose height moves, e(t) = A sin(W t) (a rheonomic constraint);
+    a driving moment M0 sin(W t) on the crank; gravity −y."""
+    q1, q2, s = dynamicsymbols("q1 q2 s")
+    r, l_, m1, m2, ms, g, A_, W, M0 = sp.symbols("r l m1 m2 ms g A W M0")
+    N = ReferenceFrame("N")
+    O = Point("O")
+    O.set_vel(N, 0)
+    _ORIGIN[id(N)] = O
+    Af = N.orientnew("A", "Axis", (q1, N.z))
+    Bf = Af.orientnew("B", "Axis", (q2, Af.z))
+    crank, _c1, P = _rod("crank", Af, O, r, m1, g, N)
+    rod, _c2, _ = _rod("rod", Bf, P, l_, m2, g, N)
+    S = O.locatenew("S", s * N.x)
+    for body in (crank, rod):
+        body.masscenter.set_vel(N, body.masscenter.pos_from(O).dt(N))
+    S.set_vel(N, S.pos_from(O).dt(N))
+    Sf = N.orientnew("Sf", "Axis", (0, N.z))
+    slider = RigidBody("slider", S, Sf, ms, (inertia(Sf, 0, 0, 0), S))
+    slider.potential_energy = 0
+    L = Lagrangian(N, crank, rod, slider)
+    f1 = r * sp.cos(q1) + l_ * sp.cos(q1 + q2) - s
+    f2 = r * sp.sin(q1) + l_ * sp.sin(q1 + q2) - A_ * sp.sin(W * t)
+    forces = [(Af, M0 * sp.sin(W * t) * N.z)]
+    lm = LagrangesMethod(L, [q1, q2, s], hol_coneqs=[f1, f2], forcelist=forces, frame=N)
+    lm.form_lagranges_equations()
+    params = {x: values[str(x)] for x in (r, l_, m1, m2, ms, g, A_, W, M0)}
+    return LoopOracle(["q1", "q2", "s"], lm, [q1, q2, s], [f1, f2], params)
