@@ -46,6 +46,7 @@ extern const int kidym_event_action[];
 void kidym_constants(const double *p, double *c);
 int kidym_rhs(double t, const double *y, const double *p, const double *c, double *ydot);
 void kidym_events(double t, const double *y, const double *p, const double *c, double *g);
+int kidym_project(double t, double *y, const double *p, const double *c);
 void kidym_reset(int k, double t, const double *y, const double *p, const double *c,
                  double *ynew);
 
@@ -551,6 +552,25 @@ static void kd_counts(kd_solver *s, kd_data *d, long *stats) {
  * KD_OUT_EXTENSION by the continuous extension: n_ext, c_ext[n_ext],
  * A_ext[n_ext*(s+n_ext)], D[4*(s+n_ext)] (Hairer's DOP853 layout: the step's last
  * stage is f at the new solution). */
+/* Restart the integrator at (t, y) after the state was changed (a reset or a
+   projection): the integrator's flag, and *status set if f cannot be evaluated. */
+static int kd_restart(kd_solver *s, kd_data *d, double t, N_Vector y, double *f0,
+                      int *status) {
+    double *ycur = N_VGetArrayPointer(y);
+    int rf = kd_reinit(s, t, y);
+    if (!rf && s->arkode) {
+        d->nfev++;
+        int sr = kidym_rhs(t, ycur, d->p, d->c, f0);
+        if (sr) {
+            kd_fail(d, sr, t, ycur);
+            *status = -200 - sr;
+            return 0;
+        }
+        rf = kd_start(s, d, t, ycur, f0);
+    }
+    return rf;
+}
+
 int kidym_simulate(const double *p, double t0, const double *y0, int n_out,
                    const double *t_out, int method, double rtol, double atol,
                    double max_step, long max_steps, double *y_out, int max_events,
@@ -577,7 +597,7 @@ int kidym_simulate(const double *p, double t0, const double *y0, int n_out,
     d.fail_y = fail_y;
     d.ny = ny;
     message[0] = '\0';
-    stats[0] = stats[1] = stats[2] = stats[3] = stats[4] = 0;
+    stats[0] = stats[1] = stats[2] = stats[3] = stats[4] = stats[5] = 0;
     kidym_constants(p, c_work);
     for (int k = 0; k < nev; ++k) dirs[k] = kidym_event_direction[k];
     if (method >= 2) {
@@ -666,9 +686,31 @@ int kidym_simulate(const double *p, double t0, const double *y0, int n_out,
         }
         if ((flag == 0 || flag == 2) && kd_output_state(&s, &d, t, y)) flag = -1;
         if (flag == 0) {
-            memcpy(y_out + (size_t)done * ny, N_VGetArrayPointer(y), sizeof(double) * ny);
-            if (nev) kidym_events(t, N_VGetArrayPointer(y), p, c_work, g_prev);
+            /* holonomic constraints: back onto them where the drift exceeds the
+             * tolerance, and restart from there (a no-op without constraints) */
+            double *ycur = N_VGetArrayPointer(y);
+            int pj = kidym_project(t, ycur, p, c_work);
+            if (pj == 2) {
+                status = -105;
+                *fail_t = t;
+                memcpy(fail_y, ycur, sizeof(double) * ny);
+                snprintf(message, message_len, "the projection onto the constraints failed");
+                break;
+            }
+            memcpy(y_out + (size_t)done * ny, ycur, sizeof(double) * ny);
+            if (nev) kidym_events(t, ycur, p, c_work, g_prev);
             ++done;
+            if (pj == 1) {
+                ++stats[5];
+                int rf = kd_restart(&s, &d, t, y, f0, &status);
+                if (status) break;
+                if (rf) {
+                    status = -102;
+                    snprintf(message, message_len, "restart after a projection failed (%s)",
+                             kd_flag_name(&s, rf));
+                    break;
+                }
+            }
             continue;
         }
         if (flag == 2) {  /* an event (roots read above) */
@@ -708,17 +750,8 @@ int kidym_simulate(const double *p, double t0, const double *y0, int n_out,
                 break;
             }
             if (reset) {
-                int rf = kd_reinit(&s, t, y);
-                if (!rf && s.arkode) {
-                    d.nfev++;
-                    int sr = kidym_rhs(t, ycur, p, c_work, f0);
-                    if (sr) {
-                        kd_fail(&d, sr, t, ycur);
-                        status = -200 - sr;
-                        break;
-                    }
-                    rf = kd_start(&s, &d, t, ycur, f0);
-                }
+                int rf = kd_restart(&s, &d, t, y, f0, &status);
+                if (status) break;
                 if (rf) {
                     status = -102;
                     snprintf(message, message_len, "restart after a reset failed (%s)",

@@ -35,6 +35,7 @@ from fractions import Fraction
 
 import symengine as se
 
+from kidym.codegen.constraints_c import constraint_source
 from kidym.codegen.cprint import CPrinter, OpCount
 from kidym.eom.equations import Equations
 from kidym.simulate.events import Event, parse_expression
@@ -43,7 +44,7 @@ from kidym.symbolic.identifiers import RESERVED, IdentifierMap, comment_text
 Expr = se.Basic
 
 #: Version of the emitted interface; part of the cache key.
-ABI_VERSION = 1
+ABI_VERSION = 2
 
 _LOCALS = frozenset({"t", "y", "p", "c", "g", "k", "qdot", "ynew", "ydot", "out", "M", "F",
                      "i", "j", "n", "L", "b", "d", "s", "status"})
@@ -677,9 +678,12 @@ def generate_c(eq: Equations, *, outputs: Mapping[str, Expr] | None = None,
     _, mf_count = _Emitter(eq, fold=fold, cse=cse, hoist=hoist).routine(
         mf_roots, [f"x[{k}]" for k in range(len(mf_roots))])
 
-    roots = [*eq.qdot, *(eq.mass_matrix_named[i][j] for i, j in upper), *eq.forcing_named]
+    # F, then with constraints their block γ, Φ, c, G (Equations.forcing_extended)
+    forcing = eq.forcing_extended
+    roots = [*eq.qdot, *(eq.mass_matrix_named[i][j] for i, j in upper), *forcing]
     targets = ([f"qdot[{i}]" for i in range(n_q)]
-               + [f"M[{i * n_w + j}]" for i, j in upper] + [f"F[{i}]" for i in range(n_w)])
+               + [f"M[{i * n_w + j}]" for i, j in upper]
+               + [f"F[{i}]" for i in range(len(forcing))])
     rhs_lines, rhs_count = em.routine(
         roots, targets, split=("kidym_rhs_part", "double *qdot, double *M, double *F",
                                "qdot, M, F"))
@@ -755,12 +759,14 @@ def generate_c(eq: Equations, *, outputs: Mapping[str, Expr] | None = None,
            "void kidym_eval(double t, const double *y, const double *p, const double *c,\n"
            "                double *qdot, double *M, double *F) {\n"
            "    kd_eval(t, y, p, c, qdot, M, F);\n}\n",
-           solve_src,
+           solve_src if eq.constraints is None else "",   # (the augmented solve instead)
+           constraint_source(eq),
            "int kidym_rhs(double t, const double *y, const double *p, const double *c, "
            "double *ydot) {",
-           f"    double M[{n_w * n_w}], F[{n_w}];",
+           f"    double M[{n_w * n_w}], F[{len(forcing)}];",
            "    kd_eval(t, y, p, c, ydot, M, F);",
-           "    if (kd_solve(M, F)) return 1;",
+           "    if (kd_constrained(M, F)) return 1;" if eq.constraints is not None
+           else "    if (kd_solve(M, F)) return 1;",
            "    int finite = 1;",
            f"    for (int i = 0; i < {n_w}; ++i) ydot[{n_q} + i] = F[i];",
            f"    for (int i = 0; i < {ny}; ++i) finite &= isfinite(ydot[i]) != 0;",

@@ -24,6 +24,7 @@ import numpy as np
 
 from kidym.codegen.build import BASE_FLAGS, build, build_flags
 from kidym.codegen.emit import CCode, generate_c
+from kidym.eom.constraints import Stabilization, solve_augmented, split
 from kidym.eom.equations import Equations
 from kidym.errors import SimulationError
 from kidym.simulate.events import STORM_HINT, Event
@@ -283,9 +284,39 @@ class CompiledSystem:
         p = np.ascontiguousarray(p, dtype=float)
         c = self.constants(p)
         qdot, M, F = np.empty(self.code.n_q), np.empty((self.code.n_w,) * 2), np.empty(
-            self.code.n_w)
+            len(self.equations.forcing_extended))
         self.lib.kidym_eval(float(t), _ptr(y), _ptr(p), _ptr(c), _ptr(qdot), _ptr(M), _ptr(F))
         return qdot, M, F
+
+    # the interface of kidym.simulate.constrained (as NumpySystem's)
+    def rates(self, t: float, y: np.ndarray, p: np.ndarray) -> np.ndarray:
+        """``q̇ = B w + β`` at one state."""
+        return self.evaluate(t, y, p)[0]
+
+    def constraint_block(self, t: float, y: np.ndarray, p: np.ndarray) -> tuple:
+        """``(M, F, Block)`` at one state (a model with constraints)."""
+        _qdot, M, F = self.evaluate(t, y, p)
+        Fw, block = split(F, self.code.n_w, self.equations.m)
+        return M, Fw, block
+
+    def multipliers_at(self, t: np.ndarray, Y: np.ndarray, p: np.ndarray,
+                       stab: Stabilization) -> np.ndarray:
+        """``λ`` at states ``Y`` (shape (n_t, n_y)), shape (n_t, m)."""
+        out = np.empty((len(t), self.equations.m))
+        for k in range(len(t)):
+            M, F, block = self.constraint_block(float(t[k]), Y[k], p)
+            try:
+                out[k] = solve_augmented(M, F, block, stab)[1]
+            except np.linalg.LinAlgError:
+                out[k] = np.nan
+        return out
+
+    def set_stabilization(self, stab: Stabilization) -> None:
+        """Write ``stab`` into the library (its ``kidym_stabilization``)."""
+        a, b = stab.coefficients
+        tol = stab.tolerance if stab.method == "projection" else 0.0
+        arr = (ctypes.c_double * 3).in_dll(self.lib, "kidym_stabilization")
+        arr[0], arr[1], arr[2] = a, b, tol
 
     def rhs(self, t: float, y: np.ndarray, p: np.ndarray,
             c: np.ndarray | None = None) -> np.ndarray:
@@ -347,7 +378,7 @@ class CompiledSystem:
         ev_t = np.empty(max_events)
         ev_k = np.empty(max_events, dtype=np.intc)
         ev_y = np.empty((max_events, ny))
-        stats = np.zeros(5, dtype=np.int_)
+        stats = np.zeros(6, dtype=np.int_)
         fail_t = np.zeros(1)
         fail_y = np.zeros(ny)
         msg = ctypes.create_string_buffer(512)
@@ -370,7 +401,7 @@ class CompiledSystem:
                 "nsteps": int(stats[1]), "events_t": ev_t[:n_ev], "events_k": ev_k[:n_ev],
                 "events_y": ev_y[:n_ev], "fail_t": float(fail_t[0]), "fail_y": fail_y,
                 "wall_time_s": wall, "method": method, "output_mode": mode,
-                "extension_fallbacks": int(stats[4]),
+                "extension_fallbacks": int(stats[4]), "projections": int(stats[5]),
                 "arkode_tolerances": (inner_rtol, inner_atol)}
 
 
@@ -387,6 +418,12 @@ def _failure(system: CompiledSystem, raw: dict) -> SimulationError:
     status = raw["status"]
     if status in (-201, -202):
         return _rhs_error(-200 - status, raw["fail_t"], state)
+    if status == -105:
+        return SimulationError(
+            "the state could not be projected back onto the constraints (Newton did not "
+            "converge, or the constraint Jacobian lost rank)", time=raw["fail_t"],
+            state=state, hint="the mechanism may pass a dead-centre (locking) position here; "
+                              "tighten rtol/atol, or use constraints='baumgarte'")
     if status == -104:  # message "event <k>"
         name = system.event_names[int(raw["message"].split()[-1])]
         return SimulationError(
@@ -436,8 +473,14 @@ def to_result(system: CompiledSystem, raw: dict, p: np.ndarray, *, rtol: float, 
 def simulate_compiled(system: CompiledSystem, *, t0: float, t1: float, y0: np.ndarray,
                       p: np.ndarray, times: np.ndarray, method: str = "ERK8",
                       rtol: float = 1e-9, atol: float = 1e-12, max_step: float = np.inf,
-                      raise_on_failure: bool = True, extra: dict | None = None) -> Result:
+                      raise_on_failure: bool = True, extra: dict | None = None,
+                      constraints: Stabilization | None = None) -> Result:
     """Integrate with the compiled loop; see :func:`kidym.simulate` (``engine="compiled"``).
+
+    With holonomic constraints, ``y0`` must be consistent already
+    (:func:`kidym.simulate.constrained.consistent_initial`); ``constraints`` is the
+    stabilization (default projection), and the result gets the multipliers ``λf`` and
+    ``stats["constraint_drift"]`` as the NumPy engine's does.
 
     Raises
     ------
@@ -445,11 +488,28 @@ def simulate_compiled(system: CompiledSystem, *, t0: float, t1: float, y0: np.nd
         Singular mass matrix, a non-finite right-hand side, or integrator failure, with
         the time and state where it happened.
     """
+    cons = system.equations.constraints
+    stab = constraints if constraints is not None else Stabilization()
+    if cons is not None:
+        system.set_stabilization(stab)
     raw = system.integrate(y0, p, times, t0=t0, method=method, rtol=rtol, atol=atol,
                            max_step=max_step)
     if raw["status"] < 0 and raise_on_failure:
         raise _failure(system, raw)
-    return to_result(system, raw, p, rtol=rtol, atol=atol, max_step=max_step, extra=extra)
+    result = to_result(system, raw, p, rtol=rtol, atol=atol, max_step=max_step, extra=extra)
+    if cons is not None:
+        from kidym.simulate.constrained import measure
+
+        lam = system.multipliers_at(raw["t"], raw["y"], p, stab)
+        for i, name in enumerate(cons.multiplier_names):
+            result.values[name] = lam[:, i]
+        pos, vel = measure(system, raw["t"], raw["y"].T, p)
+        result.stats["constraint_drift"] = {
+            "position": pos, "velocity": vel, "stabilization": stab.method,
+            "projections": raw["projections"], "tolerance": stab.tolerance,
+            **({"alpha": stab.alpha, "beta": stab.beta} if stab.method == "baumgarte"
+               else {})}
+    return result
 
 
 @dataclass(frozen=True, eq=False)
@@ -574,7 +634,8 @@ def choose_engine(eq: Equations, code: CCode | None, *, duration: float,
 def simulate_with_engine(system, *, engine: str, events: Sequence[Event], t_end, t_start,
                          initial, parameters, t_eval, n_points: int, method: str,
                          rtol: float, atol: float, max_step: float,
-                         raise_on_failure: bool) -> Result:
+                         raise_on_failure: bool,
+                         constraints: Stabilization | str = "projection") -> Result:
     """The ``engine="compiled" | "auto"`` branch of :func:`kidym.simulate`."""
     from kidym.errors import CompileError
     from kidym.simulate.simulate import _initial_state, simulate
@@ -603,7 +664,8 @@ def simulate_with_engine(system, *, engine: str, events: Sequence[Event], t_end,
                                   parameters=parameters, t_eval=t_eval, n_points=n_points,
                                   method=_NUMPY_METHOD.get(method, method), rtol=rtol,
                                   atol=atol, max_step=max_step, engine="numpy",
-                                  raise_on_failure=raise_on_failure, events=events)
+                                  raise_on_failure=raise_on_failure, events=events,
+                                  constraints=constraints)
                 result.stats.update(extra)
                 return result
         try:
@@ -616,7 +678,8 @@ def simulate_with_engine(system, *, engine: str, events: Sequence[Event], t_end,
                               parameters=parameters, t_eval=t_eval, n_points=n_points,
                               method=_NUMPY_METHOD.get(method, method), rtol=rtol, atol=atol,
                               max_step=max_step, engine="numpy",
-                              raise_on_failure=raise_on_failure, events=events)
+                              raise_on_failure=raise_on_failure, events=events,
+                              constraints=constraints)
             result.stats.update(extra)
             return result
     elif events:
@@ -624,6 +687,17 @@ def simulate_with_engine(system, *, engine: str, events: Sequence[Event], t_end,
     p = compiled.parameter_vector(parameters)
     y0 = _initial_state(compiled, model, initial, parameters)
     times = np.linspace(t0, t1, n_points) if t_eval is None else np.asarray(t_eval, float)
+    stab = constraints if isinstance(constraints, Stabilization) else Stabilization(
+        method=constraints)
+    if eq.constraints is not None:
+        from kidym.simulate.constrained import consistent_initial, given_states
+        from kidym.simulate.simulate import canonical_initial
+
+        y0, adjusted = consistent_initial(
+            compiled, t0, y0, p, given_states(model, initial, canonical_initial),
+            stab.tolerance * 1e-3)
+        extra["initial_adjusted"] = adjusted
     return simulate_compiled(compiled, t0=t0, t1=t1, y0=y0, p=p, times=times, method=method,
                              rtol=rtol, atol=atol, max_step=max_step,
-                             raise_on_failure=raise_on_failure, extra=extra)
+                             raise_on_failure=raise_on_failure, extra=extra,
+                             constraints=stab)

@@ -463,7 +463,7 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
             system, engine=engine, events=events, t_end=t_end, t_start=t_start,
             initial=initial, parameters=parameters, t_eval=t_eval, n_points=n_points,
             method=method, rtol=rtol, atol=atol, max_step=max_step,
-            raise_on_failure=raise_on_failure)
+            raise_on_failure=raise_on_failure, constraints=constraints)
         eq = system if isinstance(system, Equations) else system.equations  # type: ignore[union-attr]
         groups = _groups(result.state_names, eq.model)
         if groups:
