@@ -68,14 +68,20 @@ def test_bodies_operator_gives_body_records() -> None:
     assert [n.name for n in b1.tail] == ["m", "Jx", "Jy", "Jz"]
 
 
-def test_unsupported_instructions_warn() -> None:
+def test_unsupported_display_instructions_warn() -> None:
     warnings: list = []
     parse("РАБОТА:=№1/1 - text; ВЫПОЛНИЛА:=Иванова; РАЗМЕРНОСТИ:=m(кг), l(см);"
-          "СЧИТАТЬ МАЛЫМИ: a; m = 1; Jm.x = m;", warnings=warnings)
+          "ТАБЛИЦА := out.txt, t, 1, x; m = 1; Jm.x = m;", warnings=warnings)
     messages = [w.message for w in warnings]
-    assert len(messages) == 1
-    assert "instruction `СЧИТАТЬ МАЛЫМИ` is recognised but not supported yet; ignored" in messages
+    assert messages == ["instruction `ТАБЛИЦА` is recognised but not supported yet; ignored "
+                        "(it changes only how results are shown)"]
     assert all(w.severity == "warning" for w in warnings)
+
+
+def test_unsupported_instructions_that_change_results_are_errors() -> None:
+    with pytest.raises(ParseError, match="`СЧИТАТЬ МАЛЫМИ` is recognised but not supported "
+                                         "yet; it would change the results"):
+        parse("СЧИТАТЬ МАЛЫМИ: a; m = 1; Jm.x = m;")
 
 
 def test_quaternion_items_must_still_be_valid() -> None:
