@@ -1,4 +1,5 @@
-"""Holonomic constraints ``Φ(q, t) = 0``: Jacobians, ``γ``, the augmented system.
+"""Constraints: holonomic ``Φ(q, t) = 0`` and velocity ``A(q, t)·w + a = 0``; their
+Jacobians, ``γ``, the augmented system.
 
 A model closes kinematic loops with ``УРАВНЕНИЯ := f1, f2;`` (the names of defined
 quantities that must vanish). The constraint layer forms, over the named quantities of
@@ -11,6 +12,10 @@ the equations' graph (chain rule through names, nothing expanded):
 * ``G = ∂c/∂w = Φ_q B`` (m × n_w) — the constraint Jacobian in the speeds;
 * ``γ = −(dc/dt)|_{ẇ=0}`` — so that ``G ẇ = γ`` is the acceleration-level constraint
   (for ``B = I``: ``γ = −(Φ_q q̇)_q q̇ − 2Φ_qt q̇ − Φ_tt``).
+
+A listed formula that depends on the speeds is a *velocity constraint* taken as it is
+written, ``c = A(q, t)·w + a(q, t)`` (non-holonomic rolling, a knife edge): its ``G`` is
+``∂c/∂w`` and its ``Φ`` entry 0.
 
 The equations of motion are then the augmented system
 
@@ -63,6 +68,10 @@ class ConstraintEquations:
         ``G = ∂c/∂w``, shape (m, n_w).
     gamma : tuple of Expr
         ``γ = −(dc/dt)|ẇ=0``, shape (m,).
+    holonomic : tuple of bool
+        Per constraint: ``Φ(q, t) = 0`` (True), or a velocity constraint written as it
+        is, ``c = A(q, t)·w + a(q, t) = 0`` (False: non-holonomic, or holonomic written
+        at the velocity level; its ``Φ`` entry is 0 and only ``c`` is held).
     """
 
     names: tuple[str, ...]
@@ -71,6 +80,7 @@ class ConstraintEquations:
     velocity: tuple[Expr, ...]
     jacobian: tuple[tuple[Expr, ...], ...]
     gamma: tuple[Expr, ...]
+    holonomic: tuple[bool, ...] = ()
 
     @property
     def m(self) -> int:
@@ -109,27 +119,45 @@ def form_constraints(system, names: Sequence[str]) -> ConstraintEquations:
         coordinate (it constrains nothing).
     """
     graph = system.graph
-    position, jac_q, velocity, jac, gamma = [], [], [], [], []
+    zero = se.Integer(0)
+    position, jac_q, velocity, jac, gamma, holonomic = [], [], [], [], [], []
     for name in names:
         phi = system.lookup(name)
         deps = graph.dependencies(phi)
-        if any(w in deps for w in system.speeds) or system.uses_accelerations([phi]):
+        if system.uses_accelerations([phi]):
             raise DerivationError(
-                f"constraint `{name}` depends on a speed; `УРАВНЕНИЯ` lists holonomic "
-                "constraints, formulas of the coordinates and time only")
+                f"constraint `{name}` uses an acceleration; `УРАВНЕНИЯ` lists formulas of "
+                "the coordinates and time (holonomic) or linear in the speeds (velocity "
+                "constraints)")
+        if any(w in deps for w in system.speeds):
+            # a velocity constraint A(q, t)·w + a(q, t) = 0, written as it is
+            row = tuple(graph.diff(phi, w) for w in system.speeds)
+            if any(w in graph.dependencies(g) for g in row for w in system.speeds):
+                raise DerivationError(
+                    f"constraint `{name}` is not linear in the speeds; a velocity "
+                    "constraint must be A(q, t)·q't + a(q, t) = 0")
+            position.append(zero)
+            jac_q.append(tuple(zero for _ in system.coordinates))
+            velocity.append(phi)
+            jac.append(row)
+            gamma.append(graph.define(f"γ{name}", -graph.dt(phi)))
+            holonomic.append(False)
+            continue
         if not any(q in deps for q in system.coordinates):
             raise DerivationError(
-                f"constraint `{name}` depends on no coordinate, so it constrains nothing "
-                "(it is a constant or a function of time only)")
+                f"constraint `{name}` depends on no coordinate and no speed, so it "
+                "constrains nothing (it is a constant or a function of time only)")
         c = graph.define(f"{name}'t", graph.dt(phi))
         position.append(phi)
         jac_q.append(tuple(graph.diff(phi, q) for q in system.coordinates))
         velocity.append(c)
         jac.append(tuple(graph.diff(c, w) for w in system.speeds))
         gamma.append(graph.define(f"γ{name}", -graph.dt(c)))
+        holonomic.append(True)
     return ConstraintEquations(names=tuple(names), position=tuple(position),
                                jacobian_q=tuple(jac_q), velocity=tuple(velocity),
-                               jacobian=tuple(jac), gamma=tuple(gamma))
+                               jacobian=tuple(jac), gamma=tuple(gamma),
+                               holonomic=tuple(holonomic))
 
 
 # ----------------------------------------------------------------- numerics
