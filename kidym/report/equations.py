@@ -137,9 +137,17 @@ def accelerations(eq: Equations) -> list[se.Symbol]:
     return [se.Symbol(speed_name(str(w))) for w in eq.speeds]
 
 
+def multipliers(eq: Equations) -> list[se.Symbol]:
+    """Symbols ``λf`` of the constraints' multipliers (none without constraints)."""
+    cons = eq.constraints
+    return [] if cons is None else [se.Symbol(n) for n in cons.multiplier_names]
+
+
 def motion_lhs(eq: Equations) -> list[Expr]:
-    """``U_i = Σ_j M_ij ẇ_j − F_i`` over named quantities, shape (n_w,)."""
+    """``U_i = Σ_j M_ij ẇ_j − F_i − Σ_k G_ki λ_k`` over named quantities, shape (n_w,)
+    (the last sum only with constraints: ``M ẇ = F + Gᵀλ``)."""
     wdot = accelerations(eq)
+    lam = multipliers(eq)
     out = []
     for i in range(eq.n_w):
         u = se.Integer(0)
@@ -147,7 +155,27 @@ def motion_lhs(eq: Equations) -> list[Expr]:
             m = eq.mass_matrix_named[i][j]
             if m != 0:
                 u += m * wdot[j]
+        for k, lk in enumerate(lam):
+            g = eq.constraints.jacobian[k][i]
+            if g != 0:
+                u -= g * lk
         out.append(u - eq.forcing_named[i])
+    return out
+
+
+def constraint_lines(eq: Equations) -> list[str]:
+    """The constraints as text: ``Φ``, ``G``, ``γ`` (empty without constraints)."""
+    cons = eq.constraints
+    if cons is None:
+        return []
+    out = ["", f"Constraints ({cons.m}; the equations of motion are M·ẇ = F + Gᵀλ and "
+               "G·ẇ = γ, multipliers " + ", ".join(cons.multiplier_names) + "):"]
+    for k, name in enumerate(cons.names):
+        kind = "holonomic" if not cons.holonomic or cons.holonomic[k] else "velocity"
+        out.append(f"  {name} = 0  ({kind})")
+        row = ", ".join(f"{w}: {g}" for w, g in zip(eq.speeds, cons.jacobian[k]) if g != 0)
+        out.append(f"    G[{name}] = ∂{name}'t/∂w = {{{row}}}")
+        out.append(f"    γ[{name}] = {cons.gamma[k]}")
     return out
 
 
@@ -164,6 +192,10 @@ def motion_text(eq: Equations, i: int) -> str:
             parts.append(f"+ ({coef})*{acc}")
         else:
             parts.append(f"+ {coef}*{acc}")
+    for k, lk in enumerate(multipliers(eq)):
+        g = eq.constraints.jacobian[k][i]
+        if g != 0:
+            parts.append(f"- ({g})*{lk}" if g.is_Add else f"- {g}*{lk}")
     f = eq.forcing_named[i]
     if f != 0:
         parts.append(f"- ({f})" if f.is_Add else f"- {f}" if not str(f).startswith("-")
@@ -212,10 +244,14 @@ def equation_set(eq: Equations, *, stage: str = "final", expanded: bool = False,
         forcing = [Relation(se.Symbol(f"F[{w}]"), f, str(w))
                    for w, f in zip(eq_s.speeds, eq_s.forcing_named)]
         roots = [r.rhs for r in (*kinematic, *mass, *forcing)]
+        if eq_s.constraints is not None:
+            roots += eq_s.constraints.roots()
     else:
         motion = [Relation(u, se.Integer(0), str(w))
                   for w, u in zip(eq_s.speeds, motion_lhs(eq_s))]
         roots = [r.rhs for r in kinematic] + [r.lhs for r in motion]
+        if eq_s.constraints is not None:
+            roots += eq_s.constraints.roots()
     inter = [Relation(s, e, "") for s, e in eq_s.intermediates(roots)]
     sizes = {"structural": _ops([r.rhs for r in (*mass, *forcing)] + [r.lhs for r in motion]),
              "kinematic": _ops([r.rhs for r in kinematic]),
@@ -317,9 +353,11 @@ def text_of(es: EquationSet) -> str:
             out.append(f"  {r.lhs} = {r.rhs}")
     if es.forcing:
         out.append("")
-        out.append("Forcing F  (M·ẇ = F):")
+        out.append("Forcing F  (M·ẇ = F" + (" + Gᵀλ" if eq.constraints is not None
+                                             else "") + "):")
         for r in es.forcing:
             out.append(f"  {r.lhs} = {r.rhs}")
+    out.extend(constraint_lines(eq))
     if es.expanded:
         out.append("")
         out.append("Expanded form (every named quantity substituted):")
@@ -346,7 +384,8 @@ def to_json(eq: Equations, *, expanded: bool | None = None, stage: str = "final"
     """
     eq = stage_equations(eq, stage)
     ids = IdentifierMap()
-    for s in (eq.graph.time, *eq.coordinates, *eq.speeds, *eq.parameters):
+    for s in (eq.graph.time, *eq.coordinates, *eq.speeds, *eq.parameters,
+              *multipliers(eq)):
         ids(str(s))
     lhs = motion_lhs(eq)
     inter = eq.intermediates(list(eq.roots()) + lhs)
@@ -379,5 +418,15 @@ def to_json(eq: Equations, *, expanded: bool | None = None, stage: str = "final"
         doc["mass_matrix_expanded"] = [[text(eq.mass_matrix[i, j]) for j in range(eq.n_w)]
                                        for i in range(eq.n_w)]
         doc["forcing_expanded"] = [text(eq.forcing[i, 0]) for i in range(eq.n_w)]
+    cons = eq.constraints
+    if cons is not None:
+        doc["constraints"] = {
+            "names": list(cons.names),
+            "holonomic": list(cons.holonomic),
+            "multipliers": [ids(str(x)) for x in multipliers(eq)],
+            "position": [text(x) for x in cons.position],
+            "jacobian": [[text(x) for x in row] for row in cons.jacobian],
+            "gamma": [text(x) for x in cons.gamma],
+        }
     doc["symbols"] = dict((ident, name) for name, ident in ids.items())
     return json.dumps(doc, ensure_ascii=False, indent=2) + "\n"

@@ -305,3 +305,31 @@ def test_a_velocity_constraint_written_implicitly_gives_chaplygins_equations(
     assert np.abs(lateral).max() <= 1e-9
     # x't, theta't given; y't solved from the constraint
     assert r.stats["initial_adjusted"]["y't"] == pytest.approx((0.0, 0.2 * np.tan(0.5)))
+
+
+def test_printed_equations_hold_on_lagranges_solution() -> None:
+    """The JSON of `kidym equations` (M ẇ − F − Gᵀλ and G, γ) evaluated at a state with
+    the oracle's q̈ and λ: every equation is 0 and G ẇ = γ."""
+    import json
+
+    from kidym.report.equations import to_json
+
+    doc = json.loads(to_json(kidym.derive(kidym.load(EXAMPLE))))
+    oracle = four_bar(FOUR_BAR)
+    state = consistent_states(oracle, np.random.default_rng(11), 1, [-0.4, 1.4], False)[0]
+    qdd, lam = oracle.solve(state)
+    names = {v: k for k, v in doc["symbols"].items()}
+    values = {names[n]: state[n] for n in ("q1", "q2", "q3", "q1't", "q2't", "q3't")}
+    values.update({names[f"{q}'t't"]: a for q, a in zip(("q1", "q2", "q3"), qdd)})
+    values.update({names[n]: v for n, v in zip(("λf1", "λf2"), lam)})
+    values.update({k: v for k, v in doc["parameters"].items()})
+    values[doc["time"]] = 0.0
+    env = {sp.Symbol(k): sp.Float(v, 20) for k, v in values.items()}
+    for name, expr in doc["intermediates"]:
+        env[sp.Symbol(name)] = sp.sympify(expr).xreplace(env).evalf(20)
+    for u in doc["equations"]:
+        assert abs(float(sp.sympify(u).xreplace(env))) < 1e-9
+    cons = doc["constraints"]
+    G = np.array([[float(sp.sympify(g).xreplace(env)) for g in row] for row in cons["jacobian"]])
+    gamma = np.array([float(sp.sympify(g).xreplace(env)) for g in cons["gamma"]])
+    assert np.abs(G @ qdd - gamma).max() < 1e-9
