@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from kidym.eom.constraints import Stabilization
 from kidym.eom.equations import Equations, derive
 from kidym.model.model import Model
 from kidym.simulate.compiled import BatchResult, CompiledSystem, run_batch
@@ -86,5 +87,14 @@ def simulate_batch(system: Model | Equations | CompiledSystem, *,
     y0s = np.array([_initial_state(system, model, ic, pp)
                     for ic, pp in zip(initial, parameters)])
     ps = np.array([system.parameter_vector(pp) for pp in parameters])
+    if system.equations.constraints is not None:
+        # each run starts on the constraints (its dependent values solved, as one run's)
+        from kidym.simulate.constrained import consistent_initial, given_states
+        from kidym.simulate.simulate import canonical_initial
+
+        tol = Stabilization().tolerance * 1e-3
+        y0s = np.array([consistent_initial(system, t0, y0, p, given_states(
+            model, ic, canonical_initial), tol)[0]
+            for y0, p, ic in zip(y0s, ps, initial)])
     return run_batch(system, t0=t0, times=times, y0s=y0s, ps=ps, method=method, rtol=rtol,
                      atol=atol, max_step=max_step, workers=workers)

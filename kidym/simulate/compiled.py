@@ -497,18 +497,27 @@ def simulate_compiled(system: CompiledSystem, *, t0: float, t1: float, y0: np.nd
     if raw["status"] < 0 and raise_on_failure:
         raise _failure(system, raw)
     result = to_result(system, raw, p, rtol=rtol, atol=atol, max_step=max_step, extra=extra)
-    if cons is not None:
-        from kidym.simulate.constrained import measure
+    return _with_constraints(system, raw, p, stab, result)
 
-        lam = system.multipliers_at(raw["t"], raw["y"], p, stab)
-        for i, name in enumerate(cons.multiplier_names):
-            result.values[name] = lam[:, i]
-        pos, vel = measure(system, raw["t"], raw["y"].T, p)
-        result.stats["constraint_drift"] = {
-            "position": pos, "velocity": vel, "stabilization": stab.method,
-            "projections": raw["projections"], "tolerance": stab.tolerance,
-            **({"alpha": stab.alpha, "beta": stab.beta} if stab.method == "baumgarte"
-               else {})}
+
+def _with_constraints(system: CompiledSystem, raw: dict, p: np.ndarray, stab: Stabilization,
+                      result: Result) -> Result:
+    """``result`` with the multipliers ``λf`` and the constraint drift (a model with
+    constraints; unchanged otherwise)."""
+    cons = system.equations.constraints
+    if cons is None:
+        return result
+    from kidym.simulate.constrained import measure
+
+    lam = system.multipliers_at(raw["t"], raw["y"], p, stab)
+    for i, name in enumerate(cons.multiplier_names):
+        result.values[name] = lam[:, i]
+    pos, vel = measure(system, raw["t"], raw["y"].T, p)
+    result.stats["constraint_drift"] = {
+        "position": pos, "velocity": vel, "stabilization": stab.method,
+        "projections": raw["projections"], "tolerance": stab.tolerance,
+        **({"alpha": stab.alpha, "beta": stab.beta} if stab.method == "baumgarte"
+           else {})}
     return result
 
 
@@ -552,11 +561,15 @@ def run_batch(system: CompiledSystem, *, t0: float, times: np.ndarray,
     n = len(y0s)
     workers = workers or os.cpu_count() or 1
     started = _time.perf_counter()
+    stab = Stabilization()   # (constraints: projection, one setting for every run)
+    if system.equations.constraints is not None:
+        system.set_stabilization(stab)
 
     def one(k: int) -> Result:
         raw = system.integrate(y0s[k], ps[k], times, t0=t0, method=method, rtol=rtol,
                                atol=atol, max_step=max_step)
-        return to_result(system, raw, ps[k], rtol=rtol, atol=atol, max_step=max_step)
+        result = to_result(system, raw, ps[k], rtol=rtol, atol=atol, max_step=max_step)
+        return _with_constraints(system, raw, ps[k], stab, result)
 
     with ThreadPoolExecutor(max_workers=min(workers, max(n, 1))) as pool:
         results = list(pool.map(one, range(n)))

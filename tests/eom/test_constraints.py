@@ -333,3 +333,35 @@ def test_printed_equations_hold_on_lagranges_solution() -> None:
     G = np.array([[float(sp.sympify(g).xreplace(env)) for g in row] for row in cons["jacobian"]])
     gamma = np.array([float(sp.sympify(g).xreplace(env)) for g in cons["gamma"]])
     assert np.abs(G @ qdd - gamma).max() < 1e-9
+
+
+def test_batch_runs_start_on_the_constraints_and_record_multipliers(cache) -> None:
+    from kidym.simulate.batch import simulate_batch
+
+    model = kidym.load(EXAMPLE)
+    batch = simulate_batch(model, parameters=[{"m2": 1.0}, {"m2": 3.0}], t_end=1)
+    for k, m2 in enumerate((1.0, 3.0)):
+        one = kidym.simulate(model, engine="compiled", parameters={"m2": m2}, t_end=1)
+        for name in ("q2", "q3't", "λf1"):
+            assert np.allclose(batch.values[name][k], one[name], rtol=1e-9, atol=1e-9), name
+        assert batch.results[k].stats["constraint_drift"]["position"] <= 1e-9
+
+
+def test_events_on_a_constrained_model(cache) -> None:
+    """The crank's first full turn, located by an event, at the same time in both
+    engines, with the state on the event surface and on the constraints."""
+    from kidym.simulate.events import Event
+
+    model = kidym.load(EXAMPLE)
+    turn = Event("q1 - 2*pi", name="turn", terminal=True)
+    times = []
+    for engine in ("numpy", "compiled"):
+        r = kidym.simulate(model, engine=engine, events=[turn], t_end=5, n_points=51,
+                           rtol=1e-11, atol=1e-13)
+        ev = r.stats["events"]
+        assert ev["name"] == ["turn"]
+        state = dict(zip(r.state_names, ev["state"][0]))
+        assert state["q1"] == pytest.approx(2 * np.pi, abs=1e-9)
+        assert r.t[-1] <= ev["t"][0] < 5   # the run stops there
+        times.append(float(ev["t"][0]))
+    assert times[0] == pytest.approx(times[1], abs=1e-7)
