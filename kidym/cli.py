@@ -67,8 +67,33 @@ def cmd_check(args: argparse.Namespace) -> int:
     if model.calculation == "KINEMATICS" and not model.bodies:
         return check_kinematics(args.model)
     eq = derive(model)
+    start = _constrained_start(model, eq) if eq.constraints is not None else None
     print(_summary(model, eq))
+    if start is not None:
+        print(start)
     return 0
+
+
+def _constrained_start(model, eq) -> str:
+    """``kidym check`` of a model with constraints: their rank and the consistent start
+    at the model's initial values (an error if they are dependent or cannot close)."""
+    from kidym.eom.constraints import Stabilization, rank
+    from kidym.simulate.constrained import consistent_initial, given_states
+    from kidym.simulate.simulate import NumpySystem, _initial_state, canonical_initial
+
+    system = NumpySystem.build(eq)
+    p = system.parameter_vector()
+    y0 = _initial_state(system, model, None)
+    t0 = model.time_span()[0]
+    r = rank(system.constraint_block(t0, y0, p)[2].G)
+    _y, changed = consistent_initial(system, t0, y0, p, given_states(
+        model, None, canonical_initial), Stabilization().tolerance * 1e-3)
+    line = (f"  constraint Jacobian at the start: rank {r} of {eq.m} (independent); "
+            "the start ")
+    if not changed:
+        return line + "satisfies them"
+    return line + "is solved from them: " + ", ".join(
+        f"{n} {old:.6g} → {new:.6g}" for n, (old, new) in changed.items())
 
 
 def cmd_equations(args: argparse.Namespace) -> int:
@@ -238,7 +263,13 @@ def _velocity_summary(model, eq) -> list[str]:
     from kidym.eom.integrability import check_integrability
 
     if eq.n_q == eq.n_w and not model.velocity_definitions and not model.pseudo_velocities:
-        return ["  constraints: none on velocities (holonomic system)"]
+        if eq.constraints is None:
+            return ["  constraints: none on velocities (holonomic system)"]
+        kinds = eq.constraints.holonomic
+        if all(kinds):
+            return ["  constraints on velocities: none besides the holonomic ones above"]
+        return [f"  velocity constraints of `УРАВНЕНИЯ`: {kinds.count(False)} (written "
+                "implicitly, A(q, t)·q't + a = 0)"]
     verdict = check_integrability(eq)
     lines = [f"  velocity equations q't = B w + β: {len(model.velocity_definitions)} given, "
              f"{eq.n_q - eq.n_w} constraint(s) on the velocities"]

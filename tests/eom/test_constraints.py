@@ -365,3 +365,19 @@ def test_events_on_a_constrained_model(cache) -> None:
         assert r.t[-1] <= ev["t"][0] < 5   # the run stops there
         times.append(float(ev["t"][0]))
     assert times[0] == pytest.approx(times[1], abs=1e-7)
+
+
+def test_check_reports_freedom_rank_and_start(tmp_path, capsys) -> None:
+    from kidym.cli import main
+
+    assert main(["check", str(EXAMPLE)]) == 0
+    out = capsys.readouterr().out
+    assert "degrees of freedom: 1 (3 speeds, 2 holonomic constraints)" in out
+    assert "rank 2 of 2 (independent)" in out and "q2 -0.5 → -0.421545" in out
+    bad = tmp_path / "redundant.kdm"
+    bad.write_text(EXAMPLE.read_text(encoding="utf-8").replace(
+        "УРАВНЕНИЯ := f1, f2;", "f3 = 2*f1; УРАВНЕНИЯ := f1, f2, f3;"), encoding="utf-8")
+    assert main(["check", str(bad)]) != 0
+    captured = capsys.readouterr()
+    assert "not independent" in captured.err and "OK" not in captured.out
+    assert "Traceback" not in captured.err
