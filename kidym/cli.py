@@ -43,13 +43,17 @@ def _summary(model, eq) -> str:
                  + ", ".join(b.name + (f"~{b.base}" if b.base else "") for b in model.bodies))
     lines.append(f"  coordinates ({eq.n_q}): " + ", ".join(map(str, eq.coordinates)))
     lines.append(f"  speeds ({eq.n_w}): " + ", ".join(map(str, eq.speeds)))
+    cons = eq.constraints
+    kinds = ("holonomic" if all(cons.holonomic) else "velocity" if not any(cons.holonomic)
+             else "") if cons is not None else ""
     lines.append(f"  degrees of freedom: {eq.n_dof}"
-                 + (f" ({eq.n_w} speeds, {eq.m} holonomic constraint"
+                 + (f" ({eq.n_w} speeds, {eq.m} {kinds + ' ' if kinds else ''}constraint"
                     f"{'s' if eq.m != 1 else ''})" if eq.m else ""))
-    if eq.constraints is not None:
-        lines.append(f"  holonomic constraints ({eq.m}): " + ", ".join(
-            f"{n} = 0" for n in eq.constraints.names)
-            + "; multipliers " + ", ".join(eq.constraints.multiplier_names))
+    if cons is not None:
+        lines.append(f"  constraints ({eq.m}): " + ", ".join(
+            f"{n} = 0 ({'holonomic' if h else 'velocity'})"
+            for n, h in zip(cons.names, cons.holonomic))
+            + "; multipliers " + ", ".join(cons.multiplier_names))
     lines.append(f"  parameters ({len(model.parameters)}): "
                  + ", ".join(f"{p.name}={p.value:g}" for p in model.parameters))
     if model.elements:

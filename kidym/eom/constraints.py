@@ -102,7 +102,49 @@ class ConstraintEquations:
         return self.m * (3 + n_w)
 
 
-def form_constraints(system, names: Sequence[str]) -> ConstraintEquations:
+def rolling_constraints(system, rolling) -> list[tuple[str, Expr]]:
+    """The constraints of bodies rolling without slipping on the plane ``z = h``.
+
+    With ``O`` the body frame's origin (the shape's centre), ``S`` its rotation, ``ω``
+    its angular velocity in fixed axes and ``P`` the contact point:
+
+    * ball of radius ``R``: ``P − O = −R e_z``; contact ``Z_O − R − h = 0``;
+    * disc of radius ``r`` with axis ``a`` (a body axis, ``S`` column):
+      ``P − O = r d``, ``d = (a_z a_x, a_z a_y, a_z² − 1)/s``, ``s = √(1 − a_z²)``
+      (the lowest point of the rim); contact ``Z_O − r s − h = 0``;
+
+    and no slip, ``v_P = v_O + ω × (P − O) = 0`` along x and y (its z component is the
+    rate of the contact condition). Returns ``(name, formula)`` pairs named by
+    :meth:`kidym.model.model.Rolling.constraint_names`.
+    """
+    graph = system.graph
+    out: list[tuple[str, Expr]] = []
+    for r in rolling:
+        kin = system._body(r.body)
+        frame = kin.frame
+        S, O = frame.S, frame.origin
+        R = system.resolve(r.radius)
+        h = system.resolve(r.height)
+        w = [sum((S[i][j] * frame.omega[j] for j in range(3)), se.Integer(0))
+             for i in range(3)]
+        v = [graph.dt(o) for o in O]
+        if r.shape == "ball":
+            arm = [se.Integer(0), se.Integer(0), -R]
+            contact = O[2] - R - h
+        else:
+            k = "xyz".index(r.axis)
+            a = [S[i][k] for i in range(3)]
+            s = graph.define(f"s{r.body}", se.sqrt(a[0] ** 2 + a[1] ** 2))
+            arm = [R * a[2] * a[0] / s, R * a[2] * a[1] / s, -R * s]
+            contact = O[2] - R * s - h
+        vp = [v[0] + w[1] * arm[2] - w[2] * arm[1], v[1] + w[2] * arm[0] - w[0] * arm[2]]
+        nz, nx, ny = r.constraint_names()
+        out += [(nz, contact), (nx, vp[0]), (ny, vp[1])]
+    return out
+
+
+def form_constraints(system, names: Sequence[str],
+                     generated: Sequence[tuple[str, Expr]] = ()) -> ConstraintEquations:
     """Form the constraint layer for ``names`` over ``system``'s graph.
 
     Parameters
@@ -111,6 +153,8 @@ def form_constraints(system, names: Sequence[str]) -> ConstraintEquations:
         The (final) system: coordinates, independent speeds, ``q̇ = B w + β``.
     names : sequence of str
         Defined quantities of the model that must vanish.
+    generated : sequence of (str, Expr)
+        Constraints kidym wrote (:func:`rolling_constraints`), after ``names``.
 
     Raises
     ------
@@ -121,8 +165,10 @@ def form_constraints(system, names: Sequence[str]) -> ConstraintEquations:
     graph = system.graph
     zero = se.Integer(0)
     position, jac_q, velocity, jac, gamma, holonomic = [], [], [], [], [], []
-    for name in names:
-        phi = system.lookup(name)
+    items = [(n, None) for n in names] + list(generated)
+    for name, formula in items:
+        phi = (system.lookup(name) if formula is None
+               else graph.define(name, formula, keep=True, exact_name=True))
         deps = graph.dependencies(phi)
         if system.uses_accelerations([phi]):
             raise DerivationError(
@@ -154,7 +200,7 @@ def form_constraints(system, names: Sequence[str]) -> ConstraintEquations:
         jac.append(tuple(graph.diff(c, w) for w in system.speeds))
         gamma.append(graph.define(f"γ{name}", -graph.dt(c)))
         holonomic.append(True)
-    return ConstraintEquations(names=tuple(names), position=tuple(position),
+    return ConstraintEquations(names=tuple(n for n, _ in items), position=tuple(position),
                                jacobian_q=tuple(jac_q), velocity=tuple(velocity),
                                jacobian=tuple(jac), gamma=tuple(gamma),
                                holonomic=tuple(holonomic))

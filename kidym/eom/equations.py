@@ -9,7 +9,7 @@ import numpy as np
 import symengine as se
 import sympy
 
-from kidym.eom.constraints import ConstraintEquations, form_constraints
+from kidym.eom.constraints import ConstraintEquations, form_constraints, rolling_constraints
 from kidym.eom.structural import FORMATIONS, INERTIA_ROUTES, Structural, assemble
 from kidym.eom.system import SystemGraph
 from kidym.eom.two_stage import project
@@ -319,8 +319,9 @@ def derive(model: Model, *, inertia: str = "full", route: str = "auto",
         used = st.formation
         T, V, moments = st.kinetic_energy, st.potential_energy, st.principal_moments
         route = "direct"
-    constraints = (form_constraints(system, [c.name for c in model.constraints])
-                   if model.constraints else None)
+    constraints = (form_constraints(system, [c.name for c in model.constraints],
+                                    rolling_constraints(system, model.rolling))
+                   if model.constraints or model.rolling else None)
     multipliers = set(constraints.multiplier_names) if constraints is not None else set()
     # (the multipliers λf are results of the augmented solve, recorded by the engines)
     outputs = {name: system.lookup(name) for name in model.outputs

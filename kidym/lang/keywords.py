@@ -35,6 +35,7 @@ KEYWORDS: dict[str, tuple[str, ...]] = {
     "CALCULATION": ("РАСЧЕТ", "РАСЧЁТ", "РОЗРАХУНОК", "CALCULATION"),
     "END": ("КОНЕЦ", "КІНЕЦЬ", "END"),
     "ANGULAR_VELOCITY": ("УГЛОВАЯ СКОРОСТЬ", "КУТОВА ШВИДКІСТЬ", "ANGULAR VELOCITY"),
+    "ROLLING": ("КАЧЕНИЕ", "КОЧЕННЯ", "ROLLING"),
     # -- recognised, not implemented yet (a warning; the statement is ignored) -----
     "TASK": ("РАБОТА", "РОБОТА", "TASK"),
     "AUTHOR": ("ВЫПОЛНИЛ", "ВЫПОЛНИЛА", "ВЫПОЛНИЛИ", "ВИКОНАВ", "ВИКОНАЛА", "ВИКОНАЛИ",
@@ -74,7 +75,8 @@ KEYWORDS: dict[str, tuple[str, ...]] = {
 IMPLEMENTED = frozenset({"COORDINATES", "PSEUDOVELOCITIES", "INITIAL", "TIME", "VARY", "SHOW",
                          "GRAVITY", "CALCULATION", "END", "QUATERNION", "TASK", "AUTHOR",
                          "VARIANT", "BODIES", "UNITS", "CODING", "COMPARE", "COMBINE",
-                         "WITHDRAW", "MULTIPLY", "ANGULAR_VELOCITY", "IK_EQUATIONS"})
+                         "WITHDRAW", "MULTIPLY", "ANGULAR_VELOCITY", "IK_EQUATIONS",
+                         "ROLLING"})
 
 #: Instructions not implemented that only change how results are presented (plots,
 #: animation, files), never the numbers: ignored with a warning. Every other
@@ -85,7 +87,7 @@ PRESENTATION_ONLY = frozenset({"RANGE", "ANIMATION", "BACKGROUND", "PICTURES", "
 #: Instructions whose list is parsed as formulas (the rest keep their text raw).
 PARSED_ITEMS = frozenset({"COORDINATES", "PSEUDOVELOCITIES", "INITIAL", "TIME", "VARY",
                           "SHOW", "GRAVITY", "QUATERNION", "BODIES", "COMPARE", "COMBINE",
-                          "MULTIPLY", "IK_EQUATIONS"})
+                          "MULTIPLY", "IK_EQUATIONS", "ROLLING"})
 
 #: Canonical calculation type → accepted spellings of the value of `РАСЧЕТ`.
 CALCULATIONS: dict[str, tuple[str, ...]] = {

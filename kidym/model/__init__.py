@@ -17,6 +17,7 @@ from kidym.model.model import (
     Parameter,
     Plot,
     QuaternionInstruction,
+    Rolling,
     Transform,
     VelocityDefinition,
 )
@@ -33,6 +34,7 @@ __all__ = [
     "Parameter",
     "Plot",
     "QuaternionInstruction",
+    "Rolling",
     "Transform",
     "VelocityDefinition",
 ]

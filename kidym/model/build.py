@@ -55,6 +55,7 @@ from kidym.model.model import (
     Parameter,
     Plot,
     QuaternionInstruction,
+    Rolling,
     Transform,
     VelocityDefinition,
 )
@@ -588,6 +589,7 @@ class _Builder:
         self.listed_coordinates: list[ast.Name] | None = None
         self.pseudo: list[ast.Name] = []
         self.constraint_names: list[ast.Name] = []
+        self.rolling: list[Rolling] = []
         self.gravity: tuple[Expr, Expr, Expr] | None = None
         self.calculation: str | None = None
         self.quaternion: QuaternionInstruction | None = None
@@ -605,6 +607,8 @@ class _Builder:
                 self.listed_coordinates = self.name_list(ins, "a coordinate name")
             elif key == "PSEUDOVELOCITIES":
                 self.pseudo = self.name_list(ins, "a pseudo-velocity name")
+            elif key == "ROLLING":
+                self.rolling_of(ins)
             elif key == "IK_EQUATIONS":
                 self.constraint_names = self.name_list(
                     ins, "the name of a defined quantity that must vanish")
@@ -902,6 +906,76 @@ class _Builder:
                 self.error("`t` is time, not a pseudo-velocity", n.span)
         self.coordinates = self.order_coordinates(coordinates, listed, first)
         self.check_constraint_names()
+
+    def rolling_of(self, ins: ast.Instruction) -> None:
+        """``КАЧЕНИЕ := Ball(шар(R), плоскость(h)), Wheel(диск(r, y), плоскость(0));``."""
+        usage = (f"`{ins.written}` lists `Body(шар(R), плоскость(h))` or "
+                 "`Body(диск(r, axis), плоскость(h))` (ball/disc, plane; axis x, y or z)")
+        seen: set[str] = set()
+        for item in ins.items:
+            ok = (isinstance(item, ast.Call) and len(item.args) == 2
+                  and all(isinstance(a, ast.Call) for a in item.args))
+            if not ok:
+                self.error(f"{usage}; got `{self.text(item)}`", item.span)
+                continue
+            body = self.rename(item.func.name)
+            shape_node, surface_node = item.args
+            shape = _ROLLING_SHAPES.get(shape_node.func.name.lower())
+            surface = _ROLLING_SURFACES.get(surface_node.func.name.lower())
+            if body not in self.body_data:
+                self.error(f"`{ins.written}`: `{body}` is not a body"
+                           f"{suggest(body, sorted(self.body_data))}", item.func.span)
+                continue
+            if body in seen:
+                self.error(f"`{ins.written}` gives body `{body}` twice", item.func.span)
+                continue
+            seen.add(body)
+            if shape is None:
+                self.error(f"`{ins.written}`: unknown rolling shape `{shape_node.func.name}`; "
+                           "kidym knows " + ", ".join(f"`{w}`" for w in _ROLLING_SHAPES),
+                           shape_node.func.span)
+                continue
+            if surface is None:
+                self.error(f"`{ins.written}`: unknown surface `{surface_node.func.name}`; "
+                           "kidym knows the plane " + ", ".join(
+                               f"`{w}`" for w in _ROLLING_SURFACES) + " (z = h; other "
+                           "surfaces are not supported yet)", surface_node.func.span)
+                continue
+            want = 1 if shape == "ball" else 2
+            if len(shape_node.args) != want or len(surface_node.args) != 1:
+                self.error(f"{usage}; got `{self.text(item)}`", item.span)
+                continue
+            axis = None
+            if shape == "disc":
+                ax = shape_node.args[1]
+                axis = ax.name.lower() if isinstance(ax, ast.Name) else ""
+                if axis not in ("x", "y", "z"):
+                    self.error(f"`{ins.written}`: the axis of disc `{body}` is `x`, `y` or `z` "
+                               f"(a body axis), got `{self.text(ax)}`", ax.span)
+                    continue
+            radius = self.formula(shape_node.args[0], "value", f"radius of `{body}` in "
+                                  f"`{ins.written}`")
+            height = self.formula(surface_node.args[0], "value", f"plane height of `{body}` in "
+                                  f"`{ins.written}`")
+            if radius is None or height is None:
+                continue
+            self.rolling.append(Rolling(body, shape, radius, surface, height, axis, item.span))
+
+    def check_rolling(self) -> None:
+        """Radius and plane height are constants; generated names are free."""
+        if not self.rolling:
+            return
+        written = self.instructions["ROLLING"].written
+        taken = self.params | self.defs | set(self.coordinates)
+        for r in self.rolling:
+            self.check_constant(r.radius, f"the radius of `{r.body}` in `{written}`", r.span)
+            self.check_constant(r.height, f"the plane height of `{r.body}` in `{written}`",
+                                r.span)
+            for name in r.constraint_names():
+                if name in taken:
+                    self.error(f"`{written}` names the rolling constraints of `{r.body}` "
+                               f"`{name}`, but `{name}` is a name of the model: rename it",
+                               r.span)
 
     def check_constraint_names(self) -> None:
         """``УРАВНЕНИЯ := f1, …``: each name a defined quantity (a formula, no value)."""
@@ -1411,7 +1485,9 @@ class _Builder:
 
     def multiplier_names(self) -> set[str]:
         """``λf`` for every constraint ``f`` of ``УРАВНЕНИЯ`` (outputs of the run)."""
-        return {MULTIPLIER_PREFIX + n.name for n in self.constraint_names}
+        return {MULTIPLIER_PREFIX + n for n in [*(c.name for c in self.constraint_names),
+                                                *(x for r in self.rolling
+                                                  for x in r.constraint_names())]}
 
     def known_output(self, node: ast.Name, ins: ast.Instruction) -> str | None:
         """Canonical name of an output ``node`` lists, or ``None`` (reported)."""
@@ -1566,6 +1642,7 @@ class _Builder:
             self.error(f"the time range must increase: start {t_start:g}, end {t_end:g}",
                        t_span)
         outputs = self.outputs()
+        self.check_rolling()
         if _has_errors(self.diags) or self.parsed.has_errors:
             return None, self.diags
         parameters = []
@@ -1609,8 +1686,16 @@ class _Builder:
             calculation=self.calculation, filename=self.filename, title=self.title(),
             units=self.unit_names,
             angular_velocity={b: mode for b, (mode, _s) in self.angular_velocity.items()},
-            constraints=tuple(Constraint(n.name, n.span) for n in self.constraint_names))
+            constraints=tuple(Constraint(n.name, n.span) for n in self.constraint_names),
+            rolling=tuple(self.rolling))
         return model, self.diags
+
+
+#: Spellings of the rolling shapes and surfaces of `КАЧЕНИЕ` (lower case).
+_ROLLING_SHAPES = {"шар": "ball", "куля": "ball", "ball": "ball", "sphere": "ball",
+                   "диск": "disc", "колесо": "disc", "disc": "disc", "disk": "disc",
+                   "wheel": "disc"}
+_ROLLING_SURFACES = {"плоскость": "plane", "площина": "plane", "plane": "plane"}
 
 
 # ---------------------------------------------------------------- utilities

@@ -183,6 +183,31 @@ class Constraint:
 
 
 @dataclass(frozen=True)
+class Rolling:
+    """``КАЧЕНИЕ := Body(шар(R), плоскость(h));``: a body rolls without slipping.
+
+    The body's frame origin (the end of its record's second section) is the centre of
+    its rolling shape: a ball of radius ``radius``, or a disc of radius ``radius`` whose
+    axis is the body axis ``axis``. The surface is the plane ``z = height`` (fixed
+    axes). kidym generates the contact condition (holonomic) and the no-slip
+    conditions ``v_P = 0`` of the contact point (velocity constraints), see
+    :func:`kidym.eom.constraints.rolling_constraints`.
+    """
+
+    body: str
+    shape: str
+    radius: Expr
+    surface: str
+    height: Expr
+    axis: str | None = None
+    span: Span | None = None
+
+    def constraint_names(self) -> tuple[str, str, str]:
+        """Names of the generated constraints: contact, no slip along x, along y."""
+        return (f"rollZ{self.body}", f"rollX{self.body}", f"rollY{self.body}")
+
+
+@dataclass(frozen=True)
 class Plot:
     """One plot a model asks for (``ПОКАЗАТЬ``, ``СРАВНИТЬ``, ``СОВМЕСТИТЬ``).
 
@@ -297,6 +322,9 @@ class Model:
     constraints : tuple of Constraint
         Holonomic constraints ``f(q, t) = 0`` (``УРАВНЕНИЯ := f1, f2;``), closing
         kinematic loops; see :mod:`kidym.eom.constraints`.
+    rolling : tuple of Rolling
+        Bodies rolling without slipping (``КАЧЕНИЕ``); their generated constraints
+        follow ``constraints``.
     """
 
     name: str
@@ -323,6 +351,7 @@ class Model:
     units: Mapping[str, str] = field(default_factory=dict)
     angular_velocity: Mapping[str, str] = field(default_factory=dict)
     constraints: tuple[Constraint, ...] = ()
+    rolling: tuple[Rolling, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "initial", MappingProxyType(dict(self.initial)))
