@@ -254,6 +254,9 @@ def _print_quaternion_drift(result) -> None:
     if changed:
         print("constraints: initial values solved from them: " + ", ".join(
             f"{n} {old:.6g} → {new:.6g}" for n, (old, new) in changed.items()))
+    stiff = result.stats.get("stiffness")
+    if stiff:
+        print(f"warning: {stiff['hint']}", file=sys.stderr)
     cd = result.stats.get("constraint_drift")
     if cd:
         print(f"constraint drift ({cd['stabilization']}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time as _time
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -26,6 +27,7 @@ from kidym.model.model import Model
 from kidym.simulate.constrained import consistent_initial, given_states, measure, project
 from kidym.simulate.energy import POWER, energy_balance
 from kidym.simulate.events import RESET, STORM_HINT, TERMINAL, EventFunctions, crossed
+from kidym.simulate.jacobian import JacobianFunction, stiffness
 from kidym.simulate.numpy_engine import generate_python, needs_accelerations
 from kidym.simulate.result import Result
 
@@ -279,7 +281,8 @@ MAX_EVENTS_AT_ONE_TIME = 100
 
 def _solve_with_events(fun, evf: EventFunctions, p: np.ndarray, t0: float, t1: float,
                        y0: np.ndarray, times: np.ndarray, *, state_names: Sequence[str],
-                       method: str, rtol: float, atol: float, max_step: float) -> tuple:
+                       method: str, rtol: float, atol: float, max_step: float,
+                       jac=None) -> tuple:
     """``solve_ivp`` from event to event: locate, record, reset, restart.
 
     Every event stops ``solve_ivp`` (its root is found on the dense output). All
@@ -331,6 +334,7 @@ def _solve_with_events(fun, evf: EventFunctions, p: np.ndarray, t0: float, t1: f
             break
         sol = solve_ivp(fun, (t, t1), y, method=method, t_eval=seg_times, rtol=rtol,
                         atol=atol, max_step=max_step, dense_output=True,
+                        **({"jac": jac} if jac is not None else {}),
                         events=[watch(k, t, g0[k]) for k in range(len(g0))])
         nfev += sol.nfev
         sol_t = np.asarray(sol.t, dtype=float)
@@ -517,14 +521,23 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
     evf = EventFunctions.build(system.equations, events) if events else None
     recorded: dict = {}
     started = _time.perf_counter()
+    # implicit methods get the analytic Jacobian (kidym.simulate.jacobian)
+    jac = None
+    if method in IMPLICIT_METHODS:
+        jfun = analytic_jacobian(system.equations)
+
+        def jac(t: float, y: np.ndarray) -> np.ndarray:
+            return jfun(t, y, p, system.stabilization)
+
     def segment(ta: float, tb: float, ya: np.ndarray, seg_times: np.ndarray) -> tuple:
         if evf is None:
             sol = solve_ivp(fun, (ta, tb), ya, method=method, t_eval=seg_times, rtol=rtol,
-                            atol=atol, max_step=max_step)
+                            atol=atol, max_step=max_step,
+                            **({"jac": jac} if jac is not None else {}))
             return sol.success, sol.status, sol.message, sol.nfev, sol.t, sol.y, {}
         return _solve_with_events(
             fun, evf, p, ta, tb, ya, seg_times, state_names=system.state_names,
-            method=method, rtol=rtol, atol=atol, max_step=max_step)
+            method=method, rtol=rtol, atol=atol, max_step=max_step, jac=jac)
 
     projections = 0
     try:
@@ -547,7 +560,9 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
         ok, status, message, nfev = False, -1, str(failure), 0
         t_out, y_out = np.empty(0), np.empty((len(y0), 0))
     wall = _time.perf_counter() - started
-    constraint_stats: dict = {}
+    stiff = (_stiffness_check(system, p, method, t0, t1, nfev, t_out, y_out, y0)
+             if method not in IMPLICIT_METHODS else None)
+    constraint_stats: dict = {} if stiff is None else {"stiffness": stiff}
     if system.equations.constraints is not None:
         pos, vel = measure(system, t_out, y_out, p)
         constraint_stats = {"constraint_drift": {
@@ -576,6 +591,49 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
                **({"events": recorded} if evf is not None else {}),
                **({"quaternion_norm_drift": drift} if groups else {}),
                **constraint_stats}))
+
+
+#: SciPy methods that use a Jacobian (given the analytic one, kidym.simulate.jacobian).
+IMPLICIT_METHODS = ("Radau", "BDF", "LSODA")
+#: Right-hand-side evaluations per step of the explicit methods.
+_STAGES = {"DOP853": 12, "RK45": 6, "RK23": 3}
+#: An explicit run this long is checked for stiffness (the Jacobian costs little then).
+STIFF_CHECK_ABOVE = 20_000
+
+_JACOBIANS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def analytic_jacobian(eq: Equations) -> JacobianFunction:
+    """The analytic Jacobian of ``eq``'s right-hand side (built once per equations)."""
+    if eq not in _JACOBIANS:
+        _JACOBIANS[eq] = JacobianFunction.build(eq)
+    return _JACOBIANS[eq]
+
+
+def _stiffness_check(system: NumpySystem, p: np.ndarray, method: str, t0: float, t1: float,
+                     nfev: int, t_out: np.ndarray, y_out: np.ndarray,
+                     y0: np.ndarray) -> dict | None:
+    """After a long explicit run: is it stiff? ``ρ h > 2`` with ``ρ`` the spectral radius
+    of the analytic Jacobian (at the last state) and ``h`` the mean step means the
+    steps were held down by stability, not accuracy: say which method to use."""
+    if nfev < STIFF_CHECK_ABOVE or method not in _STAGES:
+        return None
+    t_last = float(t_out[-1]) if t_out.size else t0
+    y_last = y_out[:, -1] if t_out.size else y0
+    steps = max(1.0, nfev / _STAGES[method])
+    h = max(t_last - t0, 1e-300) / steps
+    try:
+        rho = stiffness(analytic_jacobian(system.equations)(t_last, y_last, p,
+                                                             system.stabilization))
+    except (np.linalg.LinAlgError, ValueError, ZeroDivisionError, OverflowError):
+        return None
+    if not (rho * h > 2.0):
+        return None
+    return {"spectral_radius": rho, "mean_step": h, "method": method,
+            "hint": f"the motion is stiff (largest eigenvalue of the Jacobian |λ| = {rho:.3g} "
+                    f"1/s at t = {t_last:.6g}; the {method} steps averaged {h:.3g} s, held "
+                    "down by stability): use method='Radau' or 'BDF' (with the analytic "
+                    "Jacobian), or the compiled engine's 'BDF'"}
 
 
 def _projected_run(system: NumpySystem, segment, p: np.ndarray, t0: float, t1: float,
