@@ -252,13 +252,14 @@ def _velocity_summary(model, eq) -> list[str]:
 def cmd_codegen(args: argparse.Namespace) -> int:
     from kidym.codegen import build, generate_c
     from kidym.eom.equations import derive
-    from kidym.outdir import staged
+    from kidym.outdir import check_replaceable, staged
     from kidym.simulate.result import write_atomically
 
     model = _load(args.model)
+    out = Path(args.out) if args.out else Path("kidym-out") / f"{model.name}-c"
+    check_replaceable(out, force=args.force, keep=[args.model])  # before the work
     eq = derive(model)
     code = generate_c(eq, fold=args.fold, cse=not args.no_cse, hoist=not args.no_hoist)
-    out = Path(args.out) if args.out else Path("kidym-out") / f"{model.name}-c"
     with staged(out, force=args.force, command="kidym codegen", keep=[args.model]) as stage:
         path = stage.final(write_atomically(stage.path / f"{model.name}.c", code.source))
         parts = [stage.final(write_atomically(stage.path / f"{model.name}.part{k}.c", part))
