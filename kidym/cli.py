@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -115,6 +117,7 @@ def cmd_equations(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from kidym.eom.equations import derive
+    from kidym.outdir import check_replaceable
     from kidym.simulate.simulate import defaulted_states, simulate
 
     if _calculation(args.model) == "KINEMATICS":
@@ -122,6 +125,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     model = _load(args.model)
     out = Path(args.out) if args.out else Path("kidym-out") / model.name
     eq = derive(model)
+    check_replaceable(out, force=args.force, keep=[args.model])  # before the run, not after
     initial = _pairs(args.initial, "--initial")
     unset = defaulted_states([str(s) for s in (*eq.coordinates, *eq.speeds)], model, initial)
     if eq.constraints is not None:
@@ -169,6 +173,7 @@ def cmd_run_kinematics(args: argparse.Namespace) -> int:
     from kidym.calc.kinematics import KinematicsError, kinematics
     from kidym.calc.plots import plot_kinematics
     from kidym.lang import load_tasks
+    from kidym.outdir import staged
     from kidym.simulate.result import write_atomically
 
     if getattr(args, "initial", None):
@@ -181,27 +186,33 @@ def cmd_run_kinematics(args: argparse.Namespace) -> int:
         print(w.format(args.model, tasks[0].source), file=sys.stderr)
     root = Path(args.out) if args.out else Path("kidym-out") / Path(args.model).stem
     status = 0
-    for k, model in enumerate(tasks, start=1):
-        out = root / f"task{k}" if len(tasks) > 1 else root
-        label = f"task {k} ({model.title or model.name})" if len(tasks) > 1 else model.name
-        if model.calculation != "KINEMATICS":
-            print(f"{label}: calculation {model.calculation} skipped (kidym run computes the "
-                  "kinematics tasks of a multi-task file)")
-            continue
-        try:
-            result = kinematics(model, n_points=args.points, t_end=args.t_end,
-                                parameters=_pairs(args.set, "--set"))
-        except KinematicsError as exc:
-            print(f"kidym: error: {label}: {exc}", file=sys.stderr)
-            status = 1
-            continue
-        csv_path = write_atomically(out / "results.csv", result.csv_text())
-        plots = plot_kinematics(result, model, out)
-        print(f"{label}: kinematics from t = {result.t[0]:g} to {result.t[-1]:g}, "
-              f"{len(result.t)} points, {len(result.names)} quantities")
-        print(f"results: {csv_path}")
-        for p in plots:
-            print(f"plot:    {p}")
+    printed: list[str] = []
+    with staged(root, force=args.force, command="kidym run", keep=[args.model]) as stage:
+        for k, model in enumerate(tasks, start=1):
+            out = stage.path / f"task{k}" if len(tasks) > 1 else stage.path
+            label = f"task {k} ({model.title or model.name})" if len(tasks) > 1 else model.name
+            if model.calculation != "KINEMATICS":
+                printed.append(f"{label}: calculation {model.calculation} skipped (kidym run "
+                               "computes the kinematics tasks of a multi-task file)")
+                continue
+            try:
+                result = kinematics(model, n_points=args.points, t_end=args.t_end,
+                                    parameters=_pairs(args.set, "--set"))
+            except KinematicsError as exc:
+                print(f"kidym: error: {label}: {exc}", file=sys.stderr)
+                status = 1
+                continue
+            csv_path = write_atomically(out / "results.csv", result.csv_text())
+            plots = plot_kinematics(result, model, out)
+            printed.append(f"{label}: kinematics from t = {result.t[0]:g} to "
+                           f"{result.t[-1]:g}, {len(result.t)} points, "
+                           f"{len(result.names)} quantities")
+            printed.append(f"results: {stage.final(csv_path)}")
+            printed += [f"plot:    {stage.final(p)}" for p in plots]
+        if not any(stage.path.iterdir()):
+            stage.cancel()  # nothing computed: the previous output stays
+    for line in printed:
+        print(line)
     return status
 
 
@@ -298,15 +309,18 @@ def _velocity_summary(model, eq) -> list[str]:
 def cmd_codegen(args: argparse.Namespace) -> int:
     from kidym.codegen import build, generate_c
     from kidym.eom.equations import derive
+    from kidym.outdir import check_replaceable, staged
     from kidym.simulate.result import write_atomically
 
     model = _load(args.model)
+    out = Path(args.out) if args.out else Path("kidym-out") / f"{model.name}-c"
+    check_replaceable(out, force=args.force, keep=[args.model])  # before the work
     eq = derive(model)
     code = generate_c(eq, fold=args.fold, cse=not args.no_cse, hoist=not args.no_hoist)
-    out = Path(args.out) if args.out else Path("kidym-out") / model.name
-    path = write_atomically(out / f"{model.name}.c", code.source)
-    parts = [write_atomically(out / f"{model.name}.part{k}.c", part)
-             for k, part in enumerate(code.parts)]
+    with staged(out, force=args.force, command="kidym codegen", keep=[args.model]) as stage:
+        path = stage.final(write_atomically(stage.path / f"{model.name}.c", code.source))
+        parts = [stage.final(write_atomically(stage.path / f"{model.name}.part{k}.c", part))
+                 for k, part in enumerate(code.parts)]
     print(f"operation counts of {model.name} ({eq.n_q} coordinates, {eq.n_w} speeds; "
           f"options: " + ", ".join(f"{k}={v}" for k, v in code.options.items()) + ")")
     print(code.counts_table())
@@ -325,7 +339,8 @@ def add_codegen_parser(sub) -> None:
     p = sub.add_parser("codegen", help="write the generated C and print operation counts")
     p.add_argument("model", help="model file (.kdm)")
     p.add_argument("--out", default=None,
-                   help="output directory (default: kidym-out/MODEL_NAME)")
+                   help="output directory, replaced whole (default: kidym-out/MODEL_NAME-c)")
+    _add_force(p)
     p.add_argument("--fold", action="store_true",
                    help="write parameter values into the code (no runtime parameter vector)")
     p.add_argument("--no-cse", action="store_true", help="no common-subexpression elimination")
@@ -375,7 +390,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--atol", type=float, default=1e-12, help="absolute tolerance (1e-12)")
     p.add_argument("--points", type=int, default=501, help="number of output times (501)")
     p.add_argument("--out", default=None,
-                   help="output directory (default: kidym-out/MODEL_NAME)")
+                   help="output directory, replaced whole by this run's files (default: "
+                        "kidym-out/MODEL_NAME)")
+    _add_force(p)
     _add_run_output_options(p)
     p.set_defaults(func=cmd_run)
     add_fmt_command(sub)
@@ -385,6 +402,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # ----------------------------------------------------------------- output (issue 6)
+def _add_force(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--force", action="store_true",
+                   help="replace the output directory even if it holds files kidym did not "
+                        "write (they are deleted); without it such a directory is refused")
+
+
 def _add_verbosity(p: argparse.ArgumentParser) -> None:
     g = p.add_mutually_exclusive_group()
     g.add_argument("-q", "--quiet", action="store_true",
@@ -472,41 +495,46 @@ def _tracked(eq, args: argparse.Namespace, model):
 
 
 def _write_outputs(args: argparse.Namespace, model, eq, result, out: Path) -> None:
+    from kidym.outdir import staged
     from kidym.report.plots import parse_plot_option, plot_run
     from kidym.simulate.energy import energy_balance
 
     rep = _reporter(args)
     formats = tuple(dict.fromkeys(["csv", *(f.strip() for f in args.format.split(",")
                                             if f.strip())]))
-    try:
-        with rep.stage("results"):
-            files = result.write(out, formats=formats, model=model)
-    except ImportError as exc:
-        raise ValueError(str(exc)) from None
-    poses = None
-    if args.animate or not args.no_plots:
-        from kidym.report.poses import body_poses
+    with staged(out, force=args.force, command="kidym run", keep=[args.model]) as stage:
+        try:
+            with rep.stage("results"):
+                files = result.write(stage.path, formats=formats, model=model,
+                                     run_id=stage.run_id)
+        except ImportError as exc:
+            raise ValueError(str(exc)) from None
+        poses = None
+        if args.animate or not args.no_plots:
+            from kidym.report.poses import body_poses
 
-        with rep.stage("body positions"):
-            poses = body_poses(model, result) if model.bodies else None
-    plots: list[Path] = []
-    if not args.no_plots:
-        requests = [parse_plot_option(x) for x in args.plot or ()]
-        with rep.stage("plots"):
-            plots = plot_run(result, model, out, requests=requests, poses=poses)
-    animation = None
-    if args.animate and poses is not None:
-        from kidym.report.animation import write_animation
+            with rep.stage("body positions"):
+                poses = body_poses(model, result) if model.bodies else None
+        plots: list[Path] = []
+        if not args.no_plots:
+            requests = [parse_plot_option(x) for x in args.plot or ()]
+            with rep.stage("plots"):
+                plots = plot_run(result, model, stage.path, requests=requests, poses=poses)
+        animation = None
+        if args.animate and poses is not None:
+            from kidym.report.animation import write_animation
 
-        with rep.stage("animation"):
-            animation = write_animation(out, model, result, poses=poses)
-    reports: list[Path] = []
-    if args.report:
-        from kidym.report.html import write_report
+            with rep.stage("animation"):
+                animation = write_animation(stage.path, model, result, poses=poses)
+        reports: list[Path] = []
+        if args.report:
+            from kidym.report.html import write_report
 
-        with rep.stage("report"):
-            reports = write_report(out, model, eq, result, plots=plots,
-                                   animation=animation.name if animation else None)
+            with rep.stage("report"):
+                reports = write_report(stage.path, model, eq, result, plots=plots,
+                                       animation=animation.name if animation else None)
+    files, plots, reports = ([stage.final(p) for p in x] for x in (files, plots, reports))
+    animation = stage.final(animation) if animation else None
     st = result.stats
     if "engine_choice" in st:
         print(f"engine: {st['engine_choice']}")
@@ -532,6 +560,7 @@ def _write_outputs(args: argparse.Namespace, model, eq, result, out: Path) -> No
 
 def cmd_animate(args: argparse.Namespace) -> int:
     from kidym.lang import parse
+    from kidym.outdir import add_to_run, staged
     from kidym.report.animation import write_animation
     from kidym.simulate.result import load_results
 
@@ -544,7 +573,19 @@ def cmd_animate(args: argparse.Namespace) -> int:
     else:
         raise ValueError(f"{args.results}: results.json does not hold the model source; "
                          "give the model with --model FILE")
-    path = write_animation(args.out or args.results, model, result)
+    results = Path(args.results)
+    if args.out and Path(os.path.realpath(args.out)) != Path(os.path.realpath(results)):
+        keep = [results, *([args.model] if args.model else [])]
+        with staged(args.out, force=args.force, command="kidym animate", keep=keep) as stage:
+            path = stage.final(write_animation(stage.path, model, result))
+    else:  # beside the results: the animation joins their run
+        add_to_run(results, "animation.html")
+        now = json.loads((results / "results.json").read_text(encoding="utf-8")) \
+            if (results / "results.json").exists() else {}
+        if side.get("run_id") != now.get("run_id"):
+            raise ValueError(f"{results}: another run replaced these results while the "
+                             "animation was made; run `kidym animate` again")
+        path = write_animation(results, model, result)
     print(f"animation: {path}")
     return 0
 
@@ -554,7 +595,10 @@ def _add_animate_command(sub) -> None:
     p.add_argument("results", help="directory written by `kidym run --out DIR`")
     p.add_argument("--model", default=None,
                    help="model file (default: the source recorded in results.json)")
-    p.add_argument("--out", default=None, help="where animation.html goes (default: RESULTS)")
+    p.add_argument("--out", default=None,
+                   help="a directory of its own for animation.html, replaced whole "
+                        "(default: RESULTS, beside the results)")
+    _add_force(p)
     _add_verbosity(p)
     p.set_defaults(func=cmd_animate)
 

@@ -295,14 +295,24 @@ html, body {{ margin: 0; height: 100%; font-family: system-ui, sans-serif; }}
 """
 
 
+def script_json(data) -> str:
+    """``data`` as JSON that is safe inside ``<script>…</script>``: every ``<``, ``>``
+    and ``&`` is written ``\\u003c``, ``\\u003e``, ``\\u0026``, so that no string of the
+    model (its name comes from a file name, or from ``results.json``) can close the
+    element (``</script>``) or switch the HTML parser into its comment-like "escaped"
+    states (``<!--``, ``<script``); ``JSON.parse`` reads the same values."""
+    text = json.dumps(data, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
 def animation_html(poses: Poses, model: Model) -> str:
     """The animation page for ``poses`` (see the module docstring)."""
     import html
 
-    data = json.dumps(animation_data(poses, model), separators=(",", ":"))
     return _PAGE.format(title=html.escape(model.name), hook=assets.ERROR_HOOK,
                         nbodies=f"{len(poses.bodies)} body" if len(poses.bodies) == 1
-                        else f"{len(poses.bodies)} bodies", data=data.replace("</", "<\\/"),
+                        else f"{len(poses.bodies)} bodies",
+                        data=script_json(animation_data(poses, model)),
                         three=assets.three_js(), viewer=_VIEWER)
 
 

@@ -17,6 +17,7 @@ import json
 import math
 import os
 import tempfile
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -180,8 +181,14 @@ class Result:
         return doc
 
     def write(self, directory: str | Path, *, formats: tuple[str, ...] = ("csv",),
-              model=None) -> list[Path]:
+              model=None, run_id: str | None = None) -> list[Path]:
         """Write ``results.<format>`` for each format and the ``results.json`` sidecar.
+
+        The sidecar, written last, records a run id and the SHA-256 of every file
+        beside it, so that :func:`load_results` refuses a directory whose files come
+        from different runs (a run stopped between two files). A ``results.<format>``
+        of a format not written this time is removed first. ``kidym run`` writes the
+        whole directory at once instead (:mod:`kidym.outdir`).
 
         Parameters
         ----------
@@ -191,6 +198,8 @@ class Result:
             Formats besides the sidecar; ``csv`` is always written.
         model : Model, optional
             Recorded in the sidecar (source, hash) so the run can be reproduced.
+        run_id : str, optional
+            The run id recorded in the sidecar (default: a new one).
 
         Returns
         -------
@@ -202,13 +211,19 @@ class Result:
         if unknown:
             raise ValueError(f"unknown result format {', '.join(unknown)}; choose from "
                              + ", ".join(FORMATS))
-        payload = {"npz": self.to_npz, "parquet": self.to_parquet}
-        data = {f: payload[f]() for f in formats if f in payload}  # fail before writing
-        written = [self.write_csv(directory / "results.csv")]
-        for f, blob in data.items():
-            written.append(write_atomically(directory / f"results.{f}", blob))
+        payload = {"csv": lambda: self.to_csv().encode("utf-8"), "npz": self.to_npz,
+                   "parquet": self.to_parquet}
+        data = {f: payload[f]() for f in ("csv", *formats) if f in payload}  # fail first
+        for f in FORMATS:
+            if f not in data:
+                (directory / f"results.{f}").unlink(missing_ok=True)
+        written = [write_atomically(directory / f"results.{f}", blob)
+                   for f, blob in data.items()]
         side = self.metadata(model)
+        side["run_id"] = run_id or uuid.uuid4().hex
         side["files"] = [p.name for p in written]
+        side["sha256"] = {f"results.{f}": hashlib.sha256(blob).hexdigest()
+                          for f, blob in data.items()}
         written.append(write_atomically(directory / "results.json",
                                         json.dumps(side, ensure_ascii=False, indent=2) + "\n"))
         return written
@@ -245,6 +260,70 @@ def model_hash(model) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+class MixedResultsError(ValueError):
+    """A results directory whose files do not all come from the run in its sidecar."""
+
+
+def check_results(files: dict[str, bytes], side: dict, directory: str | Path = ".") -> None:
+    """Check that the ``results.*`` files are those the sidecar ``side`` records.
+
+    Parameters
+    ----------
+    files : dict of str to bytes
+        The contents of the ``results.<format>`` files present, by file name.
+    side : dict
+        ``results.json``; one of kidym before run ids (no ``sha256`` table) is not
+        checked.
+    directory : path
+        Named in the message.
+
+    Raises
+    ------
+    MixedResultsError
+        A file is missing, not recorded, or not the one recorded (different bytes).
+    """
+    table = side.get("sha256")
+    if not isinstance(table, dict):
+        return
+    problems = []
+    for name in sorted({*files, *table}):
+        if name not in table:
+            problems.append(f"{name} is not a file of that run")
+        elif name not in files:
+            problems.append(f"{name} of that run is missing")
+        elif hashlib.sha256(files[name]).hexdigest() != table[name]:
+            problems.append(f"{name} is not the file of that run (its contents differ)")
+    if problems:
+        run = (f"run {str(side.get('run_id', '?'))[:8]} (t = {side.get('t_start')} … "
+               f"{side.get('t_end')})")
+        raise MixedResultsError(
+            f"{directory}: the result files do not belong together: results.json records "
+            f"{run}, but " + "; ".join(problems) + ". The directory mixes files of different "
+            "runs (a run stopped while writing them?); run the model into it again "
+            "(`kidym run MODEL --out DIR`)")
+
+
+def _read_results(directory: Path) -> tuple[bytes | None, dict[str, bytes]]:
+    """``results.json`` and the ``results.<format>`` files of ``directory``, read through
+    one handle on the directory: a run published meanwhile (:mod:`kidym.outdir`) renames
+    a whole directory, so all of them come from the same one."""
+    dfd = os.open(directory, os.O_RDONLY)
+    try:
+        def read(name: str) -> bytes | None:
+            try:
+                fd = os.open(name, os.O_RDONLY, dir_fd=dfd)
+            except FileNotFoundError:
+                return None
+            with os.fdopen(fd, "rb") as fh:
+                return fh.read()
+
+        side = read("results.json")
+        files = {f"results.{f}": read(f"results.{f}") for f in FORMATS}
+    finally:
+        os.close(dfd)
+    return side, {k: v for k, v in files.items() if v is not None}
+
+
 def load_results(directory: str | Path) -> tuple[Result, dict]:
     """Read a results directory written by :meth:`Result.write` (``kidym run --out``).
 
@@ -259,17 +338,22 @@ def load_results(directory: str | Path) -> tuple[Result, dict]:
     ------
     FileNotFoundError
         When the directory holds no ``results.csv``/``results.npz``.
+    MixedResultsError
+        When the files are not those of the run ``results.json`` records
+        (:func:`check_results`).
     """
     directory = Path(directory)
-    side_path = directory / "results.json"
-    side = json.loads(side_path.read_text(encoding="utf-8")) if side_path.exists() else {}
-    npz, csv_path = directory / "results.npz", directory / "results.csv"
-    if npz.exists():
-        with np.load(npz) as data:
+    if not directory.is_dir():
+        raise FileNotFoundError(f"{directory}: no such directory (a results directory is "
+                                "written by `kidym run MODEL --out DIR`)")
+    raw, files = _read_results(directory)
+    side = json.loads(raw.decode("utf-8")) if raw is not None else {}
+    check_results(files, side, directory)
+    if "results.npz" in files:
+        with np.load(io.BytesIO(files["results.npz"])) as data:
             cols = {k: np.asarray(data[k]) for k in data.files}
-    elif csv_path.exists():
-        with open(csv_path, encoding="utf-8", newline="") as fh:
-            rows = list(csv.reader(fh))
+    elif "results.csv" in files:
+        rows = list(csv.reader(io.StringIO(files["results.csv"].decode("utf-8"), newline="")))
         header, body = rows[0], np.array(rows[1:], dtype=float).reshape(-1, len(rows[0]))
         cols = {h: body[:, k] for k, h in enumerate(header)}
     else:

@@ -117,3 +117,47 @@ def test_jupyter_views():
     assert page.count("<tr>") == 1 + 5 + 1 + 5        # header, head, ellipsis, tail
     tex = kidym.derive(model)._repr_latex_()
     assert tex.startswith("$$") and tex.count("&= 0") == 2   # one equation per speed
+
+
+def _two_runs():
+    model = kidym.parse(DOUBLE_PENDULUM + "INITIAL := t(0), phi1(0.5);")
+    return (kidym.simulate(model, t_end=1.0, n_points=5),
+            kidym.simulate(model, t_end=3.0, n_points=7))
+
+
+@pytest.mark.parametrize("swapped", ["results.csv", "results.npz"])
+def test_files_of_two_runs_are_refused_not_mixed(tmp_path, capsys, swapped):
+    """A run stopped between two files: one file is new, the sidecar is the old run's."""
+    first, second = _two_runs()
+    first.write(tmp_path / "a", formats=("csv", "npz"))
+    second.write(tmp_path / "b", formats=("csv", "npz"))
+    (tmp_path / "a" / swapped).write_bytes((tmp_path / "b" / swapped).read_bytes())
+    with pytest.raises(ValueError, match=rf"records run \w{{8}} \(t = 0.0 … 1.0\), but "
+                                         rf"{swapped} is not the file of that run"):
+        load_results(tmp_path / "a")
+    assert main(["animate", str(tmp_path / "a")]) == 1
+    err = capsys.readouterr().err
+    assert "the result files do not belong together" in err and "Traceback" not in err
+    assert not (tmp_path / "a" / "animation.html").exists()
+
+
+def test_a_format_not_written_again_is_not_left_from_the_last_run(tmp_path):
+    first, second = _two_runs()
+    first.write(tmp_path, formats=("csv", "npz"))
+    second.write(tmp_path)                                # csv only this time
+    assert not (tmp_path / "results.npz").exists()
+    result, side = load_results(tmp_path)
+    assert result.t[-1] == 3.0 and result.t.size == 7 and side["t_end"] == 3.0
+    # and a results file the sidecar does not list is refused
+    (tmp_path / "results.npz").write_bytes(first.to_npz())
+    with pytest.raises(ValueError, match=r"results\.npz is not a file of that run"):
+        load_results(tmp_path)
+
+
+def test_the_sidecar_records_each_file_and_the_run(tmp_path):
+    first, _ = _two_runs()
+    written = first.write(tmp_path, formats=("csv", "npz"), run_id="0123abcd" * 4)
+    side = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
+    assert side["run_id"] == "0123abcd" * 4
+    assert side["sha256"] == {p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+                              for p in written[:-1]}
