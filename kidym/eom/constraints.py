@@ -38,6 +38,7 @@ import symengine as se
 from scipy import linalg
 
 from kidym.errors import DerivationError, Diagnostic, ModelError
+from kidym.model.model import Model
 
 Expr = se.Basic
 
@@ -160,8 +161,8 @@ def form_constraints(system, names: Sequence[str]) -> ConstraintEquations:
                                holonomic=tuple(holonomic))
 
 
-def require_prescribed_motion(model, speeds: Sequence, constraints: ConstraintEquations | None
-                              ) -> None:
+def require_prescribed_motion(model: Model, speeds: Sequence[se.Symbol],
+                              constraints: ConstraintEquations | None) -> None:
     """Check a kinetostatics model (``РАСЧЕТ := КИНЕТОСТАТИКА``): its constraints must
     prescribe the motion, leaving no degree of freedom (``m = n_w``).
 
@@ -169,6 +170,15 @@ def require_prescribed_motion(model, speeds: Sequence, constraints: ConstraintEq
     is given by constraints, rheonomic ones for the drives (``f3 = q1 - Om*t``); with as
     many constraints as speeds it follows from them alone, and their multipliers ``λ``
     are the forces and torques needed (the drive's torque for ``f3``).
+
+    Parameters
+    ----------
+    model : Model
+        The model (its calculation type's place, for the error).
+    speeds : sequence of Symbol
+        The independent speeds ``w`` of the equations, shape (n_w,).
+    constraints : ConstraintEquations or None
+        The constraint layer (``None``: no ``УРАВНЕНИЯ``).
 
     Raises
     ------
