@@ -56,6 +56,10 @@ def _summary(model, eq) -> str:
             f"{n} = 0 ({'holonomic' if h else 'velocity'})"
             for n, h in zip(cons.names, cons.holonomic))
             + "; multipliers " + ", ".join(cons.multiplier_names))
+    if model.calculation == "KINETOSTATICS":
+        lines.append("  calculation: kinetostatics (the constraints prescribe the motion; "
+                     + ", ".join(eq.constraints.multiplier_names)
+                     + " are the forces and torques it needs)")
     lines.append(f"  parameters ({len(model.parameters)}): "
                  + ", ".join(f"{p.name}={p.value:g}" for p in model.parameters))
     if model.elements:
@@ -274,6 +278,30 @@ def _print_quaternion_drift(result) -> None:
               + (f", {cd['projections']} projections" if cd["stabilization"] == "projection"
                  else "") + f"): max |Φ| = {cd['position']:.3g}, "
               f"max |Φ't| = {cd['velocity']:.3g}")
+
+
+def _print_multipliers(eq, result) -> None:
+    """Kinetostatics: the range of each multiplier, the force or torque the prescribed
+    motion needs along its constraint."""
+    import numpy as np
+
+    print("kinetostatics: forces and torques the constraints exert (λ):")
+    for name in eq.constraints.multiplier_names:
+        v = result.values.get(name)
+        if v is None or not np.size(v):
+            continue
+        print(f"  {name}: min {np.min(v):.6g}, max {np.max(v):.6g}, mean over the run "
+              f"{_time_mean(result.t, v):.6g}")
+
+
+def _time_mean(t, v) -> float:
+    """The mean of ``v`` over ``t`` (trapezoidal rule); ``v[0]`` for a single time."""
+    import numpy as np
+
+    t, v = np.asarray(t, float), np.asarray(v, float)
+    if t.size < 2 or t[-1] == t[0]:
+        return float(v[0])
+    return float(np.sum(np.diff(t) * (v[1:] + v[:-1]) / 2) / (t[-1] - t[0]))
 
 
 def _velocity_summary(model, eq) -> list[str]:
@@ -547,6 +575,8 @@ def _write_outputs(args: argparse.Namespace, model, eq, result, out: Path) -> No
         # prescribed motions), so this is conserved by every model (kidym.simulate.energy)
         print(f"energy balance: {balance.describe()}")
     _print_quaternion_drift(result)
+    if model.calculation == "KINETOSTATICS":
+        _print_multipliers(eq, result)
     for f in files:
         print(f"results: {f}")
     for p in plots:

@@ -37,7 +37,8 @@ import numpy as np
 import symengine as se
 from scipy import linalg
 
-from kidym.errors import DerivationError
+from kidym.errors import DerivationError, Diagnostic, ModelError
+from kidym.model.model import Model
 
 Expr = se.Basic
 
@@ -204,6 +205,52 @@ def form_constraints(system, names: Sequence[str],
                                jacobian_q=tuple(jac_q), velocity=tuple(velocity),
                                jacobian=tuple(jac), gamma=tuple(gamma),
                                holonomic=tuple(holonomic))
+
+
+def require_prescribed_motion(model: Model, speeds: Sequence[se.Symbol],
+                              constraints: ConstraintEquations | None) -> None:
+    """Check a kinetostatics model (``РАСЧЕТ := КИНЕТОСТАТИКА``): its constraints must
+    prescribe the motion, leaving no degree of freedom (``m = n_w``).
+
+    Kinetostatics asks for the forces that make a given motion happen. In kidym the motion
+    is given by constraints, rheonomic ones for the drives (``f3 = q1 - Om*t``); with as
+    many constraints as speeds it follows from them alone, and their multipliers ``λ``
+    are the forces and torques needed (the drive's torque for ``f3``).
+
+    Parameters
+    ----------
+    model : Model
+        The model (its calculation type's place, for the error).
+    speeds : sequence of Symbol
+        The independent speeds ``w`` of the equations, shape (n_w,).
+    constraints : ConstraintEquations or None
+        The constraint layer (``None``: no ``УРАВНЕНИЯ``).
+
+    Raises
+    ------
+    ModelError
+        At the calculation type, naming the speeds and constraints, if ``m ≠ n_w``.
+    """
+    n_w = len(speeds)
+    m = 0 if constraints is None else constraints.m
+    if m == n_w:
+        return
+    names = ", ".join(constraints.names) if constraints is not None else ""
+    have = (f"the model has {n_w} speed{'s' if n_w != 1 else ''} ("
+            + ", ".join(map(str, speeds)) + f") and {m} constraint{'s' if m != 1 else ''}"
+            + (f" ({names})" if names else ""))
+    if m < n_w:
+        free = n_w - m
+        message = (f"the kinetostatics calculation needs the motion prescribed, with no degree "
+                   f"of freedom left, but {have}: {free} degree{'s' if free != 1 else ''} of "
+                   f"freedom {'are' if free != 1 else 'is'} free; add a driving constraint for "
+                   "each, a formula of a coordinate and time listed in `УРАВНЕНИЯ` "
+                   "(`f3 = q1 - Om*t;`), or compute the motion with `РАСЧЕТ := ДИНАМИКА;`")
+    else:
+        message = (f"the kinetostatics calculation needs as many constraints as speeds, but "
+                   f"{have}: some repeat others or contradict them; remove the extra ones")
+    raise ModelError([Diagnostic(message, model.calculation_span)],
+                     filename=model.filename, source=model.source)
 
 
 # ----------------------------------------------------------------- numerics

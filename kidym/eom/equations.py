@@ -9,7 +9,12 @@ import numpy as np
 import symengine as se
 import sympy
 
-from kidym.eom.constraints import ConstraintEquations, form_constraints, rolling_constraints
+from kidym.eom.constraints import (
+    ConstraintEquations,
+    form_constraints,
+    require_prescribed_motion,
+    rolling_constraints,
+)
 from kidym.eom.structural import FORMATIONS, INERTIA_ROUTES, Structural, assemble
 from kidym.eom.system import SystemGraph
 from kidym.eom.two_stage import project
@@ -322,6 +327,8 @@ def derive(model: Model, *, inertia: str = "full", route: str = "auto",
     constraints = (form_constraints(system, [c.name for c in model.constraints],
                                     rolling_constraints(system, model.rolling))
                    if model.constraints or model.rolling else None)
+    if model.calculation == "KINETOSTATICS":
+        require_prescribed_motion(model, system.speeds, constraints)
     multipliers = set(constraints.multiplier_names) if constraints is not None else set()
     # (the multipliers λf are results of the augmented solve, recorded by the engines)
     outputs = {name: system.lookup(name) for name in model.outputs

@@ -94,9 +94,10 @@ CALCULATIONS: dict[str, tuple[str, ...]] = {
     "DYNAMICS": ("ДИНАМИКА", "ДИНАМІКА", "DYNAMICS"),
     "KINEMATICS": ("КИНЕМАТИКА", "КІНЕМАТИКА", "KINEMATICS"),
     "EQUATIONS": ("ПЕЧАТЬ УРАВНЕНИЙ", "ДРУК РІВНЯНЬ", "EQUATIONS"),
+    # the motion prescribed by constraints, the forces it needs (their multipliers)
+    "KINETOSTATICS": ("КИНЕТОСТАТИКА", "КІНЕТОСТАТИКА", "KINETOSTATICS"),
     # later work (SPEC §3): recognised, an error (they would give other results)
     "STATICS": ("СТАТИКА", "STATICS"),
-    "KINETOSTATICS": ("КИНЕТОСТАТИКА", "КІНЕТОСТАТИКА", "KINETOSTATICS"),
     "FREE_VIBRATIONS": ("СВОБОДНЫЕ КОЛЕБАНИЯ", "ВІЛЬНІ КОЛИВАННЯ", "FREE VIBRATIONS"),
     "INVERSE_KINEMATICS": ("ОБРАТНАЯ ЗАДАЧА КИНЕМАТИКИ", "ОБЕРНЕНА ЗАДАЧА КІНЕМАТИКИ",
                            "INVERSE KINEMATICS"),
@@ -104,7 +105,8 @@ CALCULATIONS: dict[str, tuple[str, ...]] = {
 }
 
 #: Calculation types that later stages implement.
-SUPPORTED_CALCULATIONS = frozenset({"DYNAMICS", "KINEMATICS", "EQUATIONS"})
+SUPPORTED_CALCULATIONS = frozenset({"DYNAMICS", "KINEMATICS", "EQUATIONS",
+                                    "KINETOSTATICS"})
 
 _SPACES = re.compile(r"\s+")
 

@@ -592,6 +592,7 @@ class _Builder:
         self.rolling: list[Rolling] = []
         self.gravity: tuple[Expr, Expr, Expr] | None = None
         self.calculation: str | None = None
+        self.calculation_span: Span | None = None
         self.quaternion: QuaternionInstruction | None = None
         self.angular_velocity: dict[str, tuple[str, Span | None]] = {}
         self.titles: dict[str, str] = {}
@@ -810,6 +811,7 @@ class _Builder:
                        "other results than asked", ins.raw_span)
             return
         self.calculation = key
+        self.calculation_span = ins.raw_span
 
     def unsupported(self, written: str, key: str, span: Span | None) -> None:
         """An instruction kidym does not implement: a warning where it only changes how
@@ -906,6 +908,7 @@ class _Builder:
                 self.error("`t` is time, not a pseudo-velocity", n.span)
         self.coordinates = self.order_coordinates(coordinates, listed, first)
         self.check_constraint_names()
+        self.check_prescribed_motion()
 
     def rolling_of(self, ins: ast.Instruction) -> None:
         """``КАЧЕНИЕ := Ball(шар(R), плоскость(h)), Wheel(диск(r, y), плоскость(0));``."""
@@ -997,6 +1000,17 @@ class _Builder:
                 hint = suggest(n.name, sorted(self.defs))
                 self.error(f"`{n.name}` is listed in `{written}` but is not defined: define it "
                            f"as a formula that must vanish (`{n.name} = …;`){hint}", n.span)
+
+    def check_prescribed_motion(self) -> None:
+        """``РАСЧЕТ := КИНЕТОСТАТИКА`` needs the motion prescribed by constraints (that
+        they leave no speed free is checked with the equations, :mod:`kidym.eom`)."""
+        if self.calculation != "KINETOSTATICS" or self.constraint_names:
+            return
+        self.error("the kinetostatics calculation needs the motion prescribed by constraints, "
+                   "and the model has none: list in `УРАВНЕНИЯ` the loop closures and a driving "
+                   "constraint for each degree of freedom, a formula of a coordinate and time "
+                   "that must vanish (`f3 = q1 - Om*t;  УРАВНЕНИЯ := f1, f2, f3;`)",
+                   self.calculation_span)
 
     def report_missing(self, base: str) -> None:
         uses = [u for u in self.uses if u.base == base]
@@ -1683,7 +1697,8 @@ class _Builder:
             t_start=t_start, t_end=t_end, outputs=tuple(outputs),
             plots=tuple(self.plots),
             quaternions=() if self.quaternion is None else (self.quaternion,),
-            calculation=self.calculation, filename=self.filename, title=self.title(),
+            calculation=self.calculation, calculation_span=self.calculation_span,
+            filename=self.filename, title=self.title(),
             units=self.unit_names,
             angular_velocity={b: mode for b, (mode, _s) in self.angular_velocity.items()},
             constraints=tuple(Constraint(n.name, n.span) for n in self.constraint_names),

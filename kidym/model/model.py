@@ -307,6 +307,9 @@ class Model:
     calculation : str or None
         The requested calculation type (``DYNAMICS``, ``KINEMATICS`` …), canonical
         English spelling.
+    calculation_span : Span or None
+        Where the calculation type is written (for errors that depend on it, such as a
+        kinetostatics model whose constraints leave a degree of freedom free).
     filename : str
         Where the source came from, for messages.
     title : str or None
@@ -346,6 +349,7 @@ class Model:
     plots: tuple[Plot, ...] = ()
     quaternions: tuple[QuaternionInstruction, ...] = ()
     calculation: str | None = None
+    calculation_span: Span | None = None
     filename: str = "<string>"
     title: str | None = None
     units: Mapping[str, str] = field(default_factory=dict)

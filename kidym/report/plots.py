@@ -2,7 +2,10 @@
 
 What is drawn (:func:`plot_run`):
 
-* time histories of the coordinates, the speeds and the model's outputs;
+* time histories of the coordinates, the speeds and the model's outputs, and, for a
+  model with constraints (``УРАВНЕНИЯ``), of their multipliers ``λf`` (``multipliers``:
+  the forces and torques the constraints exert; in a kinetostatics calculation, those
+  the prescribed motion needs);
 * the plots the model asks for (``ПОКАЗАТЬ``/``SHOW``: a time history, ``y(x)`` or a
   3-D curve ``z(x, y)``; ``СРАВНИТЬ``/``COMPARE`` and ``СОВМЕСТИТЬ``/``OVERLAY``:
   several curves on one plot), and any ``--plot`` request of the command line;
@@ -31,6 +34,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
+from kidym.eom.constraints import multiplier_name
 from kidym.model.model import Model, Plot
 from kidym.simulate.energy import energy_balance
 from kidym.simulate.result import Result, write_atomically
@@ -264,6 +268,8 @@ def plot_run(result: Result, model: Model, out: str | Path, *,
         or list(result.state_names[:n_q]),
         "speeds": list(result.state_names[n_q:]),
         "outputs": [n for n in model.outputs if n in result.values],
+        "multipliers": [multiplier_name(c.name) for c in model.constraints
+                        if multiplier_name(c.name) in result.values],
     }
     for title, names in groups.items():
         if names:

@@ -19,7 +19,8 @@ def comparable(obj: object) -> object:
     """``obj`` without source text and locations (which formatting changes)."""
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         fields = tuple(
-            (f.name, None if f.name in ("span", "source") else comparable(getattr(obj, f.name)))
+            (f.name, None if f.name in ("span", "source") or f.name.endswith("_span")
+             else comparable(getattr(obj, f.name)))
             for f in dataclasses.fields(obj))
         return (type(obj).__name__, *fields)
     if isinstance(obj, tuple | list):

@@ -140,3 +140,57 @@ def slider_crank(values: dict[str, float]) -> LoopOracle:
     lm.form_lagranges_equations()
     params = {x: values[str(x)] for x in (r, l_, m1, m2, ms, g, A_, W, M0)}
     return LoopOracle(["q1", "q2", "s"], lm, [q1, q2, s], [f1, f2], params)
+
+
+@dataclass
+class DrivenSliderCrank:
+    """Inverse dynamics of a slider-crank whose crank angle is prescribed, ``θ = θ(t)``.
+
+    Crank ``r`` (uniform rod of mass ``m1``, turning about O), connecting rod ``l``
+    (uniform, ``m2``) from the crank pin A to the slider's pin B, slider ``ms`` at
+    ``x = s`` on the x axis, gravity ``−g y``, a viscous load ``−c ṡ`` on the slider.
+    The mechanism has one degree of freedom, so with ``θ`` given everything is explicit:
+    the rod's angle ``ψ = −asin(r sin θ / l)`` (the slider right of O), ``s = r cos θ +
+    l cos ψ``. Lagrange's equation in ``θ`` alone, ``d/dt ∂L/∂θ̇ − ∂L/∂θ = τ + Q_load``
+    (``Q_load = −c ṡ ∂s/∂θ``), gives the torque ``τ(t)`` the drive must apply; the
+    slider's own equation ``ms s̈ = −c ṡ − X`` gives ``X``, the horizontal force of the
+    slider on the rod at B (the joint forces do no work along the motion, so neither
+    needs the constraint machinery).
+    """
+
+    torque: object
+    slider_force: object
+    s: object
+
+    @classmethod
+    def build(cls, values: dict[str, float], theta: sp.Expr) -> DrivenSliderCrank:
+        """``theta``: the crank angle as a SymPy expression of :data:`t`."""
+        th, thd, thdd = sp.symbols("th thd thdd")
+        r, l_, m1, m2, ms, g, c = (sp.Float(values[k]) for k in
+                                   ("r", "l", "m1", "m2", "ms", "g", "c"))
+        psi = sp.asin(-r * sp.sin(th) / l_)
+        ax, ay = r * sp.cos(th), r * sp.sin(th)
+        gx, gy = ax + l_ / 2 * sp.cos(psi), ay + l_ / 2 * sp.sin(psi)
+        s = ax + l_ * sp.cos(psi)
+
+        def rate(expr: sp.Expr) -> sp.Expr:
+            return sp.diff(expr, th) * thd
+
+        T = (m1 * r ** 2 / 3 * thd ** 2 / 2
+             + m2 * (rate(gx) ** 2 + rate(gy) ** 2) / 2 + m2 * l_ ** 2 / 12 * rate(psi) ** 2 / 2
+             + ms * rate(s) ** 2 / 2)
+        V = m1 * g * r / 2 * sp.sin(th) + m2 * g * gy
+        L = T - V
+        p = sp.diff(L, thd)
+        dpdt = sp.diff(p, th) * thd + sp.diff(p, thd) * thdd
+        Q_load = -c * rate(s) * sp.diff(s, th)
+        tau = dpdt - sp.diff(L, th) - Q_load
+        sdd = sp.diff(rate(s), th) * thd + sp.diff(rate(s), thd) * thdd
+        X = -ms * sdd - c * rate(s)
+        motion = {th: theta, thd: sp.diff(theta, t), thdd: sp.diff(theta, t, 2)}
+        tt = sp.Symbol("tt")
+
+        def numeric(expr: sp.Expr):
+            return sp.lambdify(tt, expr.subs(motion).subs(t, tt), "numpy")
+
+        return cls(numeric(tau), numeric(X), numeric(s))
