@@ -19,6 +19,7 @@ from kidym.model.model import (
     QuaternionInstruction,
     Transform,
     VelocityDefinition,
+    VirtualConstraint,
 )
 
 __all__ = [
@@ -35,4 +36,5 @@ __all__ = [
     "QuaternionInstruction",
     "Transform",
     "VelocityDefinition",
+    "VirtualConstraint",
 ]

@@ -183,6 +183,33 @@ class Constraint:
 
 
 @dataclass(frozen=True)
+class VirtualConstraint:
+    """A constraint held by a virtual potential (seed 001; ``ВИРТУАЛЬНЫЕ СВЯЗИ``,
+    ``ОГРАНИЧИВАЮЩИЕ ПОВЕРХНОСТИ``).
+
+    Attributes
+    ----------
+    name : str
+        A defined quantity ``f(q, t)``, a formula of the coordinates and time.
+    kind : {"equality", "bound"}
+        ``"equality"``: the motion is held near ``f = 0`` by ``V = 1/δ(f) − 1/δ(0)``
+        (seed 001 eq. (5)); ``"bound"``: ``f > 0`` is the allowed side of a bounding
+        surface, ``V = ½ (1 − sign f) (1/δ(f) − 1/δ(0))`` (eq. (7)).
+    alpha : Expr
+        The approximation parameter ``α > 0``, a formula of parameters only (over
+        parameter names).
+    approximation : {"polynomial", "exponential"}
+        The delta approximation (eq. (12) or (13)); see :mod:`kidym.eom.virtual`.
+    """
+
+    name: str
+    kind: str
+    alpha: Expr
+    approximation: str = "polynomial"
+    span: Span | None = None
+
+
+@dataclass(frozen=True)
 class Plot:
     """One plot a model asks for (``ПОКАЗАТЬ``, ``СРАВНИТЬ``, ``СОВМЕСТИТЬ``).
 
@@ -297,6 +324,10 @@ class Model:
     constraints : tuple of Constraint
         Holonomic constraints ``f(q, t) = 0`` (``УРАВНЕНИЯ := f1, f2;``), closing
         kinematic loops; see :mod:`kidym.eom.constraints`.
+    virtual_constraints : tuple of VirtualConstraint
+        Constraints and bounding surfaces held by virtual potentials (seed 001;
+        ``ВИРТУАЛЬНЫЕ СВЯЗИ``, ``ОГРАНИЧИВАЮЩИЕ ПОВЕРХНОСТИ``); see
+        :mod:`kidym.eom.virtual`.
     """
 
     name: str
@@ -323,6 +354,7 @@ class Model:
     units: Mapping[str, str] = field(default_factory=dict)
     angular_velocity: Mapping[str, str] = field(default_factory=dict)
     constraints: tuple[Constraint, ...] = ()
+    virtual_constraints: tuple[VirtualConstraint, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "initial", MappingProxyType(dict(self.initial)))
