@@ -60,6 +60,10 @@ def _summary(model, eq) -> str:
         lines.append("  calculation: kinetostatics (the constraints prescribe the motion; "
                      + ", ".join(eq.constraints.multiplier_names)
                      + " are the forces and torques it needs)")
+    if model.virtual_constraints:
+        lines.append(f"  virtual potentials ({len(model.virtual_constraints)}): " + ", ".join(
+            f"{v.name} {'= 0' if v.kind == 'equality' else '> 0'} ({v.approximation}, "
+            f"α = {v.alpha})" for v in model.virtual_constraints))
     lines.append(f"  parameters ({len(model.parameters)}): "
                  + ", ".join(f"{p.name}={p.value:g}" for p in model.parameters))
     if model.elements:
@@ -140,7 +144,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     result = simulate(_tracked(eq, args, model), t_end=args.t_end, initial=initial,
                       parameters=_pairs(args.set, "--set"), engine=args.engine,
                       method=args.method, rtol=args.rtol, atol=args.atol,
-                      n_points=args.points)
+                      n_points=args.points, max_step=args.max_step)
     _write_outputs(args, model, eq, result, out)
     return 0
 
@@ -416,6 +420,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="solve_ivp method: DOP853 (default), RK45, Radau, BDF, LSODA")
     p.add_argument("--rtol", type=float, default=1e-9, help="relative tolerance (1e-9)")
     p.add_argument("--atol", type=float, default=1e-12, help="absolute tolerance (1e-12)")
+    p.add_argument("--max-step", type=float, default=float("inf"), dest="max_step",
+                   help="largest integration step (default: no limit); stiff virtual "
+                        "potentials need a fraction of their vibration period")
     p.add_argument("--points", type=int, default=501, help="number of output times (501)")
     p.add_argument("--out", default=None,
                    help="output directory, replaced whole by this run's files (default: "

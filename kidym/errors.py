@@ -126,6 +126,8 @@ class SimulationError(RuntimeError):
 
     Attributes
     ----------
+    message : str
+        What failed (without the time, state and hint).
     time : float
         Model time at which the failure happened.
     state : dict of str to float
@@ -134,6 +136,7 @@ class SimulationError(RuntimeError):
 
     def __init__(self, message: str, *, time: float, state: dict[str, float],
                  hint: str = "") -> None:
+        self.message = message
         self.time = time
         self.state = dict(state)
         self.hint = hint

@@ -23,6 +23,7 @@ import symengine as se
 from kidym.eom.composite import CompositeSums, composite_mf
 from kidym.eom.principal import jacobi_eigen
 from kidym.eom.system import SystemGraph
+from kidym.eom.virtual import virtual_term
 from kidym.errors import DerivationError, Diagnostic, ModelError
 from kidym.kinematics import vectors as vx
 
@@ -47,12 +48,13 @@ class Structural:
     forcing : list of Expr
         ``F``, shape (n_w,).
     kinetic_energy, potential_energy : Expr
-        ``T`` and ``Π`` (gravity, elastic elements, constant forces), outputs only.
+        ``T`` and ``Π`` (gravity, elastic elements, constant forces, virtual
+        potentials), outputs only.
     principal_moments : dict of str to ndarray
         For bodies turned to principal axes: their principal central moments.
     element_forces : list of Expr
         ``W̃_Pᵀ P``, the part of ``F`` due to the force elements ``P``, ``C``, ``D``
-        (seed 000 eq. (16)), shape (n_w,).
+        (seed 000 eq. (16)) and the virtual potentials (seed 001), shape (n_w,).
     formation : {"composite", "structural"}
         How the bodies' share was summed.
     """
@@ -308,6 +310,17 @@ def assemble(system: SystemGraph, *, inertia: str = "full", formation: str = "au
         for w, a in Wp.items():
             F[index[w]] += a * force
             P[index[w]] += a * force
+
+    # virtual potentials (seed 001): a force −∂V/∂f along the structure f, V in Π
+    for vc in system.model.virtual_constraints:
+        term = virtual_term(system, vc)
+        fdot = g.dt(term.structure)
+        for w in speeds:
+            if g.depends_on(fdot, w):
+                a = g.diff(fdot, w)
+                F[index[w]] += a * term.force
+                P[index[w]] += a * term.force
+        PI += term.potential
 
     for i in range(n):
         for j in range(i):

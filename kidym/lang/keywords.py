@@ -36,6 +36,10 @@ KEYWORDS: dict[str, tuple[str, ...]] = {
     "END": ("КОНЕЦ", "КІНЕЦЬ", "END"),
     "ANGULAR_VELOCITY": ("УГЛОВАЯ СКОРОСТЬ", "КУТОВА ШВИДКІСТЬ", "ANGULAR VELOCITY"),
     "ROLLING": ("КАЧЕНИЕ", "КОЧЕННЯ", "ROLLING"),
+    # virtual-potential constraints of seed 001: `f = 0` (5) and surfaces `f > 0` (7)
+    "VIRTUAL_CONSTRAINTS": ("ВИРТУАЛЬНЫЕ СВЯЗИ", "ВІРТУАЛЬНІ В'ЯЗІ", "VIRTUAL CONSTRAINTS"),
+    "BOUNDING_SURFACES": ("ОГРАНИЧИВАЮЩИЕ ПОВЕРХНОСТИ", "ОБМЕЖУЮЧІ ПОВЕРХНІ",
+                          "BOUNDING SURFACES"),
     # -- recognised, not implemented yet (a warning; the statement is ignored) -----
     "TASK": ("РАБОТА", "РОБОТА", "TASK"),
     "AUTHOR": ("ВЫПОЛНИЛ", "ВЫПОЛНИЛА", "ВЫПОЛНИЛИ", "ВИКОНАВ", "ВИКОНАЛА", "ВИКОНАЛИ",
@@ -76,7 +80,7 @@ IMPLEMENTED = frozenset({"COORDINATES", "PSEUDOVELOCITIES", "INITIAL", "TIME", "
                          "GRAVITY", "CALCULATION", "END", "QUATERNION", "TASK", "AUTHOR",
                          "VARIANT", "BODIES", "UNITS", "CODING", "COMPARE", "COMBINE",
                          "WITHDRAW", "MULTIPLY", "ANGULAR_VELOCITY", "IK_EQUATIONS",
-                         "ROLLING"})
+                         "ROLLING", "VIRTUAL_CONSTRAINTS", "BOUNDING_SURFACES"})
 
 #: Instructions not implemented that only change how results are presented (plots,
 #: animation, files), never the numbers: ignored with a warning. Every other
@@ -87,7 +91,17 @@ PRESENTATION_ONLY = frozenset({"RANGE", "ANIMATION", "BACKGROUND", "PICTURES", "
 #: Instructions whose list is parsed as formulas (the rest keep their text raw).
 PARSED_ITEMS = frozenset({"COORDINATES", "PSEUDOVELOCITIES", "INITIAL", "TIME", "VARY",
                           "SHOW", "GRAVITY", "QUATERNION", "BODIES", "COMPARE", "COMBINE",
-                          "MULTIPLY", "IK_EQUATIONS", "ROLLING"})
+                          "MULTIPLY", "IK_EQUATIONS", "ROLLING", "VIRTUAL_CONSTRAINTS",
+                          "BOUNDING_SURFACES"})
+
+#: Approximations of the delta function in a virtual potential (seed 001 eqs. (12),
+#: (13)), canonical key → accepted spellings of the second item argument
+#: (``f1(alpha, ЭКСПОНЕНТА)``); the first key is the default.
+APPROXIMATIONS: dict[str, tuple[str, ...]] = {
+    "polynomial": ("ПОЛИНОМ", "ПОЛИНОМИАЛЬНАЯ", "ПОЛІНОМ", "ПОЛІНОМІАЛЬНА", "POLYNOMIAL"),
+    "exponential": ("ЭКСПОНЕНТА", "ЭКСПОНЕНЦИАЛЬНАЯ", "ЕКСПОНЕНТА", "ЕКСПОНЕНЦІАЛЬНА",
+                    "EXPONENTIAL"),
+}
 
 #: Canonical calculation type → accepted spellings of the value of `РАСЧЕТ`.
 CALCULATIONS: dict[str, tuple[str, ...]] = {
@@ -126,6 +140,7 @@ def _index(table: dict[str, tuple[str, ...]]) -> dict[str, str]:
 
 _KEYWORD_INDEX = _index(KEYWORDS)
 _CALCULATION_INDEX = _index(CALCULATIONS)
+_APPROXIMATION_INDEX = _index(APPROXIMATIONS)
 
 
 def lookup(name: str) -> str | None:
@@ -147,6 +162,11 @@ def lookup(name: str) -> str | None:
 def lookup_calculation(value: str) -> str | None:
     """Canonical calculation type spelt ``value`` (``"ДИНАМИКА"`` → ``"DYNAMICS"``)."""
     return _CALCULATION_INDEX.get(normalize(value))
+
+
+def lookup_approximation(word: str) -> str | None:
+    """Canonical delta approximation spelt ``word`` (``"Экспонента"`` → ``"exponential"``)."""
+    return _APPROXIMATION_INDEX.get(normalize(word))
 
 
 def _closest(name: str, table: dict[str, tuple[str, ...]], cutoff: float) -> str | None:

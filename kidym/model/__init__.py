@@ -20,6 +20,7 @@ from kidym.model.model import (
     Rolling,
     Transform,
     VelocityDefinition,
+    VirtualConstraint,
 )
 
 __all__ = [
@@ -37,4 +38,5 @@ __all__ = [
     "Rolling",
     "Transform",
     "VelocityDefinition",
+    "VirtualConstraint",
 ]

@@ -208,6 +208,33 @@ class Rolling:
 
 
 @dataclass(frozen=True)
+class VirtualConstraint:
+    """A constraint held by a virtual potential (seed 001; ``ВИРТУАЛЬНЫЕ СВЯЗИ``,
+    ``ОГРАНИЧИВАЮЩИЕ ПОВЕРХНОСТИ``).
+
+    Attributes
+    ----------
+    name : str
+        A defined quantity ``f(q, t)``, a formula of the coordinates and time.
+    kind : {"equality", "bound"}
+        ``"equality"``: the motion is held near ``f = 0`` by ``V = 1/δ(f) − 1/δ(0)``
+        (seed 001 eq. (5)); ``"bound"``: ``f > 0`` is the allowed side of a bounding
+        surface, ``V = ½ (1 − sign f) (1/δ(f) − 1/δ(0))`` (eq. (7)).
+    alpha : Expr
+        The approximation parameter ``α > 0``, a formula of parameters only (over
+        parameter names).
+    approximation : {"polynomial", "exponential"}
+        The delta approximation (eq. (12) or (13)); see :mod:`kidym.eom.virtual`.
+    """
+
+    name: str
+    kind: str
+    alpha: Expr
+    approximation: str = "polynomial"
+    span: Span | None = None
+
+
+@dataclass(frozen=True)
 class Plot:
     """One plot a model asks for (``ПОКАЗАТЬ``, ``СРАВНИТЬ``, ``СОВМЕСТИТЬ``).
 
@@ -328,6 +355,10 @@ class Model:
     rolling : tuple of Rolling
         Bodies rolling without slipping (``КАЧЕНИЕ``); their generated constraints
         follow ``constraints``.
+    virtual_constraints : tuple of VirtualConstraint
+        Constraints and bounding surfaces held by virtual potentials (seed 001;
+        ``ВИРТУАЛЬНЫЕ СВЯЗИ``, ``ОГРАНИЧИВАЮЩИЕ ПОВЕРХНОСТИ``); see
+        :mod:`kidym.eom.virtual`.
     """
 
     name: str
@@ -356,6 +387,7 @@ class Model:
     angular_velocity: Mapping[str, str] = field(default_factory=dict)
     constraints: tuple[Constraint, ...] = ()
     rolling: tuple[Rolling, ...] = ()
+    virtual_constraints: tuple[VirtualConstraint, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "initial", MappingProxyType(dict(self.initial)))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import time as _time
 import weakref
@@ -24,6 +25,7 @@ from kidym.errors import SimulationError
 from kidym.kinematics import names
 from kidym.model.inertia import check_inertias
 from kidym.model.model import Model
+from kidym.model.virtual import check_alphas
 from kidym.simulate.constrained import consistent_initial, given_states, measure, project
 from kidym.simulate.energy import POWER, energy_balance
 from kidym.simulate.events import RESET, STORM_HINT, TERMINAL, EventFunctions, crossed
@@ -51,7 +53,8 @@ def parameter_vector(model: Model, overrides: Mapping[str, float] | None = None)
     The runtime parameter vector of every engine; an unknown name is a ``KeyError``
     listing the model's parameters, and values that give a body an impossible inertia
     (negative mass, a tensor not positive semidefinite or against the triangle
-    inequality) are a ``ValueError`` naming the body, the parameters and their values.
+    inequality) or a virtual constraint an α that is not positive are a ``ValueError``
+    naming the body or constraint, the parameters and their values.
     """
     values = model.parameter_values
     for k, v in (overrides or {}).items():
@@ -61,6 +64,7 @@ def parameter_vector(model: Model, overrides: Mapping[str, float] | None = None)
         values[k] = float(v)
     if overrides:
         check_inertias(model, values, changed=list(overrides))
+        check_alphas(model, values)
     return np.array([values[p] for p in values], dtype=float)
 
 @dataclass(frozen=True)
@@ -380,6 +384,43 @@ def _solve_with_events(fun, evf: EventFunctions, p: np.ndarray, t0: float, t1: f
     return ok, status, message, nfev, t_out, y_out, events
 
 
+#: Added to a failure of a run with virtual potentials and no step limit.
+STIFF_POTENTIAL_HINT = (
+    "the model's virtual potentials (ВИРТУАЛЬНЫЕ СВЯЗИ, ОГРАНИЧИВАЮЩИЕ ПОВЕРХНОСТИ) are "
+    "stiff: a step that jumps deep across f = 0 overflows them; limit the step to a "
+    "fraction of their vibration period ~ 1/√α (max_step=…, `kidym run --max-step`; "
+    "examples/virtual_constraints uses 0.05/√α, and 0.2/α for exponential walls)")
+
+
+def _model_of(system) -> Model | None:
+    if isinstance(system, Model):
+        return system
+    eq = system if isinstance(system, Equations) else getattr(system, "equations", None)
+    return eq.model if isinstance(eq, Equations) else None
+
+
+def _hint_stiff_potentials(run):
+    """A failed run of a model with virtual potentials and no ``max_step``: the error
+    says that they are stiff and how to limit the step (:data:`STIFF_POTENTIAL_HINT`)."""
+
+    @functools.wraps(run)
+    def wrapper(system, **options):
+        try:
+            return run(system, **options)
+        except SimulationError as exc:
+            model = _model_of(system)
+            if (model is None or not model.virtual_constraints
+                    or math.isfinite(options.get("max_step", math.inf))):
+                raise
+            hint = f"{exc.hint}; or {STIFF_POTENTIAL_HINT}" if exc.hint else \
+                STIFF_POTENTIAL_HINT
+            raise SimulationError(exc.message, time=exc.time, state=exc.state,
+                                  hint=hint) from exc
+
+    return wrapper
+
+
+@_hint_stiff_potentials
 def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = None,
              t_start: float | None = None, initial: Mapping[str, float] | None = None,
              parameters: Mapping[str, float] | None = None,
