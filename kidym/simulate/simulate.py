@@ -278,7 +278,7 @@ def _watched(method: str) -> type:
                 self.status = "failed"
                 return "the right-hand side failed"
             if self.status == "running":
-                self.tiny = self.tiny + 1 if abs(self.t - t) < 10 * np.spacing(t) else 0
+                self.tiny = self.tiny + 1 if abs(self.t - t) < 10 * abs(np.spacing(t)) else 0
                 if self.tiny >= TINY_STEPS:
                     self.status = "failed"
                     return (f"{self.tiny} steps in a row were shorter than 10 ulps of t: "
