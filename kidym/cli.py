@@ -141,10 +141,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     if unset and not getattr(args, "quiet", False):
         print("note: no initial value given for " + ", ".join(unset) + "; taken as 0",
               file=sys.stderr)
-    result = simulate(_tracked(eq, args, model), t_end=args.t_end, initial=initial,
-                      parameters=_pairs(args.set, "--set"), engine=args.engine,
-                      method=args.method, rtol=args.rtol, atol=args.atol,
-                      n_points=args.points, max_step=args.max_step)
+    try:
+        result = simulate(_tracked(eq, args, model), t_end=args.t_end, initial=initial,
+                          parameters=_pairs(args.set, "--set"), engine=args.engine,
+                          method=args.method, rtol=args.rtol, atol=args.atol,
+                          n_points=args.points, max_step=args.max_step)
+    except SimulationError as exc:
+        # the results up to the failure are written (marked partial in results.json),
+        # then the error is reported and the exit status is 2
+        if exc.result is not None and exc.result.t.size:
+            _write_outputs(args, model, eq, exc.result, out)
+        raise
     _write_outputs(args, model, eq, result, out)
     return 0
 
@@ -584,6 +591,9 @@ def _write_outputs(args: argparse.Namespace, model, eq, result, out: Path) -> No
     _print_quaternion_drift(result)
     if model.calculation == "KINETOSTATICS":
         _print_multipliers(eq, result)
+    if result.partial:
+        print(f"partial results: the run failed at t = {result.failure['time']:.9g} "
+              f"({result.failure['kind']}); the files end at the last output time before it")
     for f in files:
         print(f"results: {f}")
     for p in plots:

@@ -129,17 +129,30 @@ class SimulationError(RuntimeError):
     message : str
         What failed (without the time, state and hint).
     time : float
-        Model time at which the failure happened.
+        Model time at which the failure happened (the solver's own time, or the
+        stage time of a failed evaluation; not the last output time).
     state : dict of str to float
         The state there, by name.
+    kind : str
+        What failed (``kidym.simulate.faults.KINDS``: ``"blow-up"``,
+        ``"singular-mass-matrix"``, ``"step-size-collapse"``, ``"event-storm"``, …);
+        empty where not classified.
+    hint : str
+        What to try.
+    result : Result or None
+        The partial result up to the failure (``result.partial`` is true), where the
+        engine kept one.
     """
 
     def __init__(self, message: str, *, time: float, state: dict[str, float],
-                 hint: str = "") -> None:
+                 hint: str = "", kind: str = "") -> None:
         self.message = message
         self.time = time
         self.state = dict(state)
         self.hint = hint
+        self.kind = kind
+        self.reason = message
+        self.result = None
         shown = ", ".join(f"{k}={v:.6g}" for k, v in list(self.state.items())[:12])
         if len(self.state) > 12:
             shown += ", …"
@@ -147,6 +160,12 @@ class SimulationError(RuntimeError):
         if hint:
             text += f"\n  try: {hint}"
         super().__init__(text)
+
+    def to_dict(self) -> dict:
+        """``kind``, ``time``, ``state``, ``message`` (without time and state) and
+        ``hint``: the ``failure`` record of a partial result."""
+        return {"kind": self.kind, "time": float(self.time), "message": self.reason,
+                "state": {k: float(v) for k, v in self.state.items()}, "hint": self.hint}
 
 
 def source_name(path: str | Path | None) -> str:

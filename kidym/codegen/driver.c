@@ -25,7 +25,13 @@
  *     in a register and skips zero coefficients, in place of the serial N_Vector's.
  *
  * Status: 0 reached t_end, 1 stopped by a terminal event, <0 failure (the message
- * says which, with the time and state of the failure in fail_t, fail_y).
+ * says which, with the time and state of the failure in fail_t, fail_y): -100 set-up,
+ * -101 integrator set-up, -102 restart after a reset, -103 unexpected return, -104 an
+ * event left at zero by a reset (event storm), -105 accumulating events (Zeno,
+ * message "<events> <first instant> <accumulation time>"), -106 the projection onto
+ * the constraints failed, -201 singular mass matrix,
+ * -202 right-hand side not finite, -203 step size collapsed (KD_STALL_CALLS), other
+ * negative values SUNDIALS flags.
  */
 #include <math.h>
 #include <stdio.h>
@@ -58,10 +64,13 @@ void kidym_reset(int k, double t, const double *y, const double *p, const double
 typedef struct {
     const double *p;
     const double *c;
-    int status;        /* first failure of the right-hand side: 1 singular, 2 not finite */
+    int status;        /* first failure of the right-hand side: 1 singular, 2 not finite,
+                          3 the step size collapsed (KD_STALL_CALLS) */
     double fail_t;
     double *fail_y;
     long nfev;         /* evaluations of the right-hand side (memo hits not counted) */
+    double stall_t, stall_tol;  /* calls of f in a row within stall_tol of stall_t */
+    long stall_n;
     int ny;
     /* memo of the last evaluation and record of the stage derivatives */
     int record;        /* 1: keep the derivatives of the last ns-1 calls */
@@ -95,10 +104,22 @@ static int kd_fail(kd_data *d, int s, double t, const double *y) {
     return -1;  /* unrecoverable: the equations themselves fail here */
 }
 
+/* Calls of f in a row at one time (within 16 ulps of the time scale) after which the
+ * step size has collapsed: CVODE goes on with steps that no longer advance t (it only
+ * warns that t + h = t) up to its largest number of steps, 10^7 per output. No run
+ * that advances needs this many evaluations at one instant. */
+#define KD_STALL_CALLS 10000
+
 static int kd_f(realtype t, N_Vector y, N_Vector ydot, void *user) {
     kd_data *d = (kd_data *)user;
     const int ny = d->ny;
     double *yd = N_VGetArrayPointer(y), *fd = N_VGetArrayPointer(ydot);
+    if (fabs(t - d->stall_t) <= d->stall_tol) {
+        if (++d->stall_n >= KD_STALL_CALLS) return kd_fail(d, 3, t, yd);
+    } else {
+        d->stall_t = t;
+        d->stall_n = 0;
+    }
     if (!d->record) {
         d->nfev++;
         int s = kidym_rhs(t, yd, d->p, d->c, fd);
@@ -387,6 +408,55 @@ static int kd_crossed(int dir, double g0, double g1) {
     return (dir <= 0 && g0 > 0.0 && g1 <= 0.0) || (dir >= 0 && g0 < 0.0 && g1 >= 0.0);
 }
 
+/* Accumulating events (Zeno behaviour), the test of kidym.simulate.faults.ZenoWatch:
+ * after KD_ZENO_RUN intervals between event instants in a row, each shorter than the
+ * one before, the remaining time to the accumulation point is extrapolated
+ * geometrically (d r / (1 - r), r the ratio of the last two intervals); below
+ * KD_ZENO_TOLERANCE of the time scale the events accumulate: the run stops before the
+ * intervals reach the root finder's tolerance, where the motion would go through the
+ * event surface unseen. */
+#define KD_ZENO_RUN 5
+#define KD_ZENO_TOLERANCE 1e-9
+
+typedef struct {
+    double last[2];    /* the last two distinct event instants */
+    int n_last;
+    int run;           /* intervals in a row, each shorter than the one before */
+    double run_start;  /* the instant before the run */
+    long run_events;   /* events after run_start */
+} kd_zeno_watch;
+
+/* Record n events at instant t; 1 (and *t_inf) when the events accumulate. */
+static int kd_zeno(kd_zeno_watch *z, double t, int n, double span, double *t_inf) {
+    int zeno = 0;
+    if (z->n_last && t <= z->last[z->n_last - 1]) {
+        z->run_events += n;
+        return 0;
+    }
+    if (z->n_last == 2) {
+        double d1 = z->last[1] - z->last[0], d2 = t - z->last[1];
+        if (d2 < d1) {
+            z->run++;
+            double r = d2 / d1, remaining = d2 * r / (1.0 - r);
+            if (z->run >= KD_ZENO_RUN && remaining < KD_ZENO_TOLERANCE * fmax(span, fabs(t))) {
+                *t_inf = t + remaining;
+                zeno = 1;
+            }
+        } else {
+            z->run = 0;
+        }
+    }
+    if (z->run == 0) {
+        z->run_start = z->n_last ? z->last[z->n_last - 1] : t;
+        z->run_events = 0;
+    }
+    z->run_events += n;
+    if (z->n_last == 2) z->last[0] = z->last[1];
+    else z->n_last++;
+    z->last[z->n_last - 1] = t;
+    return zeno;
+}
+
 static int kd_g(realtype t, N_Vector y, realtype *g, void *user) {
     kd_data *d = (kd_data *)user;
     kidym_events(t, N_VGetArrayPointer(y), d->p, d->c, g);
@@ -585,6 +655,7 @@ int kidym_simulate(const double *p, double t0, const double *y0, int n_out,
     double g_prev[nev > 0 ? nev : 1], g_now[nev > 0 ? nev : 1];
     int status = 0, done = 0, n_ev = 0;
     double t = t0;
+    kd_zeno_watch zeno;
     kd_data d;
     kd_solver s;
     SUNContext ctx = NULL;
@@ -592,10 +663,14 @@ int kidym_simulate(const double *p, double t0, const double *y0, int n_out,
     double *work = NULL;
 
     memset(&d, 0, sizeof d);
+    memset(&zeno, 0, sizeof zeno);
     d.p = p;
     d.c = c_work;
     d.fail_y = fail_y;
     d.ny = ny;
+    d.stall_t = NAN;
+    d.stall_tol = 16.0 * 2.220446049250313e-16 *
+                  fmax(fabs(t0), fabs(n_out ? t_out[n_out - 1] : t0));
     message[0] = '\0';
     stats[0] = stats[1] = stats[2] = stats[3] = stats[4] = stats[5] = 0;
     kidym_constants(p, c_work);
@@ -691,7 +766,7 @@ int kidym_simulate(const double *p, double t0, const double *y0, int n_out,
             double *ycur = N_VGetArrayPointer(y);
             int pj = kidym_project(t, ycur, p, c_work);
             if (pj == 2) {
-                status = -105;
+                status = -106;
                 *fail_t = t;
                 memcpy(fail_y, ycur, sizeof(double) * ny);
                 snprintf(message, message_len, "the projection onto the constraints failed");
@@ -735,8 +810,20 @@ int kidym_simulate(const double *p, double t0, const double *y0, int n_out,
                 }
                 ++n_ev;
             }
-            for (int k = 0; k < nev; ++k)
+            int n_due = 0;
+            for (int k = 0; k < nev; ++k) {
                 if (roots[k] && kidym_event_action[k] == 1) stop = 1;
+                n_due += roots[k] != 0;
+            }
+            double t_inf = t;
+            if (!stop && kd_zeno(&zeno, t, n_due, t_out[n_out - 1] - t0, &t_inf)) {
+                status = -105;  /* accumulating events; the state before the resets */
+                *fail_t = t;
+                memcpy(fail_y, ycur, sizeof(double) * ny);
+                snprintf(message, message_len, "%ld %.17g %.17g", zeno.run_events,
+                         zeno.run_start, t_inf);
+                break;
+            }
             for (int k = 0; k < nev && !stop; ++k) {
                 if (!roots[k] || kidym_event_action[k] != 2) continue;
                 kidym_reset(k, t, ycur, p, c_work, ynew);
@@ -806,10 +893,8 @@ int kidym_simulate(const double *p, double t0, const double *y0, int n_out,
         status = flag < 0 ? flag : -103;
         *fail_t = t;
         memcpy(fail_y, N_VGetArrayPointer(y), sizeof(double) * ny);
-        if (d.status == 1) {
-            status = -201;
-        } else if (d.status == 2) {
-            status = -202;
+        if (d.status >= 1 && d.status <= 3) {
+            status = -200 - d.status;
         } else {
             snprintf(message, message_len, "%s", kd_flag_name(&s, flag));
         }

@@ -123,8 +123,9 @@ def run_rows(result: Result) -> list[tuple[str, str]]:
             ("solver", f"{st.get('method', '?')}, rtol = {st.get('rtol', '?')}, "
                        f"atol = {st.get('atol', '?')}"),
             ("engine", str(st.get("engine", "?"))),
-            ("outcome", ("reached the end" if result.success else "FAILED") + f": "
-                        f"{result.message}"),
+            ("outcome", ("reached the end" if result.success else
+                         "FAILED (partial results, up to the failure)" if result.partial
+                         else "FAILED") + f": {result.message}"),
             ("right-hand-side evaluations", str(result.nfev))]
     for key, name in (("nsteps", "steps"), ("njev", "Jacobian evaluations"),
                       ("nlu", "LU decompositions")):

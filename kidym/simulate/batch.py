@@ -44,7 +44,10 @@ def simulate_batch(system: Model | Equations | CompiledSystem, *,
     -------
     BatchResult
         ``y`` of shape (n_runs, n_y, n_t), ``values[name]`` of shape (n_runs, n_t),
-        ``success`` per run and the individual results.
+        ``success`` per run and the individual results. A run that fails does not
+        raise: the others are complete, its partial result is kept (NaN after the
+        failure in the stacked arrays), ``failed`` lists it and its message names
+        its parameters and initial values, the time, the state and what to try.
 
     Raises
     ------
@@ -96,5 +99,8 @@ def simulate_batch(system: Model | Equations | CompiledSystem, *,
         y0s = np.array([consistent_initial(system, t0, y0, p, given_states(
             model, ic, canonical_initial), tol)[0]
             for y0, p, ic in zip(y0s, ps, initial)])
+    labels = ["; ".join(f"{what} " + ", ".join(f"{k}={v:g}" for k, v in given.items())
+                        for what, given in (("parameters", pp), ("initial", ic)) if given)
+              for ic, pp in zip(initial, parameters)]
     return run_batch(system, t0=t0, times=times, y0s=y0s, ps=ps, method=method, rtol=rtol,
-                     atol=atol, max_step=max_step, workers=workers)
+                     atol=atol, max_step=max_step, workers=workers, labels=labels)

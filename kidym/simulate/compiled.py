@@ -27,6 +27,7 @@ from kidym.codegen.emit import CCode, generate_c
 from kidym.eom.constraints import Stabilization, solve_augmented, split
 from kidym.eom.equations import Equations
 from kidym.errors import SimulationError
+from kidym.simulate import faults
 from kidym.simulate.events import STORM_HINT, Event
 from kidym.simulate.result import Result
 
@@ -42,10 +43,15 @@ COMPILED_METHODS: dict[str, tuple[int, str]] = {
 #: ``solve_ivp`` method names accepted by the compiled engine, and what they run.
 METHOD_ALIASES = {"DOP853": "ERK8", "RK45": "ERK5"}
 
-_SINGULAR_HINT = ("check masses and moments of inertia (a zero moment about an axis that a "
-                  "speed turns makes M singular), or the coordinates chosen")
 _UNDEFINED_HINT = ("look for a formula undefined at this state (sqrt or log of a negative, "
                    "division by zero), or a blow-up; shorten t_end or tighten rtol")
+_NOT_FINITE = "the right-hand side is not finite (NaN or infinity; a formula cannot be evaluated)"
+#: SUNDIALS failures in which the step size has shrunk to nothing, and what they mean.
+_STEP_COLLAPSE_FLAGS = {
+    "ERR_FAILURE": "the error test failed repeatedly or at the smallest step",
+    "CONV_FAILURE": "the corrector failed to converge repeatedly or at the smallest step",
+    "TOO_MUCH_WORK": "the largest number of steps was taken before the next output time",
+}
 
 _D = ctypes.POINTER(ctypes.c_double)
 _I = ctypes.POINTER(ctypes.c_int)
@@ -402,43 +408,67 @@ class CompiledSystem:
                 "events_y": ev_y[:n_ev], "fail_t": float(fail_t[0]), "fail_y": fail_y,
                 "wall_time_s": wall, "method": method, "output_mode": mode,
                 "extension_fallbacks": int(stats[4]), "projections": int(stats[5]),
-                "arkode_tolerances": (inner_rtol, inner_atol)}
+                "arkode_tolerances": (inner_rtol, inner_atol), "t0": float(t0),
+                "y0": y0.copy()}
 
 
 def _rhs_error(status: int, t: float, state: dict[str, float]) -> SimulationError:
     if status == 1:
         return SimulationError("the mass matrix is singular", time=t, state=state,
-                               hint=_SINGULAR_HINT)
-    return SimulationError("the right-hand side is not finite (NaN or infinity; a formula "
-                           "cannot be evaluated)", time=t, state=state, hint=_UNDEFINED_HINT)
+                               hint=faults.HINTS[faults.SINGULAR], kind=faults.SINGULAR)
+    return SimulationError(_NOT_FINITE, time=t, state=state, hint=_UNDEFINED_HINT,
+                           kind=faults.NON_FINITE)
 
 
-def _failure(system: CompiledSystem, raw: dict) -> SimulationError:
-    state = dict(zip(system.state_names, raw["fail_y"]))
-    status = raw["status"]
-    if status in (-201, -202):
-        return _rhs_error(-200 - status, raw["fail_t"], state)
-    if status == -105:
-        return SimulationError(
-            "the state could not be projected back onto the constraints (Newton did not "
-            "converge, or the constraint Jacobian lost rank)", time=raw["fail_t"],
-            state=state, hint="the mechanism may pass a dead-centre (locking) position here; "
-                              "tighten rtol/atol, or use constraints='baumgarte'")
+def _fault(system: CompiledSystem, raw: dict) -> faults.Fault:
+    """What the driver saw when it stopped with a negative status (``driver.c``)."""
+    status, t, y = raw["status"], raw["fail_t"], np.array(raw["fail_y"], dtype=float)
+    if status == -201:
+        return faults.Fault(faults.SINGULAR, "the mass matrix is singular", t, y)
+    if status == -202:
+        return faults.Fault(faults.NON_FINITE, _NOT_FINITE, t, y)
+    if status == -203:
+        return faults.Fault(faults.STEP_COLLAPSE, "the right-hand side was evaluated 10000 "
+                            "times in a row within 16 ulps of t: the steps no longer "
+                            "advance the time", t, y)
     if status == -104:  # message "event <k>"
         name = system.event_names[int(raw["message"].split()[-1])]
-        return SimulationError(
+        return faults.Fault(
+            faults.EVENT_STORM,
             f"event `{name}` is left at zero by a reset with the state at rest on its "
-            "surface: it would recur at once, again and again (an event storm)",
-            time=raw["fail_t"], state=state, hint=STORM_HINT)
-    return SimulationError(f"the integrator ({raw['method']}) failed: {raw['message']} "
-                           f"(status {status})", time=raw["fail_t"], state=state,
-                           hint="use method='BDF' for stiff motion, loosen rtol/atol, raise "
-                                "max_step limits, or check the model near this state")
+            "surface: it would recur at once, again and again (an event storm)", t, y,
+            STORM_HINT)
+    if status == -105:  # message "<events in the run> <its first instant> <t_inf>"
+        count, start, t_inf = raw["message"].split()
+        names = [system.event_names[k] for tt, k in zip(raw["events_t"], raw["events_k"])
+                 if tt > float(start)] or [system.event_names[k] for k in raw["events_k"][-1:]]
+        return faults.zeno_fault(names, t, y, count=int(count), window_start=float(start),
+                                 t_inf=float(t_inf))
+    flag = raw["message"]
+    for key, meaning in _STEP_COLLAPSE_FLAGS.items():
+        if key in flag:
+            return faults.Fault(faults.STEP_COLLAPSE, f"{flag}: {meaning}", t, y)
+    return faults.Fault(faults.INTEGRATOR, f"{flag} (status {status})", t, y)
+
+
+def _failure(system: CompiledSystem, raw: dict, p: np.ndarray) -> SimulationError:
+    """The :class:`SimulationError` of a failed run, its cause named by
+    :func:`kidym.simulate.faults.diagnose`."""
+    return faults.diagnose(
+        _fault(system, raw), state_names=system.state_names, t0=raw["t0"], y0=raw["y0"],
+        mass=lambda t, y: system.evaluate(t, y, p)[1],
+        groups=faults.quaternion_indices(system.state_names, system.equations.model),
+        method=raw["method"])
 
 
 def to_result(system: CompiledSystem, raw: dict, p: np.ndarray, *, rtol: float, atol: float,
-              max_step: float, extra: dict | None = None) -> Result:
-    """A :class:`Result` from the raw output of :meth:`CompiledSystem.integrate`."""
+              max_step: float, extra: dict | None = None,
+              error: SimulationError | None = None) -> Result:
+    """A :class:`Result` from the raw output of :meth:`CompiledSystem.integrate`.
+
+    A failed run (negative status) gives the partial result up to the failure, with
+    ``failure`` from ``error`` (computed here when not given).
+    """
     t, Y = raw["t"], raw["y"]
     values = {n: Y[:, i].copy() for i, n in enumerate(system.state_names)}
     outs = system.outputs_at(t, Y, p)
@@ -461,13 +491,16 @@ def to_result(system: CompiledSystem, raw: dict, p: np.ndarray, *, rtol: float, 
         stats["output_mode"] = raw["output_mode"]
         stats["extension_fallbacks"] = raw["extension_fallbacks"]
     message = raw["message"] or ("reached the end" if status == 0 else "")
-    if status == -104:
-        message = str(_failure(system, raw))
+    if status < 0 and error is None:
+        error = _failure(system, raw, p)
+    if error is not None:
+        message = str(error)
     return Result(t=t, values=values, state_names=system.state_names,
                   success=status in (0, 1), status=0 if status == 0 else (1 if status == 1
                                                                           else -1),
                   message=message, nfev=raw["nfev"],
-                  parameters=dict(zip(model.parameter_values, p.tolist())), stats=stats)
+                  parameters=dict(zip(model.parameter_values, p.tolist())), stats=stats,
+                  failure=error.to_dict() if error is not None else None)
 
 
 def simulate_compiled(system: CompiledSystem, *, t0: float, t1: float, y0: np.ndarray,
@@ -494,10 +527,15 @@ def simulate_compiled(system: CompiledSystem, *, t0: float, t1: float, y0: np.nd
         system.set_stabilization(stab)
     raw = system.integrate(y0, p, times, t0=t0, method=method, rtol=rtol, atol=atol,
                            max_step=max_step)
-    if raw["status"] < 0 and raise_on_failure:
-        raise _failure(system, raw)
-    result = to_result(system, raw, p, rtol=rtol, atol=atol, max_step=max_step, extra=extra)
-    return _with_constraints(system, raw, p, stab, result)
+    error = _failure(system, raw, p) if raw["status"] < 0 else None
+    result = to_result(system, raw, p, rtol=rtol, atol=atol, max_step=max_step, extra=extra,
+                       error=error)
+    result = _with_constraints(system, raw, p, stab, result)
+    if error is not None:
+        error.result = result
+        if raise_on_failure:
+            raise error
+    return result
 
 
 def _with_constraints(system: CompiledSystem, raw: dict, p: np.ndarray, stab: Stabilization,
@@ -535,8 +573,11 @@ class BatchResult:
         Every recorded quantity by name.
     success : ndarray of bool, shape (n_runs,)
     messages : list of str
+        Per run; a failed run's names the run and what it was given (``run 2
+        (parameters l=0.5): the motion blows up … at t = …``).
     results : list of Result
-        The individual runs.
+        The individual runs; a failed run's is its partial result (``partial``,
+        ``failure``), the others are complete.
     wall_time_s : float
         Wall time of the whole batch.
     """
@@ -552,12 +593,22 @@ class BatchResult:
     def __getitem__(self, name: str) -> np.ndarray:
         return self.t if name == "t" else self.values[name]
 
+    @property
+    def failed(self) -> list[int]:
+        """Indices of the runs that failed (their messages say where and why)."""
+        return [k for k, r in enumerate(self.results) if r.partial]
+
 
 def run_batch(system: CompiledSystem, *, t0: float, times: np.ndarray,
                    y0s: np.ndarray, ps: np.ndarray, method: str = "ERK8",
                    rtol: float = 1e-9, atol: float = 1e-12, max_step: float = np.inf,
-                   workers: int | None = None) -> BatchResult:
-    """Run ``len(y0s)`` simulations in parallel threads (the GIL is released in C)."""
+                   workers: int | None = None,
+                   labels: Sequence[str] | None = None) -> BatchResult:
+    """Run ``len(y0s)`` simulations in parallel threads (the GIL is released in C).
+
+    A run that fails does not stop the others: its partial result and its message,
+    which names the run (``labels[k]``, what it was given), are in the batch.
+    """
     n = len(y0s)
     workers = workers or os.cpu_count() or 1
     started = _time.perf_counter()
@@ -584,8 +635,16 @@ def run_batch(system: CompiledSystem, *, t0: float, times: np.ndarray,
     y = np.stack([values[s] for s in system.state_names], axis=1) if n else np.empty((0,))
     return BatchResult(t=np.asarray(times, float), y=y, values=values,
                        success=np.array([r.success for r in results]),
-                       messages=[r.message for r in results], results=results,
+                       messages=[_batch_message(k, r, labels) for k, r in enumerate(results)],
+                       results=results,
                        wall_time_s=wall)
+
+
+def _batch_message(k: int, result: Result, labels: Sequence[str] | None) -> str:
+    if not result.partial:
+        return result.message
+    given = f" ({labels[k]})" if labels and labels[k] else ""
+    return f"run {k}{given}: {result.message}"
 
 
 # ------------------------------------------------------------------ engine choice

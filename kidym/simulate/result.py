@@ -82,6 +82,10 @@ class Result:
         Parameter values used.
     stats : dict
         Further statistics (steps, wall time, engine, method, tolerances).
+    failure : dict or None
+        For a run that failed, the fault (``SimulationError.to_dict()``: ``kind``,
+        ``time``, ``state``, ``message``, ``hint``); the arrays then hold the partial
+        result up to the last output time before it (:attr:`partial`).
     """
 
     t: np.ndarray
@@ -93,6 +97,12 @@ class Result:
     nfev: int
     parameters: dict[str, float] = field(default_factory=dict)
     stats: dict = field(default_factory=dict)
+    failure: dict | None = None
+
+    @property
+    def partial(self) -> bool:
+        """Whether the run failed and these are the results up to the failure."""
+        return self.failure is not None
 
     def __getitem__(self, name: str) -> np.ndarray:
         if name == "t":
@@ -176,6 +186,7 @@ class Result:
             "columns": ["t", *self.values],
             "success": self.success, "status": self.status, "message": self.message,
             "nfev": self.nfev,
+            "partial": self.partial, "failure": _jsonable(self.failure),
             "stats": {k: _jsonable(v) for k, v in self.stats.items()},
         })
         return doc
@@ -364,5 +375,5 @@ def load_results(directory: str | Path) -> tuple[Result, dict]:
     result = Result(t=t, values=cols, state_names=states, success=bool(side.get("success", True)),
                     status=int(side.get("status", 0)), message=str(side.get("message", "")),
                     nfev=int(side.get("nfev", 0)), parameters=dict(side.get("parameters", {})),
-                    stats=dict(side.get("stats", {})))
+                    stats=dict(side.get("stats", {})), failure=side.get("failure"))
     return result, side

@@ -7,7 +7,7 @@ import functools
 import math
 import time as _time
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,6 +26,7 @@ from kidym.kinematics import names
 from kidym.model.inertia import check_inertias
 from kidym.model.model import Model
 from kidym.model.virtual import check_alphas
+from kidym.simulate import faults
 from kidym.simulate.constrained import consistent_initial, given_states, measure, project
 from kidym.simulate.energy import POWER, energy_balance
 from kidym.simulate.events import RESET, STORM_HINT, TERMINAL, EventFunctions, crossed
@@ -132,7 +133,7 @@ class NumpySystem:
             raise SimulationError(
                 f"a formula cannot be evaluated ({exc})", time=float(t),
                 state=dict(zip(self.state_names, y)),
-                hint=_UNDEFINED_HINT) from exc
+                hint=_UNDEFINED_HINT, kind=faults.NON_FINITE) from exc
 
     def rhs(self, t: float, y: np.ndarray, p: np.ndarray) -> np.ndarray:
         """``ẏ = [q̇, M⁻¹F]``; raises :class:`SimulationError` on singular ``M`` or NaN."""
@@ -141,7 +142,8 @@ class NumpySystem:
         except (ZeroDivisionError, ValueError, OverflowError) as exc:
             raise SimulationError(
                 f"a formula cannot be evaluated ({exc})", time=float(t),
-                state=dict(zip(self.state_names, y)), hint=_UNDEFINED_HINT) from exc
+                state=dict(zip(self.state_names, y)), hint=_UNDEFINED_HINT,
+                kind=faults.NON_FINITE) from exc
         wdot, _lam = self._solve(t, y, M, F)
         ydot = np.concatenate([qdot, wdot])
         if not np.all(np.isfinite(ydot)):
@@ -149,7 +151,7 @@ class NumpySystem:
             raise SimulationError(
                 "the right-hand side is not finite (NaN or infinity in the rates of "
                 + ", ".join(bad) + ")", time=t, state=dict(zip(self.state_names, y)),
-                hint=_UNDEFINED_HINT)
+                hint=_UNDEFINED_HINT, kind=faults.NON_FINITE)
         return ydot
 
     def rates(self, t: float, y: np.ndarray, p: np.ndarray) -> np.ndarray:
@@ -236,13 +238,7 @@ def quaternion_groups(system: NumpySystem) -> dict[str, list[int]]:
 
 
 def _groups(state_names: Sequence[str], model: Model) -> dict[str, list[int]]:
-    index = {n: i for i, n in enumerate(state_names)}
-    groups: dict[str, list[int]] = {}
-    for body in model.bodies:
-        for tr in body.transforms:
-            if tr.kind == "Q" and all(str(a) in index for a in tr.args):
-                groups[body.name] = [index[str(a)] for a in tr.args]
-    return groups
+    return faults.quaternion_indices(state_names, model)
 
 
 def _norm_drift(groups: dict[str, list[int]], y: np.ndarray) -> dict[str, float]:
@@ -283,10 +279,73 @@ def check_options(*, t_start: float | None, t_end: float | None, n_points: int,
 MAX_EVENTS_AT_ONE_TIME = 100
 
 
+class _EventFaultError(Exception):
+    """An event function or reset cannot be evaluated: stops the run with its fault."""
+
+    def __init__(self, fault: faults.Fault) -> None:
+        super().__init__(fault.detail)
+        self.fault = fault
+
+
+def _checked(call: Callable[..., np.ndarray], what: str) -> Callable[..., np.ndarray]:
+    """``call(..., t, y, p)`` with a formula fault turned into :class:`_EventFaultError`."""
+    def run(*args) -> np.ndarray:
+        try:
+            return call(*args)
+        except (ZeroDivisionError, ValueError, OverflowError) as exc:
+            t, y = args[-3], args[-2]
+            raise _EventFaultError(faults.Fault(
+                faults.NON_FINITE, f"{what} cannot be evaluated ({exc})", float(t),
+                np.array(y, dtype=float))) from exc
+    return run
+
+
+#: Steps in a row shorter than 10 ulps of ``t`` after which a NumPy-engine run has a
+#: collapsed step size (SciPy's Runge-Kutta methods stop at the first; LSODA goes on
+#: with such steps indefinitely).
+TINY_STEPS = 100
+
+
+def _watched(method: str) -> type:
+    """SciPy's solver class ``method``, watched: its last instance is ``.last`` (the
+    solver's own time and state when it fails); an abort in the right-hand side
+    (:class:`_AbortError`) fails the step instead of escaping, so that ``solve_ivp``
+    returns the outputs up to the last accepted step; :data:`TINY_STEPS` steps in a
+    row shorter than 10 ulps of ``t`` fail as a collapsed step size."""
+    import scipy.integrate
+
+    base = getattr(scipy.integrate, method)
+
+    class Watched(base):  # type: ignore[misc, valid-type]
+        last = None
+
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, **kwargs)
+            self.tiny = 0
+            type(self).last = self
+
+        def step(self):
+            t = self.t
+            try:
+                message = super().step()
+            except _AbortError:
+                self.status = "failed"
+                return "the right-hand side failed"
+            if self.status == "running":
+                self.tiny = self.tiny + 1 if abs(self.t - t) < 10 * abs(np.spacing(t)) else 0
+                if self.tiny >= TINY_STEPS:
+                    self.status = "failed"
+                    return (f"{self.tiny} steps in a row were shorter than 10 ulps of t: "
+                            "the step size is less than spacing between numbers")
+            return message
+
+    return Watched
+
+
 def _solve_with_events(fun, evf: EventFunctions, p: np.ndarray, t0: float, t1: float,
                        y0: np.ndarray, times: np.ndarray, *, state_names: Sequence[str],
-                       method: str, rtol: float, atol: float, max_step: float,
-                       jac=None) -> tuple:
+                       method: str | type, rtol: float, atol: float,
+                       max_step: float, jac=None) -> tuple:
     """``solve_ivp`` from event to event: locate, record, reset, restart.
 
     Every event stops ``solve_ivp`` (its root is found on the dense output). All
@@ -300,11 +359,16 @@ def _solve_with_events(fun, evf: EventFunctions, p: np.ndarray, t0: float, t1: f
     applied one after the other in the order of the events and the integration
     restarts. Output times at or after an event show the state after its reset.
 
+    The run stops with a fault when events accumulate (:class:`~kidym.simulate.faults.
+    ZenoWatch`, as the compiled driver), recur :data:`MAX_EVENTS_AT_ONE_TIME` times
+    at one instant, or an event function or reset cannot be evaluated.
+
     Returns
     -------
     tuple
-        ``(success, status, message, nfev, t, y, events)``; ``events`` as the compiled
-        engine's ``result.stats["events"]``.
+        ``(success, status, message, nfev, t, y, events, fault)``; ``events`` as the
+        compiled engine's ``result.stats["events"]``; ``fault`` the
+        :class:`~kidym.simulate.faults.Fault` that stopped the run, or ``None``.
     """
     t, y = t0, np.asarray(y0, dtype=float)
     ts: list[np.ndarray] = []
@@ -313,75 +377,94 @@ def _solve_with_events(fun, evf: EventFunctions, p: np.ndarray, t0: float, t1: f
     ev_k: list[int] = []
     ev_y: list[np.ndarray] = []
     nfev, status, message, ok = 0, 0, "reached the end", True
+    fault: faults.Fault | None = None
     repeats = 0
+    zeno = faults.ZenoWatch(t1 - t0)
+    values = _checked(evf.values, "an event function")
+    reset = _checked(evf.reset, "an event's reset")
 
     def watch(k: int, t_start: float, g_start: float):
         def g(tt: float, yy: np.ndarray) -> float:
-            return g_start if tt == t_start else float(evf.values(tt, yy, p)[k])
+            return g_start if tt == t_start else float(values(tt, yy, p)[k])
         g.terminal = True  # type: ignore[attr-defined]
         g.direction = evf.directions[k]  # type: ignore[attr-defined]
         return g
 
-    while True:
-        g0 = evf.values(t, y, p)
-        if np.any(g0 == 0.0):
-            # a function exactly zero at the start (a reset onto the event surface) counts
-            # with the sign it takes just after (CVODE and ARKODE mask it until it leaves
-            # zero): no root at the start, and its next crossing is seen
-            dt = 1e-8 * max(1.0, abs(t))
-            ahead = evf.values(t + dt, y + dt * fun(t, y), p)
-            g0 = np.where(g0 == 0.0, ahead, g0)
-        seg_times = times[(times >= t) & (times <= t1)]
-        if t >= t1:
-            ts.append(seg_times)
-            ys.append(np.repeat(y[:, None], seg_times.size, axis=1))
-            break
-        sol = solve_ivp(fun, (t, t1), y, method=method, t_eval=seg_times, rtol=rtol,
-                        atol=atol, max_step=max_step, dense_output=True,
-                        **({"jac": jac} if jac is not None else {}),
-                        events=[watch(k, t, g0[k]) for k in range(len(g0))])
-        nfev += sol.nfev
-        sol_t = np.asarray(sol.t, dtype=float)
-        sol_y = np.asarray(sol.y, dtype=float).reshape(len(y), sol_t.size)
-        if sol.status != 1:
-            ts.append(sol_t)
-            ys.append(sol_y)
-            ok, status, message = sol.success, sol.status, sol.message
-            break
-        i = next(i for i, te in enumerate(sol.t_events) if te.size)
-        te, ye = float(sol.t_events[i][0]), np.array(sol.y_events[i][0], dtype=float)
-        keep = sol_t < te
-        ts.append(sol_t[keep])
-        ys.append(sol_y[:, keep])
-        # due with it: crossed by te + δ, δ the root finders' time tolerance (as ARKODE's)
-        tn = te + 100 * np.finfo(float).eps * max(abs(te), te - t)
-        g1 = evf.values(tn, np.asarray(sol.sol(tn), dtype=float), p)
-        due = [k for k in range(len(evf.names))
-               if k == i or crossed(evf.directions[k], g0[k], g1[k])]
-        for k in due:
-            ev_t.append(te)
-            ev_k.append(k)
-            ev_y.append(ye)
-        if any(evf.actions[k] == TERMINAL for k in due):
-            status, message = 1, f"stopped by a terminal event at t = {te!r}"
-            break
-        for k in due:
-            if evf.actions[k] == RESET:
-                ye = evf.reset(k, te, ye, p)
-        repeats = repeats + 1 if te == t else 0
-        if repeats > MAX_EVENTS_AT_ONE_TIME:
-            raise SimulationError(
-                f"events ({', '.join(evf.names[k] for k in due)}) recur at the same time "
-                f"without the motion advancing (an event storm, {repeats} times)", time=te,
-                state=dict(zip(state_names, ye)),
-                hint=STORM_HINT)
-        t, y = te, ye
+    try:
+        while True:
+            g0 = values(t, y, p)
+            if np.any(g0 == 0.0):
+                # a function exactly zero at the start (a reset onto the event surface)
+                # counts with the sign it takes just after (CVODE and ARKODE mask it until
+                # it leaves zero): no root at the start, and its next crossing is seen
+                dt = 1e-8 * max(1.0, abs(t))
+                ahead = values(t + dt, y + dt * fun(t, y), p)
+                g0 = np.where(g0 == 0.0, ahead, g0)
+            seg_times = times[(times >= t) & (times <= t1)]
+            if t >= t1:
+                ts.append(seg_times)
+                ys.append(np.repeat(y[:, None], seg_times.size, axis=1))
+                break
+            sol = solve_ivp(fun, (t, t1), y, method=method, t_eval=seg_times, rtol=rtol,
+                            atol=atol, max_step=max_step, dense_output=True,
+                            **({"jac": jac} if jac is not None else {}),
+                            events=[watch(k, t, g0[k]) for k in range(len(g0))])
+            nfev += sol.nfev
+            sol_t = np.asarray(sol.t, dtype=float)
+            sol_y = np.asarray(sol.y, dtype=float).reshape(len(y), sol_t.size)
+            if sol.status != 1:
+                ts.append(sol_t)
+                ys.append(sol_y)
+                ok, status, message = sol.success, sol.status, sol.message
+                break
+            i = next(i for i, te in enumerate(sol.t_events) if te.size)
+            te, ye = float(sol.t_events[i][0]), np.array(sol.y_events[i][0], dtype=float)
+            keep = sol_t < te
+            ts.append(sol_t[keep])
+            ys.append(sol_y[:, keep])
+            # due with it: crossed by te + δ, δ the root finders' time tolerance (ARKODE's)
+            tn = te + 100 * np.finfo(float).eps * max(abs(te), te - t)
+            g1 = values(tn, np.asarray(sol.sol(tn), dtype=float), p)
+            due = [k for k in range(len(evf.names))
+                   if k == i or crossed(evf.directions[k], g0[k], g1[k])]
+            for k in due:
+                ev_t.append(te)
+                ev_k.append(k)
+                ev_y.append(ye)
+            if any(evf.actions[k] == TERMINAL for k in due):
+                status, message = 1, f"stopped by a terminal event at t = {te!r}"
+                break
+            t_inf = zeno.add(te, len(due))
+            if t_inf is not None:
+                names_in_run = [evf.names[k] for tt, k in zip(ev_t, ev_k)
+                                if tt > zeno.run_start]
+                fault = faults.zeno_fault(names_in_run, te, ye, count=zeno.run_events,
+                                          window_start=zeno.run_start, t_inf=t_inf)
+                break
+            for k in due:
+                if evf.actions[k] == RESET:
+                    ye = reset(k, te, ye, p)
+            repeats = repeats + 1 if te == t else 0
+            if repeats > MAX_EVENTS_AT_ONE_TIME:
+                fault = faults.Fault(
+                    faults.EVENT_STORM,
+                    f"events ({', '.join(evf.names[k] for k in due)}) recur at the same "
+                    f"time without the motion advancing (an event storm, {repeats} times)",
+                    te, ye, STORM_HINT)
+                break
+            t, y = te, ye
+    except _EventFaultError as exc:
+        fault = exc.fault
+    except _AbortError:   # the right-hand side failed outside a step (``fun`` above)
+        ok, status, message = False, -1, "the right-hand side failed"
+    if fault is not None:
+        ok, status = False, -1
     n_y = len(y0)
     events = {"t": np.array(ev_t), "name": [evf.names[k] for k in ev_k],
               "state": np.array(ev_y).reshape(len(ev_y), n_y)}
     t_out = np.concatenate(ts) if ts else np.empty(0)
     y_out = np.concatenate(ys, axis=1) if ys else np.empty((n_y, 0))
-    return ok, status, message, nfev, t_out, y_out, events
+    return ok, status, message, nfev, t_out, y_out, events, fault
 
 
 #: Added to a failure of a run with virtual potentials and no step limit.
@@ -414,8 +497,10 @@ def _hint_stiff_potentials(run):
                 raise
             hint = f"{exc.hint}; or {STIFF_POTENTIAL_HINT}" if exc.hint else \
                 STIFF_POTENTIAL_HINT
-            raise SimulationError(exc.message, time=exc.time, state=exc.state,
-                                  hint=hint) from exc
+            error = SimulationError(exc.message, time=exc.time, state=exc.state,
+                                    hint=hint, kind=exc.kind)
+            error.result = exc.result
+            raise error from exc
 
     return wrapper
 
@@ -561,6 +646,8 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
 
     evf = EventFunctions.build(system.equations, events) if events else None
     recorded: dict = {}
+    solver = _watched(method)
+    fault: faults.Fault | None = None
     started = _time.perf_counter()
     # implicit methods get the analytic Jacobian (kidym.simulate.jacobian)
     jac = None
@@ -572,58 +659,59 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
 
     def segment(ta: float, tb: float, ya: np.ndarray, seg_times: np.ndarray) -> tuple:
         if evf is None:
-            sol = solve_ivp(fun, (ta, tb), ya, method=method, t_eval=seg_times, rtol=rtol,
-                            atol=atol, max_step=max_step,
+            sol = solve_ivp(fun, (ta, tb), ya, method=solver, t_eval=seg_times,
+                            rtol=rtol, atol=atol, max_step=max_step,
                             **({"jac": jac} if jac is not None else {}))
-            return sol.success, sol.status, sol.message, sol.nfev, sol.t, sol.y, {}
+            return sol.success, sol.status, sol.message, sol.nfev, sol.t, sol.y, {}, None
         return _solve_with_events(
             fun, evf, p, ta, tb, ya, seg_times, state_names=system.state_names,
-            method=method, rtol=rtol, atol=atol, max_step=max_step, jac=jac)
+            method=solver, rtol=rtol, atol=atol, max_step=max_step, jac=jac)
 
     projections = 0
     try:
         if system.equations.constraints is not None and stab.method == "projection":
-            (ok, status, message, nfev, t_out, y_out, recorded, projections
+            (ok, status, message, nfev, t_out, y_out, recorded, fault, projections
              ) = _projected_run(system, segment, p, t0, t1, y0, times, stab.tolerance)
         else:
-            ok, status, message, nfev, t_out, y_out, recorded = segment(t0, t1, y0, times)
-        if not ok and raise_on_failure:
-            last = t_out[-1] if t_out.size else t0
-            state = y_out[:, -1] if t_out.size else y0
-            raise SimulationError(f"the integrator ({method}) failed: {message}", time=last,
-                                  state=dict(zip(system.state_names, state)),
-                                  hint="use a stiff method (method='Radau' or 'BDF'), "
-                                       "loosen rtol/atol, or check the model near this state")
-    except _AbortError:
-        assert failure is not None
-        if raise_on_failure:
-            raise failure from None
-        ok, status, message, nfev = False, -1, str(failure), 0
-        t_out, y_out = np.empty(0), np.empty((len(y0), 0))
+            ok, status, message, nfev, t_out, y_out, recorded, fault = segment(
+                t0, t1, y0, times)
+    except _AbortError:   # at the start: the solver's first evaluations failed
+        ok, status, message, nfev = False, -1, "the right-hand side failed", 0
+        start = times[times <= t0]
+        t_out, y_out = start, np.repeat(y0[:, None], start.size, axis=1)
     wall = _time.perf_counter() - started
+    error = None
+    if not ok:
+        if fault is None:
+            fault = _numpy_fault(failure, solver.last, str(message), system.state_names)
+        error = faults.diagnose(
+            fault, state_names=system.state_names, t0=t0, y0=y0, groups=groups,
+            mass=lambda t, y: system.rhs_function(float(t), np.asarray(y, float).tolist(),
+                                                 p.tolist())[1],
+            method=method)
+        status, message = -1, str(error)
     stiff = (_stiffness_check(system, p, method, t0, t1, nfev, t_out, y_out, y0)
-             if method not in IMPLICIT_METHODS else None)
+             if method not in IMPLICIT_METHODS and error is None else None)
     constraint_stats: dict = {} if stiff is None else {"stiffness": stiff}
     if system.equations.constraints is not None:
         pos, vel = measure(system, t_out, y_out, p)
-        constraint_stats = {"constraint_drift": {
+        constraint_stats.update({"constraint_drift": {
             "position": pos, "velocity": vel, "stabilization": stab.method,
             "projections": projections, "tolerance": stab.tolerance,
             **({"alpha": stab.alpha, "beta": stab.beta} if stab.method == "baumgarte"
                else {})},
-            "initial_adjusted": adjusted}
+            "initial_adjusted": adjusted})
     drift = _norm_drift(groups, y_out)
     if normalize_quaternions and y_out.size:
         y_out = y_out.copy()
         for idx in groups.values():
             y_out[idx] /= np.sqrt((y_out[idx] ** 2).sum(axis=0))
     values = {n: y_out[i] for i, n in enumerate(system.state_names)}
-    outs = (np.array([system.outputs(t, y_out[:, k], p) for k, t in enumerate(t_out)])
-            if t_out.size else np.empty((0, len(system.output_names))))
+    outs = _outputs(system, t_out, y_out, p, partial=error is not None)
     for i, n in enumerate(system.output_names):
         if n not in values:
             values[n] = outs[:, i]
-    return _with_energy_balance(Result(
+    result = _with_energy_balance(Result(
         t=t_out, values=values, state_names=system.state_names, success=bool(ok),
         status=int(status), message=str(message), nfev=int(nfev),
         parameters=dict(zip(model.parameter_values, p.tolist())),
@@ -631,7 +719,13 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
                "wall_time_s": wall, "max_step": max_step,
                **({"events": recorded} if evf is not None else {}),
                **({"quaternion_norm_drift": drift} if groups else {}),
-               **constraint_stats}))
+               **constraint_stats},
+        failure=error.to_dict() if error is not None else None))
+    if error is not None:
+        error.result = result
+        if raise_on_failure:
+            raise error
+    return result
 
 
 #: SciPy methods that use a Jacobian (given the analytic one, kidym.simulate.jacobian).
@@ -683,7 +777,7 @@ def _projected_run(system: NumpySystem, segment, p: np.ndarray, t0: float, t1: f
     ``tol`` there, project the state onto the constraints and restart from it.
 
     ``segment(ta, tb, ya, seg_times)`` integrates one stretch (events included) and
-    returns ``(ok, status, message, nfev, t, y, events)``.
+    returns ``(ok, status, message, nfev, t, y, events, fault)``.
     """
     stops = np.unique(np.concatenate([times[(times > t0) & (times < t1)], [t1]]))
     ts = [times[times <= t0]]
@@ -692,9 +786,14 @@ def _projected_run(system: NumpySystem, segment, p: np.ndarray, t0: float, t1: f
     nfev, projections = 0, 0
     t, y = t0, y0
     ok, status, message = True, 0, "reached the end"
+    fault = None
     for tb in stops:
         seg_times = times[(times > t) & (times <= tb)]
-        ok, status, message, n, st, sy, ev = segment(t, float(tb), y, seg_times)
+        try:
+            ok, status, message, n, st, sy, ev, fault = segment(t, float(tb), y, seg_times)
+        except _AbortError:   # the restarted solver's first evaluations failed
+            ok, status, message = False, -1, "the right-hand side failed"
+            break
         nfev += n
         for k, v in ev.items():
             events[k] = v if k not in events else (
@@ -716,7 +815,37 @@ def _projected_run(system: NumpySystem, segment, p: np.ndarray, t0: float, t1: f
         t, y = float(tb), y_end
     t_out = np.concatenate(ts)
     y_out = np.concatenate(ys, axis=1)
-    return ok, status, message, nfev, t_out, y_out, events, projections
+    return ok, status, message, nfev, t_out, y_out, events, fault, projections
+
+
+def _outputs(system: NumpySystem, t: np.ndarray, y: np.ndarray, p: np.ndarray, *,
+             partial: bool) -> np.ndarray:
+    """Outputs at the output times, shape (n_t, n_out); in a partial result a row whose
+    outputs cannot be evaluated (the state where the run failed) is NaN."""
+    rows = []
+    for k, tk in enumerate(t):
+        try:
+            rows.append(system.outputs(tk, y[:, k], p))
+        except SimulationError:
+            if not partial:
+                raise
+            rows.append(np.full(len(system.output_names), np.nan))
+    return np.array(rows, dtype=float).reshape(len(t), len(system.output_names))
+
+
+def _numpy_fault(failure: SimulationError | None, solver, message: str,
+                 state_names: Sequence[str]) -> faults.Fault:
+    """The fault of a failed ``solve_ivp`` run: the right-hand side's own error where it
+    failed (at its stage time and state), else the solver's time and state at its last
+    accepted step, where it could not go on."""
+    if failure is not None:
+        y = np.array([failure.state[n] for n in state_names], dtype=float)
+        return faults.Fault(failure.kind or faults.NON_FINITE, failure.reason,
+                            float(failure.time), y, failure.hint)
+    kind = faults.STEP_COLLAPSE if "step size" in message else faults.INTEGRATOR
+    assert solver is not None   # it failed in a step: it was made
+    return faults.Fault(kind, message.rstrip("."), float(solver.t),
+                        np.asarray(solver.y, dtype=float))
 
 
 def _with_energy_balance(result: Result) -> Result:

@@ -1,0 +1,275 @@
+"""Runtime faults of a simulation: what went wrong, where, and what to try.
+
+Both engines end a failed run the same way. The engine reports what it saw — a
+right-hand side that is not finite or a singular mass matrix at some stage, a
+step size that collapsed, events that accumulate — as a :class:`Fault` at the
+time and state where it happened (the solver's own time, not the last output
+time); :func:`diagnose` then names the cause from that state, in this order:
+
+1. a body's quaternion has (nearly) vanished (:data:`QUATERNION`);
+2. the mass matrix is (nearly) singular there (:data:`SINGULAR`): its smallest
+   eigenvalue, scaled by its diagonal at the start, is below
+   :data:`SINGULAR_RATIO` of the largest at the start — a kinematic singularity
+   (an angle sequence at gimbal lock) or a vanishing mass or moment;
+3. the motion blows up (:data:`BLOW_UP`): a state is not finite or has grown
+   :data:`BLOW_UP_FACTOR` times beyond the largest initial value (at least 1);
+4. otherwise what the engine saw: :data:`NON_FINITE`, :data:`STEP_COLLAPSE`,
+   :data:`EVENT_STORM` or :data:`INTEGRATOR`.
+
+The result is a :class:`~kidym.errors.SimulationError` carrying the time, the
+state by name, the kind and a hint; the engines attach the partial result up to
+the fault to it (``error.result``, marked ``result.partial``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from kidym.errors import SimulationError
+from kidym.simulate.events import STORM_HINT
+
+#: Kinds of runtime fault (``SimulationError.kind``, ``result.failure["kind"]``).
+NON_FINITE = "non-finite"
+BLOW_UP = "blow-up"
+SINGULAR = "singular-mass-matrix"
+STEP_COLLAPSE = "step-size-collapse"
+EVENT_STORM = "event-storm"
+QUATERNION = "quaternion-norm-collapse"
+INTEGRATOR = "integrator-failure"
+KINDS = (NON_FINITE, BLOW_UP, SINGULAR, STEP_COLLAPSE, EVENT_STORM, QUATERNION, INTEGRATOR)
+
+#: A quaternion whose norm falls below this has collapsed (the rotation is ``Λ/|Λ|``).
+QUATERNION_COLLAPSE = 1e-3
+#: Smallest eigenvalue of the diagonally scaled mass matrix, relative to the largest
+#: at the start, below which the mass matrix is called (nearly) singular.
+SINGULAR_RATIO = 1e-8
+#: Growth of the state beyond its initial scale that is called a blow-up.
+BLOW_UP_FACTOR = 1e6
+
+HINTS = {
+    NON_FINITE: "look for a formula undefined at this state (sqrt or log of a negative, "
+                "division by zero) or a force singular at this time; shorten t_end",
+    BLOW_UP: "a force grows with the motion without bound (a spring of the wrong sign, "
+             "a force like x^2) or is singular at this time: check the forces near this "
+             "state, or end the run earlier (t_end)",
+    SINGULAR: "look for a zero mass or moment of inertia about an axis that a speed "
+              "turns, or a kinematic singularity of the coordinates at this state (an "
+              "angle sequence at gimbal lock: use a quaternion, QUATERNION := Q(l0, l1, "
+              "l2, l3), …; a coordinate whose motion folds here)",
+    STEP_COLLAPSE: "the system may be stiff or discontinuous here: try a stiff method "
+                   "(method='BDF' or 'Radau'; kidym run --method BDF), a smaller "
+                   "max_step, looser rtol/atol, or check the model for a force that is "
+                   "discontinuous or singular at this time",
+    QUATERNION: "a body's quaternion must not vanish: give it a non-zero initial value "
+                "(e.g. l0 = 1, l1 = l2 = l3 = 0) and check the resets that set it; "
+                "against slow drift use quaternion_stabilization or tighter rtol/atol",
+    INTEGRATOR: "use a stiff method (method='BDF' or 'Radau'), loosen rtol/atol, or check "
+                "the model near this state",
+}
+
+
+@dataclass(frozen=True)
+class Fault:
+    """What an engine saw when it stopped, before :func:`diagnose` names the cause.
+
+    Attributes
+    ----------
+    kind : str
+        One of :data:`KINDS`: what the engine observed.
+    detail : str
+        The engine's words (the formula error, the SUNDIALS flag, the events).
+    t : float
+        Where it happened: the stage time of a failed evaluation, else the solver's time.
+    y : ndarray, shape (n_y,)
+        The state there.
+    hint : str
+        What to try, when the engine knows better than :data:`HINTS`.
+    """
+
+    kind: str
+    detail: str
+    t: float
+    y: np.ndarray
+    hint: str = ""
+
+
+def quaternion_indices(state_names: Sequence[str], model) -> dict[str, list[int]]:
+    """State indices of the quaternion ``Q(λ0…λ3)`` of each body of ``model`` that has one."""
+    index = {n: i for i, n in enumerate(state_names)}
+    groups: dict[str, list[int]] = {}
+    for body in model.bodies:
+        for tr in body.transforms:
+            if tr.kind == "Q" and all(str(a) in index for a in tr.args):
+                groups[body.name] = [index[str(a)] for a in tr.args]
+    return groups
+
+
+def _scaled_eigenvalues(M: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    S = M / np.sqrt(np.outer(scale, scale))
+    return np.linalg.eigvalsh(0.5 * (S + S.T))
+
+
+def singularity(M: np.ndarray, M0: np.ndarray) -> float:
+    """Smallest eigenvalue of ``M`` over the largest of ``M0``, both scaled by ``diag(M0)``.
+
+    Near 0 (or negative) where ``M`` is (nearly) singular; about 1 for a well-scaled
+    mass matrix that has not changed since the start. Zero diagonal entries of ``M0``
+    scale by 1.
+    """
+    M, M0 = np.atleast_2d(M), np.atleast_2d(M0)
+    d = np.abs(np.diag(M0)).astype(float)
+    d[~(d > 0) | ~np.isfinite(d)] = 1.0
+    top = float(_scaled_eigenvalues(M0, d).max())
+    low = float(_scaled_eigenvalues(M, d).min())
+    return low / top if top > 0 else low
+
+
+def diagnose(fault: Fault, *, state_names: Sequence[str], t0: float, y0: np.ndarray,
+             mass: Callable[[float, np.ndarray], np.ndarray] | None = None,
+             groups: Mapping[str, Sequence[int]] | None = None,
+             method: str = "") -> SimulationError:
+    """The :class:`SimulationError` for ``fault``: its cause named from the state.
+
+    Parameters
+    ----------
+    fault : Fault
+        What the engine saw, where.
+    state_names : sequence of str
+        Names of ``y``.
+    t0, y0 : float and ndarray
+        The start (the scale of the mass matrix and of the state).
+    mass : callable, optional
+        ``mass(t, y) -> M``; may raise or return non-finite values (then not used).
+    groups : mapping of str to index lists, optional
+        Quaternion state indices by body (:func:`quaternion_indices`).
+    method : str
+        The integration method, named in an integrator failure.
+
+    Returns
+    -------
+    SimulationError
+        With ``time``, ``state``, ``kind`` and ``hint``.
+    """
+    y = np.asarray(fault.y, dtype=float)
+    state = dict(zip(state_names, y.tolist()))
+
+    def error(kind: str, message: str, hint: str = "") -> SimulationError:
+        return SimulationError(message, time=float(fault.t), state=state, kind=kind,
+                               hint=hint or HINTS.get(kind, ""))
+
+    if fault.kind == EVENT_STORM:
+        return error(EVENT_STORM, fault.detail, fault.hint)
+    for body, idx in (groups or {}).items():
+        norm = float(np.sqrt(np.sum(y[list(idx)] ** 2)))
+        if not norm >= QUATERNION_COLLAPSE:
+            names = ", ".join(state_names[i] for i in idx)
+            return error(QUATERNION, f"the quaternion of body `{body}` has collapsed "
+                                     f"(|Λ| = {norm:.3g}, from {names})")
+    if fault.kind == SINGULAR:
+        return error(SINGULAR, "the mass matrix is singular")
+    ratio = _singularity_at(mass, fault.t, y, t0, y0)
+    if ratio is not None and ratio < SINGULAR_RATIO:
+        return error(SINGULAR, f"the mass matrix is nearly singular (its smallest "
+                               f"eigenvalue is {max(ratio, 0.0):.2g} of its scale at the "
+                               "start)")
+    scale = max(1.0, float(np.max(np.abs(y0), initial=0.0)))
+    big = [i for i, v in enumerate(y) if not abs(v) <= BLOW_UP_FACTOR * scale]
+    if big:
+        i = max(big, key=lambda k: abs(y[k]) if np.isfinite(y[k]) else np.inf)
+        return error(BLOW_UP, f"the motion blows up ({state_names[i]} = {y[i]:.3g}, while "
+                              f"the initial state is within ±{scale:.3g})")
+    if fault.kind == NON_FINITE:
+        return error(NON_FINITE, fault.detail or "the right-hand side is not finite")
+    if fault.kind == STEP_COLLAPSE:
+        return error(STEP_COLLAPSE, f"the step size collapsed ({fault.detail})")
+    return error(INTEGRATOR, f"the integrator{f' ({method})' if method else ''} failed: "
+                             f"{fault.detail}")
+
+
+def _singularity_at(mass, t: float, y: np.ndarray, t0: float, y0: np.ndarray) -> float | None:
+    """:func:`singularity` of the mass matrix at ``(t, y)``, or ``None`` where either
+    mass matrix cannot be evaluated."""
+    if mass is None or not np.all(np.isfinite(y)):
+        return None
+    try:
+        M, M0 = np.asarray(mass(t, y), float), np.asarray(mass(t0, y0), float)
+    except (SimulationError, ArithmeticError, ValueError):
+        return None
+    if not (M.size and np.all(np.isfinite(M)) and np.all(np.isfinite(M0))):
+        return None
+    return singularity(M, M0)
+
+
+# --------------------------------------------------------------- event accumulation
+#: Consecutive intervals between event instants, each shorter than the one before,
+#: after which accumulation (Zeno behaviour) is tested.
+ZENO_RUN = 5
+#: Accumulation is declared when the geometric extrapolation of the shrinking
+#: intervals puts the accumulation point within this fraction of the time scale
+#: (``max(t_end - t_start, |t|)``) — well before the intervals reach the root
+#: finders' tolerance (100 ulps), where the motion would go through the event surface.
+ZENO_TOLERANCE = 1e-9
+
+
+class ZenoWatch:
+    """Watches event instants for accumulation (Zeno behaviour: a bouncing ball at rest).
+
+    The same test runs in the compiled driver (``driver.c``, ``kd_zeno``): after
+    :data:`ZENO_RUN` intervals in a row, each shorter than the one before, with
+    ratio ``r`` of the last two, the remaining time to the accumulation point
+    ``d·r/(1-r)`` is estimated; below :data:`ZENO_TOLERANCE` of the time scale the
+    events accumulate.
+
+    Parameters
+    ----------
+    span : float
+        ``t_end - t_start``.
+    """
+
+    def __init__(self, span: float) -> None:
+        self.span = float(span)
+        self.last: list[float] = []      # the last two distinct instants
+        self.run = 0                     # intervals in a row, each shorter than before
+        self.run_start = 0.0             # first instant of that run
+        self.run_events = 0              # events at the instants of the run
+
+    def add(self, t: float, n_events: int = 1) -> float | None:
+        """Record ``n_events`` events at instant ``t``; the accumulation time when they
+        accumulate, else ``None``."""
+        if self.last and t <= self.last[-1]:
+            self.run_events += n_events
+            return None
+        t_inf = None
+        if len(self.last) == 2:
+            d1, d2 = self.last[1] - self.last[0], t - self.last[1]
+            if d2 < d1:
+                self.run += 1
+                r = d2 / d1
+                remaining = d2 * r / (1.0 - r)
+                scale = max(self.span, abs(t))
+                if self.run >= ZENO_RUN and remaining < ZENO_TOLERANCE * scale:
+                    t_inf = t + remaining
+            else:
+                self.run = 0
+        if self.run == 0:
+            self.run_start, self.run_events = (self.last[-1], 0) if self.last else (t, 0)
+        self.run_events += n_events
+        self.last = [*self.last[-1:], t]
+        return t_inf
+
+
+def zeno_fault(names: Sequence[str], t: float, y: np.ndarray, *, count: int,
+               window_start: float, t_inf: float) -> Fault:
+    """The :data:`EVENT_STORM` fault of accumulating events (both engines)."""
+    which = ", ".join(dict.fromkeys(names))
+    detail = (f"events ({which}) fire {count} times in {t - window_start:.3g} time units, "
+              f"ever closer (an event storm, Zeno behaviour): they accumulate at "
+              f"t ≈ {t_inf:.9g}")
+    hint = ("the motion has infinitely many events before that time (a bouncing ball "
+            "coming to rest): stop the run there with a terminal event (e.g. on the "
+            "rebound speed falling below a threshold), or model the resting contact; "
+            + STORM_HINT)
+    return Fault(EVENT_STORM, detail, t, y, hint)
