@@ -431,6 +431,12 @@ def _fault(system: CompiledSystem, raw: dict) -> faults.Fault:
         return faults.Fault(faults.STEP_COLLAPSE, "the right-hand side was evaluated 10000 "
                             "times in a row within 16 ulps of t: the steps no longer "
                             "advance the time", t, y)
+    if status == -106:
+        return faults.Fault(
+            faults.CONSTRAINTS, "the state could not be projected back onto the constraints "
+            "(Newton did not converge, or the constraint Jacobian lost rank)", t, y,
+            "the mechanism may pass a dead-centre (locking) position here; tighten "
+            "rtol/atol, or use constraints='baumgarte'")
     if status == -104:  # message "event <k>"
         name = system.event_names[int(raw["message"].split()[-1])]
         return faults.Fault(

@@ -39,7 +39,11 @@ STEP_COLLAPSE = "step-size-collapse"
 EVENT_STORM = "event-storm"
 QUATERNION = "quaternion-norm-collapse"
 INTEGRATOR = "integrator-failure"
-KINDS = (NON_FINITE, BLOW_UP, SINGULAR, STEP_COLLAPSE, EVENT_STORM, QUATERNION, INTEGRATOR)
+#: the constraints' Jacobian lost rank (dependent constraints, a locking position) or
+#: the state could not be projected back onto them
+CONSTRAINTS = "constraint-failure"
+KINDS = (NON_FINITE, BLOW_UP, SINGULAR, STEP_COLLAPSE, EVENT_STORM, QUATERNION, INTEGRATOR,
+         CONSTRAINTS)
 
 #: A quaternion whose norm falls below this has collapsed (the rotation is ``Λ/|Λ|``).
 QUATERNION_COLLAPSE = 1e-3
@@ -160,8 +164,8 @@ def diagnose(fault: Fault, *, state_names: Sequence[str], t0: float, y0: np.ndar
         return SimulationError(message, time=float(fault.t), state=state, kind=kind,
                                hint=hint or HINTS.get(kind, ""))
 
-    if fault.kind == EVENT_STORM:
-        return error(EVENT_STORM, fault.detail, fault.hint)
+    if fault.kind in (EVENT_STORM, CONSTRAINTS):
+        return error(fault.kind, fault.detail, fault.hint)
     for body, idx in (groups or {}).items():
         norm = float(np.sqrt(np.sum(y[list(idx)] ** 2)))
         if not norm >= QUATERNION_COLLAPSE:

@@ -173,12 +173,13 @@ class NumpySystem:
                 str(exc), time=t, state=dict(zip(self.state_names, y)),
                 hint="check masses and moments of inertia, and whether the constraints of "
                      "`УРАВНЕНИЯ` are independent (two of them saying the same thing) or the "
-                     "loop reaches a dead-centre position here") from exc
+                     "loop reaches a dead-centre position here",
+                kind=faults.SINGULAR if "mass matrix" in str(exc) else faults.CONSTRAINTS
+            ) from exc
         except np.linalg.LinAlgError as exc:
             raise SimulationError(
                 "the mass matrix is singular", time=t, state=dict(zip(self.state_names, y)),
-                hint="check masses and moments of inertia (a zero moment about an axis "
-                     "that a speed turns makes M singular), or the coordinates chosen") from exc
+                hint=faults.HINTS[faults.SINGULAR], kind=faults.SINGULAR) from exc
 
     def constraint_block(self, t: float, y: np.ndarray, p: np.ndarray):
         """``(M, F, Block)`` at one state (a model with constraints)."""

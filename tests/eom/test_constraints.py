@@ -381,3 +381,18 @@ def test_check_reports_freedom_rank_and_start(tmp_path, capsys) -> None:
     captured = capsys.readouterr()
     assert "not independent" in captured.err and "OK" not in captured.out
     assert "Traceback" not in captured.err
+
+
+def test_a_rank_loss_during_the_run_is_a_constraint_failure() -> None:
+    """Dependent constraints met by the right-hand side itself (past the start check):
+    named as a constraint failure, not as a singular mass matrix."""
+    text = EXAMPLE.read_text(encoding="utf-8").replace(
+        "УРАВНЕНИЯ := f1, f2;", "f3 = 2*f1; УРАВНЕНИЯ := f1, f2, f3;").replace(
+        "q1, q3, λf1, λf2;", "q1;")
+    system = NumpySystem.build(kidym.derive(kidym.parse(text)))
+    p = system.parameter_vector()
+    y = np.array([1.0, -0.42, 1.45, 1.0, 0.5, 0.2])
+    with pytest.raises(SimulationError) as info:
+        system.rhs(0.0, y, p)
+    assert info.value.kind == "constraint-failure"
+    assert "lost rank" in str(info.value)
