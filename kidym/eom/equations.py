@@ -15,7 +15,13 @@ from kidym.eom.constraints import (
     require_prescribed_motion,
     rolling_constraints,
 )
-from kidym.eom.structural import FORMATIONS, INERTIA_ROUTES, Structural, assemble
+from kidym.eom.structural import (
+    FORMATIONS,
+    INERTIA_ROUTES,
+    Structural,
+    assemble,
+    element_terms,
+)
 from kidym.eom.system import SystemGraph
 from kidym.eom.two_stage import project
 from kidym.errors import DerivationError
@@ -301,9 +307,13 @@ def derive(model: Model, *, inertia: str = "full", route: str = "auto",
         route = "two-stage" if staged else "direct"
     system = SystemGraph(model, angular_velocity=angular_velocity)
     holonomic = None
+    # elements that use a pseudo-velocity have no holonomic counterpart: the two-stage
+    # route adds them after the projection, in the final speeds
+    later = [el for el in model.elements if _uses_pseudo_velocities(model, el)]
     if staged:
         hsys = SystemGraph(model, holonomic=True, angular_velocity=angular_velocity)
-        hst = assemble(hsys, inertia=inertia, formation=formation)
+        hst = assemble(hsys, inertia=inertia, formation=formation,
+                       elements=[el for el in model.elements if el not in later])
         holonomic = Equations(
             model=model, graph=hsys.graph, coordinates=hsys.coordinates, speeds=hsys.speeds,
             qdot=hsys.qdot, mass_matrix_named=hst.mass_matrix, forcing_named=hst.forcing,
@@ -318,6 +328,12 @@ def derive(model: Model, *, inertia: str = "full", route: str = "auto",
         M, F, Pi = pr.mass_matrix, pr.forcing, pr.pseudo_forces
         T, V, moments = pr.kinetic_energy, pr.potential_energy, hst.principal_moments
         used = hst.formation
+        if later:
+            extra = element_terms(system, later)
+            M = [[a + b for a, b in zip(r, s)] for r, s in zip(M, extra.mass_matrix)]
+            F = [a + b for a, b in zip(F, extra.forcing)]
+            Pi = [a + b for a, b in zip(Pi, extra.element_forces)]
+            T, V = T + extra.kinetic_energy, V + extra.potential_energy
     else:
         st: Structural = assemble(system, inertia=inertia, formation=formation)
         M, F, Pi = st.mass_matrix, st.forcing, st.element_forces
@@ -342,6 +358,25 @@ def derive(model: Model, *, inertia: str = "full", route: str = "auto",
                      accelerations=system.accelerations, constraints=constraints)
     _no_accelerations(final)
     return final
+
+
+def _uses_pseudo_velocities(model: Model, element) -> bool:
+    """Whether ``element``'s coordinate or characteristic uses a listed pseudo-velocity,
+    directly or through definitions (``Pd.x = -c*v;``, ``Dv.v = c;``)."""
+    pseudo = set(model.pseudo_velocities)
+    if not pseudo:
+        return False
+    formulas = {d.name: d.expr for d in model.definitions}
+    todo = [element.coordinate, *(str(s) for s in element.characteristic.free_symbols)]
+    seen: set[str] = set()
+    while todo:
+        base = todo.pop().split("'")[0]  # x't → x
+        if base in pseudo:
+            return True
+        if base in formulas and base not in seen:
+            seen.add(base)
+            todo += [str(s) for s in formulas[base].free_symbols]
+    return False
 
 
 def _no_accelerations(eq: Equations) -> None:

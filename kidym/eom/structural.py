@@ -15,6 +15,7 @@ over named quantities.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -26,6 +27,7 @@ from kidym.eom.system import SystemGraph
 from kidym.eom.virtual import virtual_term
 from kidym.errors import DerivationError, Diagnostic, ModelError
 from kidym.kinematics import vectors as vx
+from kidym.model.model import Element
 
 Expr = se.Basic
 ZERO = se.Integer(0)
@@ -158,8 +160,8 @@ def _rotor_gyroscopic(system: SystemGraph, el, pdot: Expr) -> dict[se.Symbol, Ex
     return {w: vx.dot(om, torque) for w, om in c.Omega.items()}
 
 
-def assemble(system: SystemGraph, *, inertia: str = "full", formation: str = "auto"
-             ) -> Structural:
+def assemble(system: SystemGraph, *, inertia: str = "full", formation: str = "auto",
+             elements: Sequence[Element] | None = None) -> Structural:
     """Form ``M`` and ``F`` of the holonomic-or-not system in the graph's speeds.
 
     Parameters
@@ -176,6 +178,8 @@ def assemble(system: SystemGraph, *, inertia: str = "full", formation: str = "au
         composite bodies (:mod:`kidym.eom.composite`), with the full tensors;
         ``"auto"``: composite unless ``inertia="principal"``. Both give the same
         equations.
+    elements : sequence of Element, optional
+        The force and inertial elements to include (default: all of the model's).
 
     Raises
     ------
@@ -270,7 +274,52 @@ def assemble(system: SystemGraph, *, inertia: str = "full", formation: str = "au
             for j in range(i, n):
                 M[i][j] += Mb[i][j]
 
-    for el in system.model.elements:
+    T, PI = _add_elements(system, system.model.elements if elements is None else elements,
+                          index, M, F, P, T, PI)
+    # virtual potentials (seed 001): a force −∂V/∂f along the structure f, V in Π
+    g = system.graph
+    for vc in system.model.virtual_constraints:
+        term = virtual_term(system, vc)
+        fdot = g.dt(term.structure)
+        for w in system.speeds:
+            if g.depends_on(fdot, w):
+                a = g.diff(fdot, w)
+                F[index[w]] += a * term.force
+                P[index[w]] += a * term.force
+        PI += term.potential
+    for i in range(n):
+        for j in range(i):
+            M[i][j] = M[j][i]
+    return Structural(mass_matrix=M, forcing=F, kinetic_energy=T, potential_energy=PI,
+                      principal_moments=moments, element_forces=P,
+                      formation="structural" if composite is None else "composite")
+
+
+def element_terms(system: SystemGraph, elements: Sequence[Element]) -> Structural:
+    """The share of ``elements`` alone in ``M``, ``F``, ``T`` and ``Π`` (no bodies).
+
+    The two-stage route adds with it, after the projection, the elements that use a
+    pseudo-velocity: the holonomic system of the first stage has no such speed.
+    """
+    n = len(system.speeds)
+    M = [[ZERO] * n for _ in range(n)]
+    F = [ZERO] * n
+    P = [ZERO] * n
+    index = {w: i for i, w in enumerate(system.speeds)}
+    T, PI = _add_elements(system, elements, index, M, F, P, ZERO, ZERO)
+    for i in range(n):
+        for j in range(i):
+            M[i][j] = M[j][i]
+    return Structural(mass_matrix=M, forcing=F, kinetic_energy=T, potential_energy=PI,
+                      principal_moments={}, element_forces=P)
+
+
+def _add_elements(system: SystemGraph, elements: Sequence[Element],
+                  index: dict[se.Symbol, int], M: list[list[Expr]], F: list[Expr],
+                  P: list[Expr], T: Expr, PI: Expr) -> tuple[Expr, Expr]:
+    """Add the elements' terms to ``M`` (upper triangle), ``F`` and ``P``; return ``T, Π``."""
+    g = system.graph
+    for el in elements:
         p = system.lookup(el.coordinate)
         pdot, Wp, differential = _element_structure(system, el, p)
         value = system.resolve(el.characteristic)
@@ -310,21 +359,4 @@ def assemble(system: SystemGraph, *, inertia: str = "full", formation: str = "au
         for w, a in Wp.items():
             F[index[w]] += a * force
             P[index[w]] += a * force
-
-    # virtual potentials (seed 001): a force −∂V/∂f along the structure f, V in Π
-    for vc in system.model.virtual_constraints:
-        term = virtual_term(system, vc)
-        fdot = g.dt(term.structure)
-        for w in speeds:
-            if g.depends_on(fdot, w):
-                a = g.diff(fdot, w)
-                F[index[w]] += a * term.force
-                P[index[w]] += a * term.force
-        PI += term.potential
-
-    for i in range(n):
-        for j in range(i):
-            M[i][j] = M[j][i]
-    return Structural(mass_matrix=M, forcing=F, kinetic_energy=T, potential_energy=PI,
-                      principal_moments=moments, element_forces=P,
-                      formation="structural" if composite is None else "composite")
+    return T, PI

@@ -77,6 +77,38 @@ def test_elements_on_projections_turned_only_by_a_prescribed_rotation(formation,
     assert sp.simplify(eq.forcing[0] - forcing) == 0
 
 
+SLEIGH = ("m = 2; b = 0.4; J = 0.05; c = 0.3;\n"
+          "Sleigh | Sx(x), Sy(y), Rz(th) | Sx(b), m(m), Jx(J), Jy(J), Jz(J);\n"
+          "PSEUDOVELOCITIES := v; x't = v*cos(th); y't = v*sin(th);\n")
+
+
+@pytest.mark.parametrize("route", ["two-stage", "direct"])
+@pytest.mark.parametrize("element,expected", [
+    ("Pe.v = c;", "0, c"), ("De.v = c;", "0, -c*v"), ("Pe.th = -c*v;", "-c*v, 0"),
+    ("dv = 2*v; Pe.dv = c;", "0, 2*c")])
+def test_elements_on_a_pseudo_velocity(route, element, expected):
+    """An element whose coordinate or characteristic uses a pseudo-velocity.
+
+    Its differential structure ``ṗ = v`` (``2v``) gives the generalized force ``c``
+    (``2c``, ``−c v``) of the speed ``v``; a force ``−c v`` on ``th`` acts on ``th't``.
+    The holonomic first stage of the two-stage route has no speed ``v``: such elements
+    are added after the projection. Found by the random-model generator
+    (``tests/oracles/random_models.py``): ``derive`` raised "`v` is not defined" on both
+    routes.
+    """
+    eq = kidym.derive(kidym.parse(SLEIGH + element), route=route)
+    b, m, th_t, v = _sym("b", "m", "th't", "v")
+    chaplygin = sp.Matrix([-m * b * v * th_t, m * b * th_t**2])  # without the element
+    extra = sp.Matrix(sp.sympify(f"[{expected}]", locals={"v": v, "c": sp.Symbol("c")}))
+    assert [str(w) for w in eq.speeds] == ["th't", "v"]
+    assert sp.simplify(eq.forcing - chaplygin - extra) == sp.zeros(2, 1)
+
+
+def test_inertial_element_on_a_pseudo_velocity_is_a_located_error():
+    with pytest.raises(kidym.ModelError, match=r"inertial element `Je.v`: `v` is a velocity"):
+        kidym.derive(kidym.parse(SLEIGH + "Je.v = c;"))
+
+
 # ------------------------------------------------------------- SymPy KanesMethod
 def _state(rng: np.random.Generator, names: list[str]) -> dict[str, float]:
     return {n: float(rng.uniform(-1.5, 1.5)) for n in names}
