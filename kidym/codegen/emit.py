@@ -138,6 +138,41 @@ PART_STATEMENTS = 300
 #: (minutes, gigabytes) are split.
 SPLIT_ABOVE = 8000
 
+def dependency_order(defined: Sequence[se.Symbol | None],
+                      uses: Sequence[set[se.Symbol]]) -> list[int]:
+    """The statements in an order that keeps each value near its uses.
+
+    Depth-first from each result (a statement whose value no other statement uses),
+    in the original order of the results: every statement comes right after the ones
+    it needs that are not yet written (post-order). Cut into consecutive parts, this
+    leaves far fewer values crossing parts than the order of the named quantities,
+    which writes, e.g., every link's kinematics before any entry of ``M``.
+    """
+    where = {s: i for i, s in enumerate(defined) if s is not None}
+    needs = [sorted({where[s] for s in u if s in where}) for u in uses]
+    used = [False] * len(defined)
+    for ps in needs:
+        for j in ps:
+            used[j] = True
+    done = [False] * len(defined)
+    order: list[int] = []
+    for root in (i for i in range(len(defined)) if not used[i]):
+        stack = [(root, 0)]
+        while stack:
+            i, k = stack.pop()
+            if done[i]:
+                continue
+            if k < len(needs[i]):
+                stack.append((i, k + 1))
+                j = needs[i][k]
+                if not done[j]:
+                    stack.append((j, 0))
+            else:
+                done[i] = True
+                order.append(i)
+    return order
+
+
 #: Largest block of ``M`` solved by straight-line LDLᵀ code (bigger: loops, Cholesky).
 UNROLL_MAX = 12
 
@@ -391,12 +426,9 @@ class _Emitter:
             return f"p[{self.params[s]}]"
         return self.names(str(s))
 
-    def _constant_symbols(self) -> set[se.Symbol]:
-        return set(self.params) | set(self.const_index)
-
     def _is_constant(self, e: Expr) -> bool:
         fs = e.free_symbols
-        return bool(fs) and fs <= self._constant_symbols()
+        return bool(fs) and all(s in self.params or s in self.const_index for s in fs)
 
     def _new_constant(self, expr: Expr, sym: se.Symbol | None = None,
                       label: str = "") -> se.Symbol:
@@ -552,37 +584,47 @@ class _Emitter:
                given: Mapping[se.Symbol, str]) -> list[str]:
         """Write the statements as parts (see :meth:`routine`); the calls of the parts.
 
-        ``given`` are values the caller has before the parts run (the accelerations,
-        C expressions such as ``ydot[4]``): they reach the parts through ``w`` too.
+        The statements are put in :func:`dependency_order` and cut into parts of
+        :data:`PART_STATEMENTS`. A value used by a later part is stored in the workspace
+        ``w`` right after it is computed, and read back just before its first use in
+        each later part; all pointers are ``restrict`` (no array of a call overlaps
+        another), so the compiler may keep and reorder these loads and stores freely.
+        ``given`` are values the caller has before the parts run (the accelerations, C
+        expressions such as ``ydot[4]``): they reach the parts through ``w`` too.
         """
         name, declaration, arguments = split
-        n = len(text)
-        ranges = [(a, min(a + PART_STATEMENTS, n)) for a in range(0, n, PART_STATEMENTS)]
-        home = {s: k for k, (a, b) in enumerate(ranges) for s in defined[a:b] if s is not None}
-        home.update({s: -1 for s in given})
-        slot: dict[se.Symbol, int] = {}
-        imports: list[list[se.Symbol]] = []
-        for k, (a, b) in enumerate(ranges):
-            wanted: list[se.Symbol] = []
-            for u in uses[a:b]:
-                for s in sorted(u, key=str):
-                    if home.get(s, k) < k and s not in wanted:
-                        wanted.append(s)
-                        slot.setdefault(s, len(slot))
+        order = dependency_order(defined, uses)
+        chunks = [order[a:a + PART_STATEMENTS] for a in range(0, len(order), PART_STATEMENTS)]
+        home = {s: -1 for s in given}
+        for k, chunk in enumerate(chunks):
+            home.update({defined[i]: k for i in chunk if defined[i] is not None})
+        imports: list[set[se.Symbol]] = []
+        crossing: set[se.Symbol] = set()
+        for k, chunk in enumerate(chunks):
+            wanted = {s for i in chunk for s in uses[i] if home.get(s, k) < k}
             imports.append(wanted)
+            crossing |= wanted
+        # slots in the order the values are computed: the same source in every run
+        slot = {s: n for n, s in enumerate(
+            [s for s in given if s in crossing]
+            + [defined[i] for i in order if defined[i] in crossing])}
         calls = [f"    double w[{max(len(slot), 1)}];",
                  *(f"    w[{slot[s]}] = {value};" for s, value in given.items() if s in slot)]
-        for k, (a, b) in enumerate(ranges):
-            used = set().union(*uses[a:b])
-            exports = [s for s in defined[a:b] if s is not None and s in slot]
+        outputs = declaration.replace("*", "*restrict ")
+        for k, chunk in enumerate(chunks):
+            body: list[str] = []
+            loaded: set[se.Symbol] = set()
+            for i in chunk:
+                for s in sorted(uses[i] & imports[k] - loaded, key=slot.__getitem__):
+                    body.append(f"    const double {self.name_of(s)} = w[{slot[s]}];")
+                    loaded.add(s)
+                body.append(text[i])
+                if defined[i] in slot:
+                    body.append(f"    w[{slot[defined[i]]}] = {self.name_of(defined[i])};")
             self.parts.append("\n".join([
-                f"void {name}{k}(double t, const double *y, const double *p, const double *c, "
-                f"double *w, {declaration}) {{",
-                *self._states(used),
-                *(f"    const double {self.name_of(s)} = w[{slot[s]}];" for s in imports[k]),
-                *text[a:b],
-                *(f"    w[{slot[s]}] = {self.name_of(s)};" for s in exports),
-                "}\n"]))
+                f"void {name}{k}(double t, const double *restrict y, const double *restrict p,"
+                f" const double *restrict c, double *restrict w, {outputs}) {{",
+                *self._states(set().union(*(uses[i] for i in chunk))), *body, "}\n"]))
             self.part_names.append((f"{name}{k}", declaration))
             calls.append(f"    {name}{k}(t, y, p, c, w, {arguments});")
         return calls
@@ -687,7 +729,13 @@ def generate_c(eq: Equations, *, outputs: Mapping[str, Expr] | None = None,
     rhs_lines, rhs_count = em.routine(
         roots, targets, split=("kidym_rhs_part", "double *qdot, double *M, double *F",
                                "qdot, M, F"))
-    rhs_lines += [f"    M[{j * n_w + i}] = M[{i * n_w + j}];" for i, j in upper if i != j]
+    # M's lower triangle: the solve of M w' = F reads the upper one, so only kidym_eval
+    # fills it in; the augmented solve of a constrained model reads all of M
+    mirror = ("    for (int i = 0; i < KIDYM_NW; ++i)\n"
+              "        for (int j = i + 1; j < KIDYM_NW; ++j) "
+              "M[j*KIDYM_NW + i] = M[i*KIDYM_NW + j];\n")
+    if eq.constraints is not None:
+        rhs_lines.append(mirror.rstrip("\n"))
 
     out_lines, out_count = em.routine(list(outputs.values()),
                                       [f"out[{k}]" for k in range(len(outputs))],
@@ -758,7 +806,8 @@ def generate_c(eq: Equations, *, outputs: Mapping[str, Expr] | None = None,
            *rhs_lines, "}\n",
            "void kidym_eval(double t, const double *y, const double *p, const double *c,\n"
            "                double *qdot, double *M, double *F) {\n"
-           "    kd_eval(t, y, p, c, qdot, M, F);\n}\n",
+           "    kd_eval(t, y, p, c, qdot, M, F);\n"
+           + ("" if eq.constraints is not None else mirror) + "}\n",
            solve_src if eq.constraints is None else "",   # (the augmented solve instead)
            constraint_source(eq),
            "int kidym_rhs(double t, const double *y, const double *p, const double *c, "
