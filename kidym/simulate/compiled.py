@@ -15,7 +15,7 @@ import ctypes
 import functools
 import os
 import time as _time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -214,10 +214,12 @@ class CompiledSystem:
     @classmethod
     def build(cls, eq: Equations, *, events: Sequence[Event] = (),
               fold: bool | Mapping[str, float] = False, flags: tuple[str, ...] = BASE_FLAGS,
-              extra_flags: tuple[str, ...] = (), native: bool = True) -> CompiledSystem:
+              extra_flags: tuple[str, ...] = (), native: bool = True,
+              progress: Callable[[int, int], None] | None = None) -> CompiledSystem:
         """Generate, compile (or reuse from the cache) and load the library of ``eq``.
 
-        ``flags``, ``extra_flags`` and ``native`` (tune for this processor) are those of
+        ``flags``, ``extra_flags``, ``native`` (tune for this processor) and ``progress``
+        (``progress(done, total)`` as compiler runs finish) are those of
         :func:`kidym.codegen.build`.
 
         Raises
@@ -235,7 +237,8 @@ class CompiledSystem:
             code, path = hit
         else:
             code = generate_c(eq, events=events, fold=fold)
-            path = build(code, flags=flags, extra_flags=extra_flags, native=native)
+            path = build(code, flags=flags, extra_flags=extra_flags, native=native,
+                         progress=progress)
             index.remember(key, code, path)
         lib = _load(path)
         layout = (ctypes.c_int * 7).in_dll(lib, "kidym_layout")
