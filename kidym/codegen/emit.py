@@ -128,25 +128,33 @@ class CCode:
         return "\n".join(rows)
 
 
-#: Statements per function when a routine is split (:meth:`_Emitter.routine`): the
-#: optimiser's time grows faster than the size of a function (``docs/compiled.md``).
+#: Statements per function when a routine is split (:meth:`_Emitter.routine`). The
+#: compiler's time grows faster than the size of a function; measured on the 30-link
+#: chain's right-hand side (4 844 statements, gcc 12 -O2, CPU seconds of all compiler
+#: runs): 100 → 7.0 s, 200 → 6.2, 300 → 6.0, 600 → 6.4, 1000 → 7.1, 2000 → 9.7, one
+#: function 24 s; the right-hand side ran equally fast from 100 to 1000 (``docs/compiled.md``).
 PART_STATEMENTS = 300
-#: A routine is split only above this many statements (the 60-link chain has about
-#: 19 000, the 30-link one 5 300): parts compile in a fraction of the time and memory,
-#: but the right-hand side in parts ran 1.6-2.7x slower on the 20- and 30-link chains
-#: (``benchmarks/build.py``), so only routines too big to compile as one function
-#: (minutes, gigabytes) are split.
-SPLIT_ABOVE = 8000
+#: A routine is split only above this many statements. Below, one function compiles
+#: about as fast and runs a little faster (the 20-link chain, 2 404 statements: 9 %
+#: faster as one function); above, gcc's code for one function falls off (the 25- and
+#: 30-link chains, 3 525 and 4 844 statements, ran 20 % faster in parts, which also
+#: compiled in a third of the CPU time).
+SPLIT_ABOVE = 3000
+
 
 def dependency_order(defined: Sequence[se.Symbol | None],
                       uses: Sequence[set[se.Symbol]]) -> list[int]:
-    """The statements in an order that keeps each value near its uses.
+    """The statements (indices) in an order that keeps each value near its uses.
 
-    Depth-first from each result (a statement whose value no other statement uses),
-    in the original order of the results: every statement comes right after the ones
-    it needs that are not yet written (post-order). Cut into consecutive parts, this
-    leaves far fewer values crossing parts than the order of the named quantities,
-    which writes, e.g., every link's kinematics before any entry of ``M``.
+    ``defined[i]`` is the symbol statement ``i`` defines (``None`` for a store into an
+    output array), ``uses[i]`` the symbols it reads. The order is depth-first from each
+    result (a statement whose value no statement uses), results in their own order,
+    statements needed in their order: each statement comes right after those it needs
+    that are not written yet (post-order), so the entries of ``M`` of one row follow
+    the partial velocities they are made of. The dependency order of the named
+    quantities writes every link's kinematics before any entry of ``M``; cut into parts
+    of 300 statements it left 2 648 of the 30-link chain's 4 844 values crossing parts
+    (3 695 reads in later parts), this order 739 (2 196 reads).
     """
     where = {s: i for i, s in enumerate(defined) if s is not None}
     needs = [sorted({where[s] for s in u if s in where}) for u in uses]
