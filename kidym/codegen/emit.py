@@ -456,11 +456,15 @@ class _Emitter:
         """``e`` with its parameter-only parts replaced by hoisted constants."""
         if not self.hoist_enabled or e.is_Number or e.is_Symbol:
             return e
-        if self._is_constant(e):
+        constant = [s in self.params or s in self.const_index for s in e.free_symbols]
+        if not any(constant):       # no parameter in it: nothing to hoist (most formulas)
+            return e
+        if all(constant):
             return self._new_constant(e)
         if e.is_Add or e.is_Mul:
-            const = [a for a in e.args if a.is_Number or self._is_constant(a)]
-            rest = [self.hoist(a) for a in e.args if not (a.is_Number or self._is_constant(a))]
+            flags = [a.is_Number or self._is_constant(a) for a in e.args]
+            const = [a for a, f in zip(e.args, flags) if f]
+            rest = [self.hoist(a) for a, f in zip(e.args, flags) if not f]
             op = se.Add if e.is_Add else se.Mul
             if len(const) > 1 or (len(const) == 1 and not (const[0].is_Number
                                                           or const[0].is_Symbol)):
