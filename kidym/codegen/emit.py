@@ -181,6 +181,12 @@ def dependency_order(defined: Sequence[se.Symbol | None],
     return order
 
 
+#: Terms of the longest sum written as one C expression; a longer one is summed in
+#: parts of this many (temporaries). The 60-link chain's ``energy't`` is a sum of about
+#: 10 000 terms: as one expression (a 290 kB line) gcc took 14 s and 180 MB on it
+#: alone, half the CPU time of compiling the whole model.
+SUM_TERMS = 64
+
 #: Largest block of ``M`` solved by straight-line LDLᵀ code (bigger: loops, Cholesky).
 UNROLL_MAX = 12
 
@@ -510,8 +516,6 @@ class _Emitter:
             reps, reduced = se.cse(exprs)
         else:
             reps, reduced = [], exprs
-        temps = {s: e for s, e in reps}
-        order = {s: k for k, (s, _) in enumerate(reps)}
         # SymEngine names its temporaries x0, x1 … avoiding only the symbols of these
         # expressions: they are temporaries in this routine only (a model's `x2` in
         # another routine is the model's). `cse<k>` matches RESERVED_PATTERN: no model
@@ -519,8 +523,38 @@ class _Emitter:
         first = self.n_temps
         self.temp_names = {s: f"cse{first + k}" for k, (s, _) in enumerate(reps)}
         self.n_temps += len(reps)
-        body = [(s, reduced[k]) for k, (s, _) in enumerate(statements)]
-        out_exprs = reduced[len(statements):]
+        temps: dict[se.Symbol, Expr] = {}
+        order: dict[se.Symbol, tuple[int, ...]] = {}
+
+        def chunked(e: Expr, where: int) -> Expr:
+            """``e`` with every sum of more than SUM_TERMS terms in it (through sums,
+            products and powers) written as a sum of partial sums: new temporaries,
+            ordered just before position ``where``."""
+            if not (e.is_Add or e.is_Mul or e.is_Pow):
+                return e
+            args = e.args
+            new = [chunked(a, where) for a in args]
+            if any(n is not a for n, a in zip(new, args)):
+                e = e.func(*new)
+            if not (e.is_Add and len(args) > SUM_TERMS):
+                return e
+            while e.is_Add and len(e.args) > SUM_TERMS:
+                terms, sums = e.args, []
+                for a in range(0, len(terms), SUM_TERMS):
+                    sym = se.Symbol(f"kidym#sum{self.n_temps}")   # no model name has `#`
+                    self.temp_names[sym] = f"cse{self.n_temps}"
+                    self.n_temps += 1
+                    temps[sym] = se.Add(*terms[a:a + SUM_TERMS])
+                    order[sym] = (where, 0, len(order))
+                    sums.append(sym)
+                e = se.Add(*sums)
+            return e
+
+        for k, (sym, e) in enumerate(reps):
+            temps[sym] = chunked(e, k)
+            order[sym] = (k, 1)
+        body = [(sym, chunked(reduced[k], len(reps))) for k, (sym, _) in enumerate(statements)]
+        out_exprs = [chunked(e, len(reps)) for e in reduced[len(statements):]]
 
         emitted: set[se.Symbol] = set()
         lines: list[tuple[se.Symbol | None, str | None, Expr]] = []

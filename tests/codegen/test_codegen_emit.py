@@ -169,6 +169,31 @@ def test_a_big_routine_split_into_parts_computes_the_same(monkeypatch, kidym_cac
                                    reference.outputs(0.3, y, p), rtol=1e-11, atol=1e-11)
 
 
+def test_long_sums_are_summed_in_parts(monkeypatch, kidym_cache):  # noqa: F811
+    """A sum of more than SUM_TERMS terms (the 60-link chain's energy't has 10 000) is
+    written as partial sums: the same values, no line longer than a few terms."""
+    emit_module = importlib.import_module("kidym.codegen.emit")
+    eq = kidym.derive(kidym.parse(chain_text(3)))
+    plain = generate_c(eq)
+    monkeypatch.setattr(emit_module, "SUM_TERMS", 3)
+    code = generate_c(eq)
+    longest = max(len(line) for line in code.source.splitlines() if " = " in line)
+    assert longest < max(len(line) for line in plain.source.splitlines() if " = " in line)
+    assert "#" not in "".join(line for line in code.source.splitlines()
+                              if not line.startswith(("#", " *", "/*")))
+    summed = CompiledSystem.build(eq, native=False)
+    assert summed.code.source == code.source
+    reference = NumpySystem.build(eq)
+    rng = np.random.default_rng(5)
+    p = summed.parameter_vector()
+    for _ in range(5):
+        y = rng.normal(size=summed.n_y)
+        np.testing.assert_allclose(summed.rhs(0.1, y, p), reference.rhs(0.1, y, p),
+                                   rtol=1e-11, atol=1e-11)
+        np.testing.assert_allclose(summed.outputs_at(np.array([0.1]), y[:, None], p)[0],
+                                   reference.outputs(0.1, y, p), rtol=1e-11, atol=1e-11)
+
+
 def test_the_dependency_order_keeps_a_value_near_its_uses():
     """Two independent chains written interleaved (a0 b0 a1 b1 …): cut in statement
     order every value would cross parts; in dependency order each chain is whole, its
