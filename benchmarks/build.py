@@ -148,13 +148,17 @@ def one(n: int, split: bool, cache: str) -> dict:
             "compiler_mb": memory.largest / 2**20, "library": str(cs.path)}
 
 
-def cached_start(n: int, cache: str) -> float:
-    """Seconds from model text to a loaded library, with the library in ``cache``."""
+def cached_start(n: int, split: bool, cache: str) -> float:
+    """Seconds from model text to a loaded library, with the library in ``cache``
+    (``split`` as in :func:`one`: the cache index is keyed on the split sizes)."""
     os.environ["KIDYM_CACHE_DIR"] = cache
     from make_chain import chain_text
 
     import kidym
     from kidym.simulate.compiled import CompiledSystem
+
+    if not split:
+        importlib.import_module("kidym.codegen.emit").SPLIT_ABOVE = 10**9
 
     start = time.perf_counter()
     CompiledSystem.build(kidym.derive(kidym.parse(chain_text(n))))
@@ -227,7 +231,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--single-up-to", type=int, default=30,
                     help="build the one-function peer only up to this many links")
     ap.add_argument("--one", nargs=3, metavar=("N", "MODE", "CACHE"), help=argparse.SUPPRESS)
-    ap.add_argument("--cached", nargs=2, metavar=("N", "CACHE"), help=argparse.SUPPRESS)
+    ap.add_argument("--cached", nargs=3, metavar=("N", "MODE", "CACHE"),
+                    help=argparse.SUPPRESS)
     ap.add_argument("--rhs", nargs="+", metavar="LIBRARY", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.one:
@@ -235,7 +240,8 @@ def main(argv: list[str] | None = None) -> None:
         print(json.dumps(one(int(n), mode == "kidym", cache)))
         return
     if args.cached:
-        print(json.dumps(cached_start(int(args.cached[0]), args.cached[1])))
+        n, mode, cache = args.cached
+        print(json.dumps(cached_start(int(n), mode == "kidym", cache)))
         return
     if args.rhs:
         print(json.dumps(rhs_costs(args.rhs)))
@@ -254,9 +260,9 @@ def main(argv: list[str] | None = None) -> None:
                           "process)", flush=True)
                     continue
                 cache = os.path.join(tmp, mode.replace(" ", "-"))
-                r = json.loads(_child("--one", str(n), "kidym" if mode == "kidym" else "one",
-                                      cache))
-                r["cached_s"] = json.loads(_child("--cached", str(n), cache))
+                how = "kidym" if mode == "kidym" else "one"
+                r = json.loads(_child("--one", str(n), how, cache))
+                r["cached_s"] = json.loads(_child("--cached", str(n), how, cache))
                 rows[mode] = r
             costs = json.loads(_child("--rhs", *(r["library"] for r in rows.values())))
         for (mode, r), us in zip(rows.items(), costs["rhs_us"]):
