@@ -596,13 +596,29 @@ def run_batch(system: CompiledSystem, *, t0: float, times: np.ndarray,
 #: the length of a NumPy run (a DOP853 run at rtol 1e-9 of the example models takes
 #: 300-3000 per second of model time).
 EVALS_PER_TIME_UNIT = 1000.0
-#: Compile-time model of ``auto``: seconds = base + a·bytes + b·bytes² of C source
-#: (gcc -O2 on the development machine, driver included: 0.2 s for 7 kB, 0.9-1.3 s
+#: Compile-time model of ``auto``: seconds = base + a·bytes + b·bytes² of C source per
+#: translation unit, the units spread over the processors (:func:`compile_estimate`;
+#: gcc -O2 on the development machine, driver included: 0.2 s for 7 kB, 0.9-1.3 s
 #: for the biped's 92 kB, 2.9 s for 156 kB, 32-49 s for 843 kB).
 COMPILE_BASE_S = 0.35
 COMPILE_S_PER_BYTE = 1.0e-5
 COMPILE_S_PER_BYTE2 = 4.0e-11
 _NUMPY_METHOD = {"ERK8": "DOP853", "ERK5": "RK45", "Adams": "LSODA"}
+
+
+def compile_estimate(code: CCode) -> float:
+    """Seconds the compiler is expected to take on ``code``: each translation unit by
+    its size (quadratic: one big function costs more than its parts), the units run
+    as many at once as there are processors (:func:`kidym.codegen.build`).
+
+    For a big model's parts it is an upper bound: 30 s for the 60-link chain's 123
+    units on 2 cores, which take about 12 s of CPU (1 100 s when all 5 MB were taken
+    as one unit).
+    """
+    costs = [COMPILE_S_PER_BYTE * b + COMPILE_S_PER_BYTE2 * b * b
+             for b in (len(x.encode("utf-8")) for x in code.sources)]
+    workers = min(os.cpu_count() or 1, len(costs))
+    return COMPILE_BASE_S + max(max(costs), sum(costs) / workers)
 
 
 def choose_engine(eq: Equations, code: CCode | None, *, duration: float,
@@ -628,7 +644,7 @@ def choose_engine(eq: Equations, code: CCode | None, *, duration: float,
     if library_path(code, build_flags(flags)).exists():
         return "compiled", "the compiled library is in the cache"
     size = sum(len(x.encode("utf-8")) for x in code.sources)
-    compile_s = COMPILE_BASE_S + COMPILE_S_PER_BYTE * size + COMPILE_S_PER_BYTE2 * size**2
+    compile_s = compile_estimate(code)
     ns = NumpySystem.build(eq)
     p = ns.parameter_vector()
     y = np.full(len(ns.state_names), 0.1)
