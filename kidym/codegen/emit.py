@@ -137,8 +137,8 @@ PART_STATEMENTS = 300
 #: A routine is split only above this many statements. Below, one function compiles
 #: about as fast and runs a little faster (the 20-link chain, 2 404 statements: 9 %
 #: faster as one function); above, gcc's code for one function falls off (the 25- and
-#: 30-link chains, 3 525 and 4 844 statements, ran 20 % faster in parts, which also
-#: compiled in a third of the CPU time).
+#: 30-link chains, 3 525 and 4 844 statements, ran 0.79x and 0.78-0.94x as long in
+#: parts, which also compiled in a third of the CPU time; ``docs/compiled.md``).
 SPLIT_ABOVE = 3000
 
 
