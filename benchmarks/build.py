@@ -1,131 +1,279 @@
 """Build time of big models: parts compiled in parallel vs one function per routine.
 
-For the spatial n-link chain (``examples/chain/make_chain.py``), each build runs in a
-fresh process with a fresh cache and reports: model file → first trajectory (parse,
-derive, generate, compile, load, a 0.01 s run), the compiler's CPU time and peak
-memory (of its processes), the cached start (a second process: parse, derive, the
-cache index, load), and the right-hand side's cost per evaluation in a C loop
-(``kidym_rhs_many`` over 1000 states). "one function" is the build before routines
-were split (``SPLIT_ABOVE`` set beyond any model): the peer measured in the same
-run. Usage::
+For the spatial n-link chain (``examples/chain/make_chain.py``) each build runs in a
+fresh process with a fresh cache, from the model text to the first trajectory:
 
-    cd benchmarks && python3 build.py [--sizes 10 30 60 100] [--single-up-to 60]
+* ``derive``: parse and derive; ``C gen``: the equations' cache key and the C source
+  (``generate_c``); ``compile``: the compiler runs (``kidym.codegen.build``) and
+  loading the library; ``run``: a first 0.01 s simulation;
+* peak memory, sampled every 20 ms from ``/proc``: of the whole build (this process
+  and every compiler process running at that moment, added up), and of the largest
+  compiler process alone (``cc1``);
+* the cached start (a second process on the same cache: parse, derive, the cache
+  index, load);
+* the right-hand side's cost per evaluation (``kidym_rhs_many``, q̇ and the solve of
+  ``M ẇ = F`` included, over 200 random states), both builds loaded in one process
+  and timed alternately in 301 rounds of 20, the median, with their largest
+  difference.
 
-A one-function build above ``--single-up-to`` links is skipped (it took minutes and
-gigabytes at n = 60).
+"kidym" is the build as kidym makes it: a routine of more than ``SPLIT_ABOVE``
+statements in parts of ``PART_STATEMENTS`` (``docs/compiled.md``), the ``parts``
+column counts them; "one function" is the build with no routine split
+(``SPLIT_ABOVE`` beyond any model), as kidym built every model before: the peer
+measured in the same run. Usage::
+
+    python3 benchmarks/build.py [--sizes 10 30 60 100] [--single-up-to 30]
+
+A one-function build above ``--single-up-to`` links is skipped and said so (the
+60-link chain's took more than 10 minutes and 2.8 GB in one compiler process on the
+development machine).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from pathlib import Path
 
 from _common import ROOT, machine
 
+#: Rounds of :data:`BATCH` evaluations per library in :func:`rhs_costs`: short rounds,
+#: so that most are not preempted on a shared machine (a preempted round of 200
+#: evaluations showed as 2-4x the cost), and the median of many.
+ROUNDS, BATCH = 301, 20
 
-def one(n: int, parts: bool, cache: str) -> dict:
-    """Build the n-link chain in this process; the measurements as a dict."""
+
+class PeakMemory(threading.Thread):
+    """Resident memory of this process and its descendants, sampled from ``/proc``.
+
+    ``total`` is the largest sum over the processes alive at one sample, ``largest``
+    the largest single descendant (a compiler process). Zero where ``/proc`` is absent.
+    """
+
+    def __init__(self, interval: float = 0.02) -> None:
+        super().__init__(daemon=True)
+        self.interval, self.total, self.largest = interval, 0, 0
+        self.page = os.sysconf("SC_PAGE_SIZE")
+        self._done = threading.Event()
+
+    def _rss(self, pid: int) -> int:
+        try:
+            return int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * self.page
+        except (OSError, IndexError, ValueError):
+            return 0
+
+    @staticmethod
+    def _comm(pid: int) -> str:
+        try:
+            return Path(f"/proc/{pid}/comm").read_text().strip()
+        except OSError:
+            return ""
+
+    def sample(self) -> None:
+        parent: dict[int, int] = {}
+        for entry in os.scandir("/proc"):
+            if entry.name.isdigit():
+                try:
+                    stat = Path(entry.path, "stat").read_text()
+                except OSError:
+                    continue
+                parent[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+        mine, grew = {os.getpid()}, True
+        while grew:
+            new = {p for p, pp in parent.items() if pp in mine} - mine
+            mine |= new
+            grew = bool(new)
+        # a child between fork and exec shares this process's pages: not counted twice
+        me = self._comm(os.getpid())
+        sizes = {p: self._rss(p) for p in mine
+                 if p == os.getpid() or self._comm(p) != me}
+        self.total = max(self.total, sum(sizes.values()))
+        self.largest = max([self.largest, *(v for p, v in sizes.items() if p != os.getpid())])
+
+    def run(self) -> None:
+        while not self._done.is_set():
+            if os.path.isdir("/proc"):
+                self.sample()
+            self._done.wait(self.interval)
+
+    def stop(self) -> None:
+        self._done.set()
+        self.join()
+
+
+def one(n: int, split: bool, cache: str) -> dict:
+    """Build the n-link chain in this process (``split``: as kidym does, else every
+    routine as one function); the measurements as a dict."""
     os.environ["KIDYM_CACHE_DIR"] = cache
-    import numpy as np
     from make_chain import chain_text
 
     import kidym
-    import kidym.codegen.emit as emit
+    from kidym.codegen import index
     from kidym.simulate.compiled import CompiledSystem
 
-    if not parts:
+    # (``kidym.codegen.build`` is also the name of the function the package exports)
+    build_module = importlib.import_module("kidym.codegen.build")
+    emit = importlib.import_module("kidym.codegen.emit")
+    if not split:
         emit.SPLIT_ABOVE = 10**9
+        build_module.COMPILE_TIMEOUT = 3600
+    memory = PeakMemory()
+    memory.start()
     start = time.perf_counter()
     eq = kidym.derive(kidym.parse(chain_text(n)))
     derived = time.perf_counter()
+    key = index.equations_key(eq, flags=build_module.build_flags())
+    code = kidym.codegen.generate_c(eq)
+    generated = time.perf_counter()
+    index.remember(key, code, build_module.build(code))
     cs = CompiledSystem.build(eq)
     built = time.perf_counter()
-    kidym.simulate(eq, engine="compiled", t_end=0.01, n_points=2)
+    kidym.simulate(cs, engine="compiled", t_end=0.01, n_points=2)
     first = time.perf_counter()
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    rng = np.random.default_rng(0)
-    Y = np.ascontiguousarray(rng.uniform(-1, 1, (1000, cs.n_y)))
-    T, Ydot = np.zeros(len(Y)), np.empty_like(Y)
-    p = cs.parameter_vector()
-    best = float("inf")
-    for _ in range(5):
-        t0 = time.perf_counter()
-        cs.lib.kidym_rhs_many(len(Y), T.ctypes.data, Y.ctypes.data, p.ctypes.data,
-                              Ydot.ctypes.data)
-        best = min(best, (time.perf_counter() - t0) / len(Y))
-    return {"n": n, "parts": len(cs.code.parts), "derive_s": derived - start,
-            "build_s": built - derived, "first_s": first - start,
-            "compiler_cpu_s": children.ru_utime + children.ru_stime,
-            "compiler_peak_mb": children.ru_maxrss / 1024,
-            "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-            "rhs_us": best * 1e6}
+    memory.stop()
+    return {"n": n, "parts": len(code.parts),
+            "derive_s": derived - start, "generate_s": generated - derived,
+            "compile_s": built - generated, "run_s": first - built, "first_s": first - start,
+            "peak_mb": max(memory.total,
+                           resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024) / 2**20,
+            "compiler_mb": memory.largest / 2**20, "library": str(cs.path)}
 
 
-def cached_start(n: int, cache: str) -> float:
-    """Seconds from model text to a loaded library, with the library in ``cache``."""
+def cached_start(n: int, split: bool, cache: str) -> float:
+    """Seconds from model text to a loaded library, with the library in ``cache``
+    (``split`` as in :func:`one`: the cache index is keyed on the split sizes)."""
     os.environ["KIDYM_CACHE_DIR"] = cache
     from make_chain import chain_text
 
     import kidym
     from kidym.simulate.compiled import CompiledSystem
+
+    if not split:
+        importlib.import_module("kidym.codegen.emit").SPLIT_ABOVE = 10**9
 
     start = time.perf_counter()
     CompiledSystem.build(kidym.derive(kidym.parse(chain_text(n))))
     return time.perf_counter() - start
 
 
+def rhs_costs(libraries: list[str]) -> dict:
+    """µs per right-hand side of each library (alternated, median over :data:`ROUNDS`)
+    and the largest relative difference of their results from the first one's."""
+    import ctypes
+
+    import numpy as np
+
+    libs = []
+    for path in libraries:
+        lib = ctypes.CDLL(path)
+        lib.kidym_rhs_many.argtypes = [ctypes.c_int] + [ctypes.c_void_p] * 4
+        lib.kidym_rhs_many.restype = ctypes.c_int
+        libs.append(lib)
+    layout = tuple((ctypes.c_int * 7).in_dll(libs[0], "kidym_layout"))
+    n_y, n_p = layout[2], layout[3]
+    rng = np.random.default_rng(0)
+    Y = np.ascontiguousarray(rng.uniform(-1, 1, (200, n_y)))
+    T = np.zeros(len(Y))
+    p = rng.uniform(0.5, 1.5, max(n_p, 1))
+    results = []
+    for lib in libs:
+        out = np.empty_like(Y)
+        lib.kidym_rhs_many(len(Y), T.ctypes.data, Y.ctypes.data, p.ctypes.data,
+                           out.ctypes.data)
+        results.append(out)
+    times: list[list[float]] = [[] for _ in libs]
+    out = np.empty_like(Y)
+    for r in range(ROUNDS):
+        y = Y[(r * BATCH) % (len(Y) - BATCH):]
+        for k, lib in enumerate(libs):
+            t0 = time.perf_counter()
+            lib.kidym_rhs_many(BATCH, T.ctypes.data, y.ctypes.data, p.ctypes.data,
+                               out.ctypes.data)
+            times[k].append((time.perf_counter() - t0) / BATCH * 1e6)
+    scale = 1 + np.abs(results[0])
+    return {"rhs_us": [statistics.median(t) for t in times],
+            "difference": max(float(np.max(np.abs(r - results[0]) / scale))
+                              for r in results)}
+
+
 def _child(*args: str) -> str:
     env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'examples' / 'chain'}"}
     run = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True,
-                         env=env, timeout=3600)
+                         env=env, timeout=4 * 3600)
     if run.returncode != 0:
         raise RuntimeError(run.stderr[-2000:])
     return run.stdout.strip().splitlines()[-1]
 
 
+HEAD = (f"{'n':>4} {'build':<13}{'parts':>6}{'derive':>8}{'C gen':>8}{'compile':>9}"
+        f"{'run':>6}{'total s':>9}{'peak MB':>9}{'cc1 MB':>8}{'cached s':>9}{'rhs µs':>8}")
+
+
+def _row(n: int, mode: str, r: dict) -> str:
+    return (f"{n:>4} {mode:<13}{r['parts']:>6}{r['derive_s']:>8.1f}{r['generate_s']:>8.1f}"
+            f"{r['compile_s']:>9.1f}{r['run_s']:>6.2f}{r['first_s']:>9.1f}"
+            f"{r['peak_mb']:>9.0f}{r['compiler_mb']:>8.0f}{r['cached_s']:>9.2f}"
+            f"{r['rhs_us']:>8.2f}")
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[10, 30, 60, 100])
-    ap.add_argument("--single-up-to", type=int, default=60)
+    ap.add_argument("--single-up-to", type=int, default=30,
+                    help="build the one-function peer only up to this many links")
     ap.add_argument("--one", nargs=3, metavar=("N", "MODE", "CACHE"), help=argparse.SUPPRESS)
-    ap.add_argument("--cached", nargs=2, metavar=("N", "CACHE"), help=argparse.SUPPRESS)
+    ap.add_argument("--cached", nargs=3, metavar=("N", "MODE", "CACHE"),
+                    help=argparse.SUPPRESS)
+    ap.add_argument("--rhs", nargs="+", metavar="LIBRARY", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.one:
         n, mode, cache = args.one
-        print(json.dumps(one(int(n), mode == "parts", cache)))
+        print(json.dumps(one(int(n), mode == "kidym", cache)))
         return
     if args.cached:
-        print(json.dumps(cached_start(int(args.cached[0]), args.cached[1])))
+        n, mode, cache = args.cached
+        print(json.dumps(cached_start(int(n), mode == "kidym", cache)))
+        return
+    if args.rhs:
+        print(json.dumps(rhs_costs(args.rhs)))
         return
     print(machine())
-    print(f"{'n':>4} {'build':<13}{'parts':>6}{'first run s':>12}{'compiler CPU s':>15}"
-          f"{'compiler MB':>12}{'cached start s':>15}{'rhs µs':>9}")
+    print(f"{time.strftime('%Y-%m-%d')}; seconds from the model text; peak MB: the build's "
+          "processes together; cc1 MB: the largest compiler process")
+    print(HEAD)
     for n in args.sizes:
         rows = {}
-        for mode in ("parts", "one function"):
-            if mode == "one function" and n > args.single_up_to:
-                print(f"{n:>4} {mode:<13}  (skipped: above --single-up-to)")
-                continue
-            with tempfile.TemporaryDirectory() as cache:
-                r = json.loads(_child("--one", str(n), "parts" if mode == "parts" else "one",
-                                      cache))
-                r["cached_s"] = json.loads(_child("--cached", str(n), cache))
-            rows[mode] = r
-            print(f"{n:>4} {mode:<13}{r['parts']:>6}{r['first_s']:>12.1f}"
-                  f"{r['compiler_cpu_s']:>15.1f}{r['compiler_peak_mb']:>12.0f}"
-                  f"{r['cached_s']:>15.2f}{r['rhs_us']:>9.2f}", flush=True)
+        with tempfile.TemporaryDirectory() as tmp:
+            for mode in ("kidym", "one function"):
+                if mode == "one function" and n > args.single_up_to:
+                    print(f"{n:>4} {mode:<13}  skipped: above --single-up-to "
+                          f"{args.single_up_to} (minutes and gigabytes in one compiler "
+                          "process)", flush=True)
+                    continue
+                cache = os.path.join(tmp, mode.replace(" ", "-"))
+                how = "kidym" if mode == "kidym" else "one"
+                r = json.loads(_child("--one", str(n), how, cache))
+                r["cached_s"] = json.loads(_child("--cached", str(n), how, cache))
+                rows[mode] = r
+            costs = json.loads(_child("--rhs", *(r["library"] for r in rows.values())))
+        for (mode, r), us in zip(rows.items(), costs["rhs_us"]):
+            r["rhs_us"] = us
+            print(_row(n, mode, r), flush=True)
         if len(rows) == 2:
-            a, b = rows["parts"], rows["one function"]
-            print(f"{n:>4} ratio (one function / parts): first run "
-                  f"{b['first_s'] / a['first_s']:.2f}x, compiler CPU "
-                  f"{b['compiler_cpu_s'] / a['compiler_cpu_s']:.2f}x, rhs "
-                  f"{a['rhs_us'] / b['rhs_us']:.2f}x slower with parts")
+            a, b = rows["kidym"], rows["one function"]
+            print(f"{n:>4} kidym / one function: rhs {a['rhs_us'] / b['rhs_us']:.2f}x, "
+                  f"model to first trajectory {a['first_s'] / b['first_s']:.2f}x, peak "
+                  f"memory {a['peak_mb'] / b['peak_mb']:.2f}x; results differ by at most "
+                  f"{costs['difference']:.1e} (relative)", flush=True)
 
 
 if __name__ == "__main__":

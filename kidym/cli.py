@@ -512,9 +512,31 @@ def _add_run_output_options(p: argparse.ArgumentParser) -> None:
     _add_verbosity(p)
 
 
+def _compiled(eq, rep):
+    """The compiled system of ``eq``; on a terminal a bar follows the compiler runs (a
+    big model's parts compile in parallel, for minutes without it)."""
+    from kidym.simulate.compiled import CompiledSystem
+
+    bars = []
+
+    def progress(done: int, total: int) -> None:
+        if not bars:
+            bars.append(rep.bar("compiling", 0, total))
+        bars[0].update(done)
+
+    with rep.stage("C code and library"):
+        system = CompiledSystem.build(eq, progress=progress)
+    for bar in bars:
+        bar.close()
+    return system
+
+
 def _tracked(eq, args: argparse.Namespace, model):
-    """``eq``, or for the NumPy engine on a terminal a system that moves a progress bar."""
+    """``eq``; for the compiled engine its library (built with a progress bar), for the
+    NumPy engine on a terminal a system that moves a progress bar."""
     rep = _reporter(args)
+    if getattr(args, "engine", "numpy") == "compiled":
+        return _compiled(eq, rep)
     if not rep.bars or getattr(args, "engine", "numpy") != "numpy":
         return eq
     from kidym.simulate.simulate import NumpySystem

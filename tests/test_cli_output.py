@@ -2,7 +2,9 @@
 
 import io
 import json
+import os
 import re
+import shutil
 
 import pytest
 
@@ -90,3 +92,16 @@ def test_run_on_a_terminal_draws_the_simulation_bar(pendulum, tmp_path, monkeypa
                  "--no-plots"]) == 0
     drawn = screen.getvalue()
     assert "simulating [" in drawn and "ETA" in drawn
+
+
+@pytest.mark.skipif(shutil.which(os.environ.get("CC", "cc")) is None, reason="no C compiler")
+def test_run_compiled_on_a_terminal_draws_the_compile_bar(pendulum, tmp_path, monkeypatch):
+    import kidym.cli
+
+    monkeypatch.setenv("KIDYM_CACHE_DIR", str(tmp_path / "cache"))
+    screen = io.StringIO()
+    monkeypatch.setattr(kidym.cli, "_reporter",
+                        lambda args: Reporter(NORMAL, stream=screen, tty=True))
+    assert main(["run", str(pendulum), "--t-end", "1", "--engine", "compiled",
+                 "--out", str(tmp_path / "o"), "--no-plots"]) == 0
+    assert "compiling [" in screen.getvalue()

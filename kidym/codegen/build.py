@@ -19,6 +19,7 @@ seed's "check whether the DLL already exists").
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import functools
 import hashlib
 import os
@@ -26,8 +27,10 @@ import platform
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from kidym.codegen.emit import CCode
@@ -48,6 +51,8 @@ LIBS = ("-lsundials_cvode", "-lsundials_arkode", "-lsundials_nvecserial",
 NATIVE_FLAGS = ("-march=native", "-ffp-contract=fast")
 
 DRIVER = Path(__file__).with_name("driver.c")
+#: Seconds one compiler run may take.
+COMPILE_TIMEOUT = 600
 
 _INSTALL_HINT = ("install a C compiler and SUNDIALS (`bash .ci/system-deps`, i.e. gcc and "
                  "libsundials-dev on Debian/Ubuntu), set CC to a working compiler, or use "
@@ -132,31 +137,64 @@ def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:40] or "model"
 
 
+def _run(cmd: list[str], work: Path) -> subprocess.CompletedProcess:
+    """Run a compiler command in ``work``, in a process group of its own.
+
+    Past :data:`COMPILE_TIMEOUT` (:class:`subprocess.TimeoutExpired`), or when the
+    caller is interrupted, the whole group is killed: killing ``cc`` alone left its
+    ``cc1`` running, gigabytes and all.
+    """
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          cwd=work, start_new_session=True) as proc:
+        try:
+            out, err = proc.communicate(timeout=COMPILE_TIMEOUT)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            raise
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
 def _compile(cmd0: list[str], flags: tuple[str, ...], sources: list[Path], out: Path,
-             work: Path) -> tuple[subprocess.CompletedProcess, list[str]]:
+             work: Path, progress: Callable[[int, int], None] | None = None,
+             ) -> tuple[subprocess.CompletedProcess, list[str]]:
     """Compile ``sources`` and the driver into the library ``out``; the (failed) run.
 
     One translation unit: one compiler run. Several (a big model's parts): each is
     compiled to an object file on its own, as many at once as there are processors,
-    then they are linked.
+    then they are linked. ``progress(done, total)`` is called as units finish.
     """
     if len(sources) == 1:
         cmd = [*cmd0, *flags, str(sources[0]), str(DRIVER), "-o", str(out), *LIBS]
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=600,
-                              cwd=work), cmd
+        if progress:
+            progress(0, 1)
+        run = _run(cmd, work)
+        if progress:
+            progress(1, 1)
+        return run, cmd
     compile_flags = [f for f in flags if f != "-shared" and not f.startswith("-Wl,")]
     units = [*sources, DRIVER]
     objects = [work / f"unit{k}.o" for k in range(len(units))]
     commands = [[*cmd0, *compile_flags, "-c", str(u), "-o", str(o)]
                 for u, o in zip(units, objects)]
+    total = len(commands) + 1                    # the link is the last step
+    if progress:
+        progress(0, total)
     with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        runs = list(pool.map(lambda c: subprocess.run(c, capture_output=True, text=True,
-                                                      timeout=600, cwd=work), commands))
+        futures = [pool.submit(_run, c, work) for c in commands]
+        for done, _ in enumerate(concurrent.futures.as_completed(futures), 1):
+            if progress:
+                progress(done, total)
+        runs = [f.result() for f in futures]
     for run, cmd in zip(runs, commands):
         if run.returncode != 0:
             return run, cmd
     cmd = [*cmd0, *flags, *map(str, objects), "-o", str(out), *LIBS]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=work), cmd
+    run = _run(cmd, work)
+    if progress:
+        progress(total, total)
+    return run, cmd
 
 
 def _sha256(path: Path) -> str:
@@ -226,7 +264,8 @@ def library_path(code: CCode, flags: tuple[str, ...] = BASE_FLAGS) -> Path:
 
 
 def build(code: CCode, *, flags: tuple[str, ...] = BASE_FLAGS,
-          extra_flags: tuple[str, ...] = (), native: bool = True) -> Path:
+          extra_flags: tuple[str, ...] = (), native: bool = True,
+          progress: Callable[[int, int], None] | None = None) -> Path:
     """The compiled library of ``code``: from the cache, or built and published there.
 
     Parameters
@@ -240,6 +279,9 @@ def build(code: CCode, *, flags: tuple[str, ...] = BASE_FLAGS,
     native : bool
         Tune for this processor (:data:`NATIVE_FLAGS`, when the compiler accepts it;
         ``KIDYM_NATIVE=0`` in the environment also turns it off).
+    progress : callable, optional
+        ``progress(done, total)``, called as the compiler runs finish (a big model's
+        parts are several; the link is the last); not called for a cached library.
 
     Returns
     -------
@@ -272,7 +314,7 @@ def build(code: CCode, *, flags: tuple[str, ...] = BASE_FLAGS,
     out = work / "lib.so"
     try:
         # in the private directory: nothing of the caller's working directory is seen
-        proc, cmd = _compile(cmd0, flags, sources, out, work)
+        proc, cmd = _compile(cmd0, flags, sources, out, work, progress)
     except (OSError, subprocess.SubprocessError) as exc:
         shutil.rmtree(work, ignore_errors=True)
         raise CompileError(f"C compiler could not run ({exc}); {_INSTALL_HINT}",

@@ -128,15 +128,64 @@ class CCode:
         return "\n".join(rows)
 
 
-#: Statements per function when a routine is split (:meth:`_Emitter.routine`): the
-#: optimiser's time grows faster than the size of a function (``docs/compiled.md``).
+#: Statements per function when a routine is split (:meth:`_Emitter.routine`). The
+#: compiler's time grows faster than the size of a function; measured on the 30-link
+#: chain's right-hand side (4 844 statements, gcc 12 -O2, CPU seconds of all compiler
+#: runs): 100 → 7.0 s, 200 → 6.2, 300 → 6.0, 600 → 6.4, 1000 → 7.1, 2000 → 9.7, one
+#: function 24 s; the right-hand side ran equally fast from 100 to 1000 (``docs/compiled.md``).
 PART_STATEMENTS = 300
-#: A routine is split only above this many statements (the 60-link chain has about
-#: 19 000, the 30-link one 5 300): parts compile in a fraction of the time and memory,
-#: but the right-hand side in parts ran 1.6-2.7x slower on the 20- and 30-link chains
-#: (``benchmarks/build.py``), so only routines too big to compile as one function
-#: (minutes, gigabytes) are split.
-SPLIT_ABOVE = 8000
+#: A routine is split only above this many statements. Below, one function compiles
+#: about as fast and runs a little faster (the 20-link chain, 2 404 statements: 9 %
+#: faster as one function); above, gcc's code for one function falls off (the 25- and
+#: 30-link chains, 3 525 and 4 844 statements, ran 0.79x and 0.78-0.94x as long in
+#: parts, which also compiled in a third of the CPU time; ``docs/compiled.md``).
+SPLIT_ABOVE = 3000
+
+
+def dependency_order(defined: Sequence[se.Symbol | None],
+                      uses: Sequence[set[se.Symbol]]) -> list[int]:
+    """The statements (indices) in an order that keeps each value near its uses.
+
+    ``defined[i]`` is the symbol statement ``i`` defines (``None`` for a store into an
+    output array), ``uses[i]`` the symbols it reads. The order is depth-first from each
+    result (a statement whose value no statement uses), results in their own order,
+    statements needed in their order: each statement comes right after those it needs
+    that are not written yet (post-order), so the entries of ``M`` of one row follow
+    the partial velocities they are made of. The dependency order of the named
+    quantities writes every link's kinematics before any entry of ``M``; cut into parts
+    of 300 statements it left 2 648 of the 30-link chain's 4 844 values crossing parts
+    (3 695 reads in later parts), this order 739 (2 196 reads).
+    """
+    where = {s: i for i, s in enumerate(defined) if s is not None}
+    needs = [sorted({where[s] for s in u if s in where}) for u in uses]
+    used = [False] * len(defined)
+    for ps in needs:
+        for j in ps:
+            used[j] = True
+    done = [False] * len(defined)
+    order: list[int] = []
+    for root in (i for i in range(len(defined)) if not used[i]):
+        stack = [(root, 0)]
+        while stack:
+            i, k = stack.pop()
+            if done[i]:
+                continue
+            if k < len(needs[i]):
+                stack.append((i, k + 1))
+                j = needs[i][k]
+                if not done[j]:
+                    stack.append((j, 0))
+            else:
+                done[i] = True
+                order.append(i)
+    return order
+
+
+#: Terms of the longest sum written as one C expression; a longer one is summed in
+#: parts of this many (temporaries). The 60-link chain's ``energy't`` is a sum of about
+#: 10 000 terms: as one expression (a 290 kB line) gcc took 14 s and 180 MB on it
+#: alone, half the CPU time of compiling the whole model.
+SUM_TERMS = 64
 
 #: Largest block of ``M`` solved by straight-line LDLᵀ code (bigger: loops, Cholesky).
 UNROLL_MAX = 12
@@ -391,12 +440,9 @@ class _Emitter:
             return f"p[{self.params[s]}]"
         return self.names(str(s))
 
-    def _constant_symbols(self) -> set[se.Symbol]:
-        return set(self.params) | set(self.const_index)
-
     def _is_constant(self, e: Expr) -> bool:
         fs = e.free_symbols
-        return bool(fs) and fs <= self._constant_symbols()
+        return bool(fs) and all(s in self.params or s in self.const_index for s in fs)
 
     def _new_constant(self, expr: Expr, sym: se.Symbol | None = None,
                       label: str = "") -> se.Symbol:
@@ -416,11 +462,15 @@ class _Emitter:
         """``e`` with its parameter-only parts replaced by hoisted constants."""
         if not self.hoist_enabled or e.is_Number or e.is_Symbol:
             return e
-        if self._is_constant(e):
+        constant = [s in self.params or s in self.const_index for s in e.free_symbols]
+        if not any(constant):       # no parameter in it: nothing to hoist (most formulas)
+            return e
+        if all(constant):
             return self._new_constant(e)
         if e.is_Add or e.is_Mul:
-            const = [a for a in e.args if a.is_Number or self._is_constant(a)]
-            rest = [self.hoist(a) for a in e.args if not (a.is_Number or self._is_constant(a))]
+            flags = [a.is_Number or self._is_constant(a) for a in e.args]
+            const = [a for a, f in zip(e.args, flags) if f]
+            rest = [self.hoist(a) for a, f in zip(e.args, flags) if not f]
             op = se.Add if e.is_Add else se.Mul
             if len(const) > 1 or (len(const) == 1 and not (const[0].is_Number
                                                           or const[0].is_Symbol)):
@@ -466,8 +516,6 @@ class _Emitter:
             reps, reduced = se.cse(exprs)
         else:
             reps, reduced = [], exprs
-        temps = {s: e for s, e in reps}
-        order = {s: k for k, (s, _) in enumerate(reps)}
         # SymEngine names its temporaries x0, x1 … avoiding only the symbols of these
         # expressions: they are temporaries in this routine only (a model's `x2` in
         # another routine is the model's). `cse<k>` matches RESERVED_PATTERN: no model
@@ -475,8 +523,38 @@ class _Emitter:
         first = self.n_temps
         self.temp_names = {s: f"cse{first + k}" for k, (s, _) in enumerate(reps)}
         self.n_temps += len(reps)
-        body = [(s, reduced[k]) for k, (s, _) in enumerate(statements)]
-        out_exprs = reduced[len(statements):]
+        temps: dict[se.Symbol, Expr] = {}
+        order: dict[se.Symbol, tuple[int, ...]] = {}
+
+        def chunked(e: Expr, where: int) -> Expr:
+            """``e`` with every sum of more than SUM_TERMS terms in it (through sums,
+            products and powers) written as a sum of partial sums: new temporaries,
+            ordered just before position ``where``."""
+            if not (e.is_Add or e.is_Mul or e.is_Pow):
+                return e
+            args = e.args
+            new = [chunked(a, where) for a in args]
+            if any(n is not a for n, a in zip(new, args)):
+                e = e.func(*new)
+            if not (e.is_Add and len(args) > SUM_TERMS):
+                return e
+            while e.is_Add and len(e.args) > SUM_TERMS:
+                terms, sums = e.args, []
+                for a in range(0, len(terms), SUM_TERMS):
+                    sym = se.Symbol(f"kidym#sum{self.n_temps}")   # no model name has `#`
+                    self.temp_names[sym] = f"cse{self.n_temps}"
+                    self.n_temps += 1
+                    temps[sym] = se.Add(*terms[a:a + SUM_TERMS])
+                    order[sym] = (where, 0, len(order))
+                    sums.append(sym)
+                e = se.Add(*sums)
+            return e
+
+        for k, (sym, e) in enumerate(reps):
+            temps[sym] = chunked(e, k)
+            order[sym] = (k, 1)
+        body = [(sym, chunked(reduced[k], len(reps))) for k, (sym, _) in enumerate(statements)]
+        out_exprs = [chunked(e, len(reps)) for e in reduced[len(statements):]]
 
         emitted: set[se.Symbol] = set()
         lines: list[tuple[se.Symbol | None, str | None, Expr]] = []
@@ -552,37 +630,47 @@ class _Emitter:
                given: Mapping[se.Symbol, str]) -> list[str]:
         """Write the statements as parts (see :meth:`routine`); the calls of the parts.
 
-        ``given`` are values the caller has before the parts run (the accelerations,
-        C expressions such as ``ydot[4]``): they reach the parts through ``w`` too.
+        The statements are put in :func:`dependency_order` and cut into parts of
+        :data:`PART_STATEMENTS`. A value used by a later part is stored in the workspace
+        ``w`` right after it is computed, and read back just before its first use in
+        each later part; all pointers are ``restrict`` (no array of a call overlaps
+        another), so the compiler may keep and reorder these loads and stores freely.
+        ``given`` are values the caller has before the parts run (the accelerations, C
+        expressions such as ``ydot[4]``): they reach the parts through ``w`` too.
         """
         name, declaration, arguments = split
-        n = len(text)
-        ranges = [(a, min(a + PART_STATEMENTS, n)) for a in range(0, n, PART_STATEMENTS)]
-        home = {s: k for k, (a, b) in enumerate(ranges) for s in defined[a:b] if s is not None}
-        home.update({s: -1 for s in given})
-        slot: dict[se.Symbol, int] = {}
-        imports: list[list[se.Symbol]] = []
-        for k, (a, b) in enumerate(ranges):
-            wanted: list[se.Symbol] = []
-            for u in uses[a:b]:
-                for s in sorted(u, key=str):
-                    if home.get(s, k) < k and s not in wanted:
-                        wanted.append(s)
-                        slot.setdefault(s, len(slot))
+        order = dependency_order(defined, uses)
+        chunks = [order[a:a + PART_STATEMENTS] for a in range(0, len(order), PART_STATEMENTS)]
+        home = {s: -1 for s in given}
+        for k, chunk in enumerate(chunks):
+            home.update({defined[i]: k for i in chunk if defined[i] is not None})
+        imports: list[set[se.Symbol]] = []
+        crossing: set[se.Symbol] = set()
+        for k, chunk in enumerate(chunks):
+            wanted = {s for i in chunk for s in uses[i] if home.get(s, k) < k}
             imports.append(wanted)
+            crossing |= wanted
+        # slots in the order the values are computed: the same source in every run
+        slot = {s: n for n, s in enumerate(
+            [s for s in given if s in crossing]
+            + [defined[i] for i in order if defined[i] in crossing])}
         calls = [f"    double w[{max(len(slot), 1)}];",
                  *(f"    w[{slot[s]}] = {value};" for s, value in given.items() if s in slot)]
-        for k, (a, b) in enumerate(ranges):
-            used = set().union(*uses[a:b])
-            exports = [s for s in defined[a:b] if s is not None and s in slot]
+        outputs = declaration.replace("*", "*restrict ")
+        for k, chunk in enumerate(chunks):
+            body: list[str] = []
+            loaded: set[se.Symbol] = set()
+            for i in chunk:
+                for s in sorted(uses[i] & imports[k] - loaded, key=slot.__getitem__):
+                    body.append(f"    const double {self.name_of(s)} = w[{slot[s]}];")
+                    loaded.add(s)
+                body.append(text[i])
+                if defined[i] in slot:
+                    body.append(f"    w[{slot[defined[i]]}] = {self.name_of(defined[i])};")
             self.parts.append("\n".join([
-                f"void {name}{k}(double t, const double *y, const double *p, const double *c, "
-                f"double *w, {declaration}) {{",
-                *self._states(used),
-                *(f"    const double {self.name_of(s)} = w[{slot[s]}];" for s in imports[k]),
-                *text[a:b],
-                *(f"    w[{slot[s]}] = {self.name_of(s)};" for s in exports),
-                "}\n"]))
+                f"void {name}{k}(double t, const double *restrict y, const double *restrict p,"
+                f" const double *restrict c, double *restrict w, {outputs}) {{",
+                *self._states(set().union(*(uses[i] for i in chunk))), *body, "}\n"]))
             self.part_names.append((f"{name}{k}", declaration))
             calls.append(f"    {name}{k}(t, y, p, c, w, {arguments});")
         return calls
@@ -687,7 +775,13 @@ def generate_c(eq: Equations, *, outputs: Mapping[str, Expr] | None = None,
     rhs_lines, rhs_count = em.routine(
         roots, targets, split=("kidym_rhs_part", "double *qdot, double *M, double *F",
                                "qdot, M, F"))
-    rhs_lines += [f"    M[{j * n_w + i}] = M[{i * n_w + j}];" for i, j in upper if i != j]
+    # M's lower triangle: the solve of M w' = F reads the upper one, so only kidym_eval
+    # fills it in; the augmented solve of a constrained model reads all of M
+    mirror = ("    for (int i = 0; i < KIDYM_NW; ++i)\n"
+              "        for (int j = i + 1; j < KIDYM_NW; ++j) "
+              "M[j*KIDYM_NW + i] = M[i*KIDYM_NW + j];\n")
+    if eq.constraints is not None:
+        rhs_lines.append(mirror.rstrip("\n"))
 
     out_lines, out_count = em.routine(list(outputs.values()),
                                       [f"out[{k}]" for k in range(len(outputs))],
@@ -758,7 +852,8 @@ def generate_c(eq: Equations, *, outputs: Mapping[str, Expr] | None = None,
            *rhs_lines, "}\n",
            "void kidym_eval(double t, const double *y, const double *p, const double *c,\n"
            "                double *qdot, double *M, double *F) {\n"
-           "    kd_eval(t, y, p, c, qdot, M, F);\n}\n",
+           "    kd_eval(t, y, p, c, qdot, M, F);\n"
+           + ("" if eq.constraints is not None else mirror) + "}\n",
            solve_src if eq.constraints is None else "",   # (the augmented solve instead)
            constraint_source(eq),
            "int kidym_rhs(double t, const double *y, const double *p, const double *c, "

@@ -23,6 +23,7 @@ import weakref
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from kidym.codegen import emit
 from kidym.codegen.build import cache_dir, cached_library
 from kidym.codegen.cprint import OpCount
 from kidym.codegen.emit import CCode
@@ -53,15 +54,20 @@ def equations_key(eq: Equations, *, events: Sequence[Event] = (),
                   fold: bool | Mapping[str, float] = False,
                   flags: Sequence[str] = ()) -> str:
     """A fingerprint of everything the library of ``eq`` is generated and built from."""
-    options = repr((list(map(repr, events)), fold, list(flags)))
+    # the sizes that decide how routines are split and long sums summed (module settings
+    # a benchmark or a test may change) shape the source as much as the equations do
+    sizes = (emit.SPLIT_ABOVE, emit.PART_STATEMENTS, emit.SUM_TERMS)
+    options = repr((list(map(repr, events)), fold, list(flags), sizes))
     known = _KEYS.setdefault(eq, {})
     if options not in known:
-        known[options] = _fingerprint(eq, events=events, fold=fold, flags=flags)
+        known[options] = _fingerprint(eq, events=events, fold=fold, flags=flags,
+                                      sizes=sizes)
     return known[options]
 
 
 def _fingerprint(eq: Equations, *, events: Sequence[Event],
-                 fold: bool | Mapping[str, float], flags: Sequence[str]) -> str:
+                 fold: bool | Mapping[str, float], flags: Sequence[str],
+                 sizes: tuple[int, ...]) -> str:
     outputs = dict(eq.outputs_named)
     outputs.setdefault("energy", eq.energy_named)
     roots = [*eq.roots(), *outputs.values()]
@@ -72,7 +78,7 @@ def _fingerprint(eq: Equations, *, events: Sequence[Event],
             h.update(str(item).encode("utf-8"))
             h.update(b"\0")
 
-    put(_generator_fingerprint(), eq.model.name, *flags, "fold", fold)
+    put(_generator_fingerprint(), eq.model.name, *flags, "fold", fold, "sizes", *sizes)
     if fold:
         put(sorted(eq.model.parameter_values.items()))
     put("states", *eq.coordinates, *eq.speeds, "parameters", *eq.parameters)

@@ -15,7 +15,7 @@ import ctypes
 import functools
 import os
 import time as _time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -220,10 +220,12 @@ class CompiledSystem:
     @classmethod
     def build(cls, eq: Equations, *, events: Sequence[Event] = (),
               fold: bool | Mapping[str, float] = False, flags: tuple[str, ...] = BASE_FLAGS,
-              extra_flags: tuple[str, ...] = (), native: bool = True) -> CompiledSystem:
+              extra_flags: tuple[str, ...] = (), native: bool = True,
+              progress: Callable[[int, int], None] | None = None) -> CompiledSystem:
         """Generate, compile (or reuse from the cache) and load the library of ``eq``.
 
-        ``flags``, ``extra_flags`` and ``native`` (tune for this processor) are those of
+        ``flags``, ``extra_flags``, ``native`` (tune for this processor) and ``progress``
+        (``progress(done, total)`` as compiler runs finish) are those of
         :func:`kidym.codegen.build`.
 
         Raises
@@ -241,7 +243,8 @@ class CompiledSystem:
             code, path = hit
         else:
             code = generate_c(eq, events=events, fold=fold)
-            path = build(code, flags=flags, extra_flags=extra_flags, native=native)
+            path = build(code, flags=flags, extra_flags=extra_flags, native=native,
+                         progress=progress)
             index.remember(key, code, path)
         lib = _load(path)
         layout = (ctypes.c_int * 7).in_dll(lib, "kidym_layout")
@@ -658,13 +661,29 @@ def _batch_message(k: int, result: Result, labels: Sequence[str] | None) -> str:
 #: the length of a NumPy run (a DOP853 run at rtol 1e-9 of the example models takes
 #: 300-3000 per second of model time).
 EVALS_PER_TIME_UNIT = 1000.0
-#: Compile-time model of ``auto``: seconds = base + a·bytes + b·bytes² of C source
-#: (gcc -O2 on the development machine, driver included: 0.2 s for 7 kB, 0.9-1.3 s
+#: Compile-time model of ``auto``: seconds = base + a·bytes + b·bytes² of C source per
+#: translation unit, the units spread over the processors (:func:`compile_estimate`;
+#: gcc -O2 on the development machine, driver included: 0.2 s for 7 kB, 0.9-1.3 s
 #: for the biped's 92 kB, 2.9 s for 156 kB, 32-49 s for 843 kB).
 COMPILE_BASE_S = 0.35
 COMPILE_S_PER_BYTE = 1.0e-5
 COMPILE_S_PER_BYTE2 = 4.0e-11
 _NUMPY_METHOD = {"ERK8": "DOP853", "ERK5": "RK45", "Adams": "LSODA"}
+
+
+def compile_estimate(code: CCode) -> float:
+    """Seconds the compiler is expected to take on ``code``: each translation unit by
+    its size (quadratic: one big function costs more than its parts), the units run
+    as many at once as there are processors (:func:`kidym.codegen.build`).
+
+    For a big model's parts it is an upper bound: 30 s for the 60-link chain's 123
+    units on 2 cores, which take about 12 s of CPU (1 100 s when all 5 MB were taken
+    as one unit).
+    """
+    costs = [COMPILE_S_PER_BYTE * b + COMPILE_S_PER_BYTE2 * b * b
+             for b in (len(x.encode("utf-8")) for x in code.sources)]
+    workers = min(os.cpu_count() or 1, len(costs))
+    return COMPILE_BASE_S + max(max(costs), sum(costs) / workers)
 
 
 def choose_engine(eq: Equations, code: CCode | None, *, duration: float,
@@ -690,7 +709,7 @@ def choose_engine(eq: Equations, code: CCode | None, *, duration: float,
     if library_path(code, build_flags(flags)).exists():
         return "compiled", "the compiled library is in the cache"
     size = sum(len(x.encode("utf-8")) for x in code.sources)
-    compile_s = COMPILE_BASE_S + COMPILE_S_PER_BYTE * size + COMPILE_S_PER_BYTE2 * size**2
+    compile_s = compile_estimate(code)
     ns = NumpySystem.build(eq)
     p = ns.parameter_vector()
     y = np.full(len(ns.state_names), 0.1)

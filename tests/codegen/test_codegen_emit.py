@@ -137,25 +137,76 @@ def test_a_symbol_without_value_or_argument_is_named():
 
 def test_a_big_routine_split_into_parts_computes_the_same(monkeypatch, kidym_cache):  # noqa: F811
     """Parts (one translation unit each, compiled in parallel) pass values through a
-    workspace: the right-hand side and the outputs must be those of the NumPy engine."""
+    workspace: the right-hand side, ``M``, ``F`` and the outputs must be those of the
+    same routines as one function to 1e-12 (without fused multiply-adds the two run the
+    same operations, in another order of statements), and those of the NumPy engine."""
     emit_module = importlib.import_module("kidym.codegen.emit")
+    eq = kidym.derive(kidym.parse(chain_text(6)))
+    whole = CompiledSystem.build(eq, native=False)
     monkeypatch.setattr(emit_module, "PART_STATEMENTS", 40)
     monkeypatch.setattr(emit_module, "SPLIT_ABOVE", 40)
-    eq = kidym.derive(kidym.parse(chain_text(5)))
     code = generate_c(eq)
     assert len(code.parts) >= 3 and all("kidym_rhs_part" in x or "kidym_out_part" in x
                                          for x in code.parts)
-    compiled = CompiledSystem.build(eq)
-    assert compiled.code.parts == code.parts
+    assert not whole.code.parts
+    split = CompiledSystem.build(eq, native=False)
+    assert split.code.parts == code.parts
     reference = NumpySystem.build(eq)
     rng = np.random.default_rng(11)
-    p = compiled.parameter_vector()
-    for _ in range(3):
-        y = rng.normal(size=compiled.n_y)
-        np.testing.assert_allclose(compiled.rhs(0.3, y, p), reference.rhs(0.3, y, p),
+    for _ in range(10):
+        y = rng.normal(size=split.n_y)
+        p = split.parameter_vector() * rng.uniform(0.5, 2.0, len(code.parameter_names))
+        np.testing.assert_allclose(split.rhs(0.3, y, p), whole.rhs(0.3, y, p),
+                                   rtol=1e-12, atol=1e-12)
+        for a, b in zip(split.evaluate(0.3, y, p), whole.evaluate(0.3, y, p)):
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(split.outputs_at(np.array([0.3]), y[:, None], p),
+                                   whole.outputs_at(np.array([0.3]), y[:, None], p),
+                                   rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(split.rhs(0.3, y, p), reference.rhs(0.3, y, p),
                                    rtol=1e-11, atol=1e-11)
-        np.testing.assert_allclose(compiled.outputs_at(np.array([0.3]), y[:, None], p)[0],
+        np.testing.assert_allclose(split.outputs_at(np.array([0.3]), y[:, None], p)[0],
                                    reference.outputs(0.3, y, p), rtol=1e-11, atol=1e-11)
+
+
+def test_long_sums_are_summed_in_parts(monkeypatch, kidym_cache):  # noqa: F811
+    """A sum of more than SUM_TERMS terms (the 60-link chain's energy't has 10 000) is
+    written as partial sums: the same values, no line longer than a few terms."""
+    emit_module = importlib.import_module("kidym.codegen.emit")
+    eq = kidym.derive(kidym.parse(chain_text(3)))
+    plain = generate_c(eq)
+    monkeypatch.setattr(emit_module, "SUM_TERMS", 3)
+    code = generate_c(eq)
+    longest = max(len(line) for line in code.source.splitlines() if " = " in line)
+    assert longest < max(len(line) for line in plain.source.splitlines() if " = " in line)
+    assert "#" not in "".join(line for line in code.source.splitlines()
+                              if not line.startswith(("#", " *", "/*")))
+    summed = CompiledSystem.build(eq, native=False)
+    assert summed.code.source == code.source
+    reference = NumpySystem.build(eq)
+    rng = np.random.default_rng(5)
+    p = summed.parameter_vector()
+    for _ in range(5):
+        y = rng.normal(size=summed.n_y)
+        np.testing.assert_allclose(summed.rhs(0.1, y, p), reference.rhs(0.1, y, p),
+                                   rtol=1e-11, atol=1e-11)
+        np.testing.assert_allclose(summed.outputs_at(np.array([0.1]), y[:, None], p)[0],
+                                   reference.outputs(0.1, y, p), rtol=1e-11, atol=1e-11)
+
+
+def test_the_dependency_order_keeps_a_value_near_its_uses():
+    """Two independent chains written interleaved (a0 b0 a1 b1 …): cut in statement
+    order every value would cross parts; in dependency order each chain is whole, its
+    statements after those they need."""
+    emit_module = importlib.import_module("kidym.codegen.emit")
+    a = [se.Symbol(f"a{k}") for k in range(5)]
+    b = [se.Symbol(f"b{k}") for k in range(5)]
+    defined = [s for pair in zip(a, b) for s in pair] + [None, None]
+    uses = ([{se.Symbol("q")}, {se.Symbol("q")}]
+            + [u for k in range(1, 5) for u in ({a[k - 1]}, {b[k - 1]})] + [{a[4]}, {b[4]}])
+    order = emit_module.dependency_order(defined, uses)
+    assert sorted(order) == list(range(len(defined)))
+    assert [defined[i] for i in order] == [*a, None, *b, None]
 
 
 def test_the_source_is_the_same_in_every_process():
