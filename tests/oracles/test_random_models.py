@@ -8,7 +8,7 @@ The models include quaternion bodies, pseudo-velocities and velocity formulas
 Hypothesis runs derandomized, so CI sees the same models every time: about 260 models
 in all (200 parsed and derived, 42 against KanesMethod, 8 compiled, 7 integrated with
 the energy checked), ~30 s. A longer run:
-``python3 -m tests.oracles.run_random_models --minutes 10`` (docs/oracles.md).
+``python3 -m tests.oracles.run_random_models --models 10000 --jobs 2`` (docs/oracles.md).
 """
 
 from __future__ import annotations
