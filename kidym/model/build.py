@@ -1423,8 +1423,9 @@ class _Builder:
                                      formula=(self.initial_formulas, TIME.name))
                 continue
             if name in dependent:
-                self.warn(f"initial value of `{name}` is ignored: `{name}` is given by a "
-                          "formula", span)
+                self.error(f"`{name}` is a dependent speed, given by its velocity formula "
+                           f"`{name} = …`: it takes no initial value (it follows from the "
+                           "coordinates and the independent speeds; give those instead)", span)
                 continue
             if name not in allowed:
                 base, _ = split_derivative(name)

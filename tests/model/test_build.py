@@ -292,6 +292,18 @@ def test_initial_condition_errors(items: str, match: str) -> None:
         parse(PARAMS + ROD + f"INITIAL := {items};")
 
 
+def test_initial_value_of_a_dependent_speed_is_an_error() -> None:
+    """A dependent speed follows from its formula; a value for it was once dropped with a
+    warning, which ran another start than the one written."""
+    text = ("PSEUDOVELOCITIES := v;\nCart | Sx(x), Sy(y), Rz(th) | m(1), Jz(1);\n"
+            "x't = v*cos(th);\ny't = v*sin(th);\nINITIAL := v(1), x't(2);")
+    with pytest.raises(ModelError) as info:
+        parse(text)
+    [d] = info.value.errors
+    assert "`x't` is a dependent speed, given by its velocity formula" in d.message
+    assert (d.span.line, d.span.column) == (5, 18)  # `x't(2)`
+
+
 def test_time_and_vary() -> None:
     assert (parse(PARAMS + ROD + "T = 4; ВРЕМЯ := t(1, 2*T);").t_end) == 8.0
     model = parse(PARAMS + ROD + "ВАРЬИРОВАТЬ := t, 0.5, 3, 0.01;")
