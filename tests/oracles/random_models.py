@@ -58,12 +58,13 @@ Conventions of the oracle, from the mechanics (docs/language.md §2.2–2.4, doc
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
 import numpy as np
+import symengine as se
 import sympy as sp
 from hypothesis import strategies as st
 from sympy.physics.mechanics import (
@@ -718,8 +719,19 @@ class RandomOracle(Oracle):
 
     @cached_property
     def _numeric_intermediates(self) -> Callable[..., Any]:
-        return sp.lambdify((*self.coordinates, *self.speeds, *self.parameters),
-                           [x for _, x in self.intermediates], modules="numpy")
+        return numeric_function((*self.coordinates, *self.speeds, *self.parameters),
+                                [x for _, x in self.intermediates])
+
+    @cached_property
+    def _numeric(self) -> Callable[..., Any]:
+        n = len(self.speeds)
+        flat = numeric_function(self.arguments, [*self.mass_matrix, *self.forcing])
+
+        def evaluate(*args: float) -> tuple[np.ndarray, np.ndarray]:
+            values = np.asarray(flat(*args), dtype=float).reshape(-1)
+            return values[:n * n], values[n * n:]
+
+        return evaluate
 
     def _argument_values(self, values: dict[str, float]) -> list[float]:
         given = (*self.coordinates, *self.speeds, *self.parameters)
@@ -733,7 +745,7 @@ class RandomOracle(Oracle):
 
     @cached_property
     def _numeric_rates(self) -> Callable[..., Any]:
-        return sp.lambdify(self.arguments, self.qdot, modules="numpy")
+        return numeric_function(self.arguments, list(self.qdot))
 
     def evaluate(self, values: dict[str, float]) -> tuple[np.ndarray, np.ndarray]:
         """``M`` of shape (n_w, n_w) and ``F`` of shape (n_w,) at ``values``."""
@@ -746,6 +758,25 @@ class RandomOracle(Oracle):
         """``q̇`` of shape (n_q,) at ``values`` (coordinates, speeds, parameters, ``t``)."""
         return np.asarray(self._numeric_rates(*self._argument_values(values)),
                           dtype=float).reshape(-1)
+
+
+def numeric_function(arguments: Sequence[sp.Symbol],
+                     expressions: list[sp.Expr]) -> Callable[..., Any]:
+    """A numeric function ``f(*arguments) -> values`` of SymPy ``expressions``.
+
+    SymEngine's ``Lambdify`` (lambda back end) evaluates the oracle's SymPy expressions:
+    SymPy's ``lambdify`` spends seconds printing big ``KanesMethod`` matrices as Python
+    source, a quarter of a random model's check. Only the *evaluation* is SymEngine's;
+    the expressions are built by SymPy, independently of kidym. Expressions SymEngine
+    cannot take fall back to ``sympy.lambdify``.
+    """
+    if not expressions:
+        return lambda *args: []
+    try:
+        function = se.Lambdify(list(arguments), expressions, backend="lambda")
+    except (RuntimeError, TypeError, NotImplementedError, se.SympifyError):
+        return sp.lambdify(arguments, expressions, modules="numpy")
+    return lambda *args: np.asarray(function(np.asarray(args, dtype=float))).reshape(-1)
 
 
 def hamilton(a: tuple, b: tuple) -> tuple:

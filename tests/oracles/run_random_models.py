@@ -1,6 +1,7 @@
 """Long differential run over random models (not collected by pytest).
 
-Checks random models against SymPy's ``KanesMethod`` and, for every
+Checks random models against SymPy's ``KanesMethod`` (the expanded SymPy ``M``, ``F`` of
+kidym's ``Equations`` too, for every ``--sympy-view-every``-th model) and, for every
 ``--compiled-every``-th model, the NumPy engine against the compiled one; for every
 ``--energy-every``-th conservative model, short runs of both engines against each other
 and the oracle's energy along them. Stops after ``--models`` models or ``--minutes``
@@ -56,7 +57,7 @@ class Tally:
 
 
 def run_job(seed: int, quota: int, minutes: float, compiled_every: int, energy_every: int,
-            show: int) -> Tally:
+            view_every: int, show: int) -> Tally:
     """Check up to ``quota`` models (Hypothesis seeds from ``seed`` on) within ``minutes``."""
     from hypothesis import HealthCheck, given, settings
     from hypothesis import seed as hypothesis_seed
@@ -86,7 +87,9 @@ def run_job(seed: int, quota: int, minutes: float, compiled_every: int, energy_e
                   file=sys.stderr, flush=True)
         tally.classes.update(model.classes())
         try:
-            check_against_oracle(model, state_seed)
+            view = tally.tried % view_every == 0 if view_every else False
+            # None: the expanded SymPy view where the model has at most two bodies
+            check_against_oracle(model, state_seed, sympy_view=None if view else False)
             if compiled_every and tally.tried % compiled_every == 0:
                 tally.compiled += 1
                 engines(model, state_seed)
@@ -175,6 +178,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--energy-every", type=int, default=20,
                         help="integrate every k-th conservative model with both engines "
                              "and check its energy (0: never)")
+    parser.add_argument("--sympy-view-every", type=int, default=10,
+                        help="also check the expanded SymPy M and F of every k-th model of "
+                             "at most two bodies (slow; 0: never)")
     parser.add_argument("--show", type=int, default=5,
                         help="print the first SHOW disagreements of each process in full "
                              "(Hypothesis mutates a failing model, so one bug shows up "
@@ -185,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     jobs = max(1, args.jobs)
     quotas = [args.models // jobs + (1 if k < args.models % jobs else 0) for k in range(jobs)]
     tasks = [(args.seed + k * SEED_STRIDE, quotas[k], args.minutes, args.compiled_every,
-              args.energy_every, args.show) for k in range(jobs)]
+              args.energy_every, args.sympy_view_every, args.show) for k in range(jobs)]
     tally = Tally()
     if jobs == 1:
         tally.add(run_job(*tasks[0]))
