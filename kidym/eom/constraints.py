@@ -126,11 +126,15 @@ def rolling_constraints(system, rolling) -> list[tuple[str, Expr]]:
       ``P − O = r d``, ``d = (a_z a_x, a_z a_y, a_z² − 1)/s``, ``s = √(1 − a_z²)``
       (the lowest point of the rim); contact ``Z_O − r s − h = 0``;
 
-    and no slip, ``v_P − v_s = v_O + ω × (P − O) − v_s = 0`` along x and y, ``v_s`` the
-    velocity of the surface's material point (``Ċ`` for a sphere whose centre moves with
-    ``t``; the x, y components of a plane moving along z are 0). The component along
-    ``n`` is the rate of the contact condition, so x and y are independent of it while
-    ``n_z ≠ 0`` (the normal not horizontal). Returns ``(name, formula)`` pairs named by
+    and no slip, ``u = v_P − v_s = v_O + ω × (P − O) − v_s = 0``, ``v_s`` the velocity
+    of the surface's material point (``Ċ`` for a sphere whose centre moves with ``t``;
+    the x, y components of a plane moving along z are 0). Its component along ``n`` is
+    the rate of the contact condition, so two rows are kept: the x and y components of
+    the tangential part ``u − n (n·u)`` (for the plane and the disc, of ``u``). They are
+    independent of each other and of the contact while ``n_z ≠ 0`` (the normal not
+    horizontal). Being tangent, the contact force is
+    ``λrollZ n + λrollX (e_x − n_x n) + λrollY (e_y − n_y n)``: ``λrollZ`` is the
+    normal force. Returns ``(name, formula)`` pairs named by
     :meth:`kidym.model.model.Rolling.constraint_names`.
     """
     graph = system.graph
@@ -144,6 +148,7 @@ def rolling_constraints(system, rolling) -> list[tuple[str, Expr]]:
         w = [sum((S[i][j] * frame.omega[j] for j in range(3)), zero) for i in range(3)]
         v = [graph.dt(o) for o in O]
         vs = [zero, zero, zero]
+        normal = None
         if r.shape == "disc":
             h = system.resolve(r.height)
             k = "xyz".index(r.axis)
@@ -157,7 +162,14 @@ def rolling_constraints(system, rolling) -> list[tuple[str, Expr]]:
             if r.surface.startswith("sphere"):
                 vs = [graph.dt(system.resolve(c)) for c in r.centre]
         vp = [v[0] + w[1] * arm[2] - w[2] * arm[1] - vs[0],
-              v[1] + w[2] * arm[0] - w[0] * arm[2] - vs[1]]
+              v[1] + w[2] * arm[0] - w[0] * arm[2] - vs[1],
+              v[2] + w[0] * arm[1] - w[1] * arm[0] - vs[2]]
+        if normal is not None and r.surface != "plane":
+            # the tangential part v_P − n (n·v_P): the friction rows are then tangent,
+            # so the contact's multiplier is the whole normal force
+            along = graph.define(f"vn{r.body}",
+                                 sum((a * b for a, b in zip(normal, vp)), zero))
+            vp = [vp[0] - normal[0] * along, vp[1] - normal[1] * along]
         nz, nx, ny = r.constraint_names()
         out += [(nz, contact), (nx, vp[0]), (ny, vp[1])]
     return out
