@@ -326,3 +326,12 @@ def test_a_sphere_moving_uniformly_carries_the_ball_along(engine: str, cache) ->
     assert np.abs(mov["y"] - fixed["y"]).max() < 1e-7
     assert np.abs(mov["z"] - fixed["z"]).max() < 1e-7
     assert np.abs(mov["λrollZКуля"] - fixed["λrollZКуля"]).max() < 1e-6
+
+
+def test_a_ball_reaching_a_spheres_equator_is_a_clear_runtime_error() -> None:
+    """The no-slip rows are the x and y components of the tangential slip; where the
+    normal turns horizontal (the ball round the sphere's equator, held by the bilateral
+    contact) they lose rank: the run stops there, naming the time and the cause."""
+    from kidym.errors import SimulationError
+    with pytest.raises(SimulationError, match=r"(?s)lost rank.*t = 1\.44.*normal is horizontal"):
+        kidym.simulate(kidym.parse(ON_TOP), t_end=3, t_eval=np.linspace(0, 3, 61))
