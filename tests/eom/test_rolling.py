@@ -335,3 +335,24 @@ def test_a_ball_reaching_a_spheres_equator_is_a_clear_runtime_error() -> None:
     from kidym.errors import SimulationError
     with pytest.raises(SimulationError, match=r"(?s)lost rank.*t = 1\.44.*normal is horizontal"):
         kidym.simulate(kidym.parse(ON_TOP), t_end=3, t_eval=np.linspace(0, 3, 61))
+
+
+def test_the_start_puts_the_ball_on_its_surface_without_rolling_it_there() -> None:
+    """Given x, y, the orientation and ω, the consistent start moves only the centre's
+    height onto the bowl (the contact condition; the no-slip rows, velocity constraints,
+    must not hold that move), then solves the centre's velocity from no slip:
+    zC = R − √((R − r)² − x²) and ẋ = r/(R − r)·ω_y (R − zC) by seed 000's (20), (22)."""
+    from kidym.simulate.constrained import consistent_initial
+    sys_ = NumpySystem.build(kidym.derive(kidym.parse(BOWL)))
+    y0 = np.zeros(len(sys_.state_names))
+    start = {"x": 1.5, "l0": 1.0, "ωYКуля": 2.0}
+    for k, v in start.items():
+        y0[sys_.state_names.index(k)] = v
+    y, changed = consistent_initial(sys_, 0.0, y0, sys_.parameter_vector(),
+                                    set(start), 1e-13)
+    assert set(changed) == {"z", "x't", "z't"}
+    R, r = 3.0, 0.2
+    z = R - np.sqrt((R - r) ** 2 - 1.5 ** 2)
+    got = dict(zip(sys_.state_names, y))
+    assert got["z"] == pytest.approx(z, abs=1e-13)
+    assert got["x't"] == pytest.approx(r / (R - r) * 2.0 * (R - z), rel=1e-13)
