@@ -104,44 +104,100 @@ class ConstraintEquations:
 
 
 def rolling_constraints(system, rolling) -> list[tuple[str, Expr]]:
-    """The constraints of bodies rolling without slipping on the plane ``z = h``.
+    """The constraints of bodies rolling without slipping on a surface.
 
     With ``O`` the body frame's origin (the shape's centre), ``S`` its rotation, ``ω``
-    its angular velocity in fixed axes and ``P`` the contact point:
+    its angular velocity in fixed axes, ``P`` the contact point and ``n`` the unit
+    normal of the surface at ``P`` pointing to the ball's side:
 
-    * ball of radius ``R``: ``P − O = −R e_z``; contact ``Z_O − R − h = 0``;
-    * disc of radius ``r`` with axis ``a`` (a body axis, ``S`` column):
+    * ball of radius ``R`` on the plane ``z = h``: ``n = e_z``, contact
+      ``Z_O − R − h = 0``;
+    * ball outside the sphere of radius ``R0`` about ``C``: ``d = |O − C|``,
+      ``n = (O − C)/d``, contact ``d − (R0 + R) = 0``; inside it: ``n = (C − O)/d``,
+      contact ``(R0 − R) − d = 0``;
+    * ball on the implicit surface ``f(O) = 0`` of its centre (``f`` positive on the
+      ball's side): ``n = ∇f/|∇f|`` at ``O``, contact ``f/|∇f| = 0`` (the contact point
+      ``P = O − R n`` lies on the surface offset from ``f = 0`` by ``R``);
+
+    for these ``P − O = −R n``; the contact's gradient is ``n`` on the surface, so its
+    multiplier is the normal force;
+
+    * disc of radius ``r`` with axis ``a`` (a body axis, ``S`` column) on the plane:
       ``P − O = r d``, ``d = (a_z a_x, a_z a_y, a_z² − 1)/s``, ``s = √(1 − a_z²)``
       (the lowest point of the rim); contact ``Z_O − r s − h = 0``;
 
-    and no slip, ``v_P = v_O + ω × (P − O) = 0`` along x and y (its z component is the
-    rate of the contact condition). Returns ``(name, formula)`` pairs named by
+    and no slip, ``u = v_P − v_s = v_O + ω × (P − O) − v_s = 0``, ``v_s`` the velocity
+    of the surface's material point (``Ċ`` for a sphere whose centre moves with ``t``;
+    the x, y components of a plane moving along z are 0). Its component along ``n`` is
+    the rate of the contact condition, so two rows are kept: the x and y components of
+    the tangential part ``u − n (n·u)`` (for the plane and the disc, of ``u``). They are
+    independent of each other and of the contact while ``n_z ≠ 0`` (the normal not
+    horizontal). Being tangent, the contact force is
+    ``λrollZ n + λrollX (e_x − n_x n) + λrollY (e_y − n_y n)``: ``λrollZ`` is the
+    normal force. Returns ``(name, formula)`` pairs named by
     :meth:`kidym.model.model.Rolling.constraint_names`.
     """
     graph = system.graph
+    zero = se.Integer(0)
     out: list[tuple[str, Expr]] = []
     for r in rolling:
         kin = system._body(r.body)
         frame = kin.frame
         S, O = frame.S, frame.origin
         R = system.resolve(r.radius)
-        h = system.resolve(r.height)
-        w = [sum((S[i][j] * frame.omega[j] for j in range(3)), se.Integer(0))
-             for i in range(3)]
+        w = [sum((S[i][j] * frame.omega[j] for j in range(3)), zero) for i in range(3)]
         v = [graph.dt(o) for o in O]
-        if r.shape == "ball":
-            arm = [se.Integer(0), se.Integer(0), -R]
-            contact = O[2] - R - h
-        else:
+        vs = [zero, zero, zero]
+        normal = None
+        if r.shape == "disc":
+            h = system.resolve(r.height)
             k = "xyz".index(r.axis)
             a = [S[i][k] for i in range(3)]
             s = graph.define(f"s{r.body}", se.sqrt(a[0] ** 2 + a[1] ** 2))
             arm = [R * a[2] * a[0] / s, R * a[2] * a[1] / s, -R * s]
             contact = O[2] - R * s - h
-        vp = [v[0] + w[1] * arm[2] - w[2] * arm[1], v[1] + w[2] * arm[0] - w[0] * arm[2]]
+        else:
+            normal, contact = _ball_contact(system, r, O, R)
+            arm = [-R * c for c in normal]
+            if r.surface.startswith("sphere"):
+                vs = [graph.dt(system.resolve(c)) for c in r.centre]
+        vp = [v[0] + w[1] * arm[2] - w[2] * arm[1] - vs[0],
+              v[1] + w[2] * arm[0] - w[0] * arm[2] - vs[1],
+              v[2] + w[0] * arm[1] - w[1] * arm[0] - vs[2]]
+        if normal is not None and r.surface != "plane":
+            # the tangential part v_P − n (n·v_P): the friction rows are then tangent,
+            # so the contact's multiplier is the whole normal force
+            along = graph.define(f"vn{r.body}",
+                                 sum((a * b for a, b in zip(normal, vp)), zero))
+            vp = [vp[0] - normal[0] * along, vp[1] - normal[1] * along]
         nz, nx, ny = r.constraint_names()
         out += [(nz, contact), (nx, vp[0]), (ny, vp[1])]
     return out
+
+
+def _ball_contact(system, r, O: list[Expr], R: Expr) -> tuple[list[Expr], Expr]:
+    """``(n, contact)`` of a ball (see :func:`rolling_constraints`)."""
+    graph = system.graph
+    if r.surface == "plane":
+        return [se.Integer(0), se.Integer(0), se.Integer(1)], O[2] - R - system.resolve(r.height)
+    if r.surface.startswith("sphere"):
+        R0 = system.resolve(r.sphere_radius)
+        C = [system.resolve(c) for c in r.centre]
+        rel = [graph.define(f"{x}{r.body}", o - c)
+               for x, o, c in zip(("dX", "dY", "dZ"), O, C)]
+        d = graph.define(f"d{r.body}", se.sqrt(sum((x ** 2 for x in rel), se.Integer(0))))
+        if r.surface == "sphere_outside":
+            return [x / d for x in rel], d - (R0 + R)
+        return [-x / d for x in rel], (R0 - R) - d
+    # an implicit surface f(O) = 0 of the centre
+    names = [se.Symbol(n) for n in r.centre_names()]
+    f = r.function
+    # the centre names resolve to the body's origin O
+    value = system.resolve(f)
+    grad = [graph.define(f"{x}{r.body}", system.resolve(f.diff(n)))
+            for x, n in zip(("fX", "fY", "fZ"), names)]
+    norm = graph.define(f"nf{r.body}", se.sqrt(sum((g ** 2 for g in grad), se.Integer(0))))
+    return [g / norm for g in grad], value / norm
 
 
 def form_constraints(system, names: Sequence[str],

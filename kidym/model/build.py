@@ -915,9 +915,12 @@ class _Builder:
         self.check_prescribed_motion()
 
     def rolling_of(self, ins: ast.Instruction) -> None:
-        """``КАЧЕНИЕ := Ball(шар(R), плоскость(h)), Wheel(диск(r, y), плоскость(0));``."""
-        usage = (f"`{ins.written}` lists `Body(шар(R), плоскость(h))` or "
-                 "`Body(диск(r, axis), плоскость(h))` (ball/disc, plane; axis x, y or z)")
+        """``КАЧЕНИЕ := Ball(шар(R), плоскость(h)), Wheel(диск(r, y), плоскость(0));``,
+        ``Ball(шар(R), сфера_внутри(R0, cx, cy, cz))``, ``Ball(шар(R), поверхность(h))``."""
+        usage = (f"`{ins.written}` lists `Body(shape, surface)`: shape `шар(R)` or "
+                 "`диск(r, axis)` (axis x, y or z), surface `плоскость(h)`, "
+                 "`сфера_внутри(R0[, cx, cy, cz])`, `сфера_снаружи(R0[, cx, cy, cz])` or "
+                 "`поверхность(f)`")
         seen: set[str] = set()
         for item in ins.items:
             ok = (isinstance(item, ast.Call) and len(item.args) == 2
@@ -942,14 +945,26 @@ class _Builder:
                            "kidym knows " + ", ".join(f"`{w}`" for w in _ROLLING_SHAPES),
                            shape_node.func.span)
                 continue
+            if surface_node.func.name.lower() in _SPHERE_WITHOUT_SIDE:
+                self.error(f"`{ins.written}`: say on which side of the sphere `{body}` rolls: "
+                           "`сфера_внутри` (`сфера_всередині`, `sphere_inside`) or "
+                           "`сфера_снаружи` (`сфера_зовні`, `sphere_outside`)",
+                           surface_node.func.span)
+                continue
             if surface is None:
                 self.error(f"`{ins.written}`: unknown surface `{surface_node.func.name}`; "
-                           "kidym knows the plane " + ", ".join(
-                               f"`{w}`" for w in _ROLLING_SURFACES) + " (z = h; other "
-                           "surfaces are not supported yet)", surface_node.func.span)
+                           "kidym knows " + ", ".join(f"`{w}`" for w in _ROLLING_SURFACES),
+                           surface_node.func.span)
+                continue
+            if shape == "disc" and surface != "plane":
+                self.error(f"`{ins.written}`: a disc rolls on a plane only; `{body}` rolls on "
+                           f"`{surface_node.func.name}` (a ball, `шар(R)`, rolls on spheres "
+                           "and implicit surfaces)", surface_node.func.span)
                 continue
             want = 1 if shape == "ball" else 2
-            if len(shape_node.args) != want or len(surface_node.args) != 1:
+            n_surface = len(surface_node.args)
+            if len(shape_node.args) != want or not (
+                    n_surface == 1 or (surface.startswith("sphere") and n_surface == 4)):
                 self.error(f"{usage}; got `{self.text(item)}`", item.span)
                 continue
             axis = None
@@ -962,27 +977,92 @@ class _Builder:
                     continue
             radius = self.formula(shape_node.args[0], "value", f"radius of `{body}` in "
                                   f"`{ins.written}`")
-            height = self.formula(surface_node.args[0], "value", f"plane height of `{body}` in "
-                                  f"`{ins.written}`")
-            if radius is None or height is None:
+            if radius is None:
                 continue
-            self.rolling.append(Rolling(body, shape, radius, surface, height, axis, item.span))
+            if surface == "plane":
+                height = self.formula(surface_node.args[0], "value",
+                                      f"plane height of `{body}` in `{ins.written}`")
+                if height is not None:
+                    self.rolling.append(Rolling(body, shape, radius, surface, height, axis,
+                                                item.span))
+            elif surface == "surface":
+                fn = surface_node.args[0]
+                if not isinstance(fn, ast.Name):
+                    self.error(f"`{ins.written}`: `{surface_node.func.name}` takes the name of "
+                               "a defined formula of the centre `XO{body}`, `YO{body}`, "
+                               f"`ZO{body}`, got `{self.text(fn)}`".replace("{body}", body),
+                               fn.span)
+                    continue
+                name = self.rename(fn.name)
+                self.record(fn, "value", f"surface of `{body}` in `{ins.written}`")
+                self.rolling.append(Rolling(body, shape, radius, surface, None, axis,
+                                            item.span, function_name=name))
+            else:
+                parts = [self.formula(a, "value", f"{what} of `{body}` in `{ins.written}`")
+                         for a, what in zip(surface_node.args,
+                                            ("sphere radius", "sphere centre x",
+                                             "sphere centre y", "sphere centre z"))]
+                if any(p is None for p in parts):
+                    continue
+                centre = tuple(parts[1:]) or (se.Integer(0),) * 3
+                self.rolling.append(Rolling(body, shape, radius, surface, None, axis,
+                                            item.span, sphere_radius=parts[0],
+                                            centre=centre))
 
     def check_rolling(self) -> None:
-        """Radius and plane height are constants; generated names are free."""
+        """Radius and sphere radius constant, plane height and sphere centre formulas of
+        parameters and time, a surface function a definition of the centre; generated
+        names free."""
         if not self.rolling:
             return
         written = self.instructions["ROLLING"].written
         taken = self.params | self.defs | set(self.coordinates)
-        for r in self.rolling:
+        for k, r in enumerate(self.rolling):
             self.check_constant(r.radius, f"the radius of `{r.body}` in `{written}`", r.span)
             self.check_constant(r.height, f"the plane height of `{r.body}` in `{written}`",
-                                r.span)
+                                r.span, allow_time=True)
+            self.check_constant(r.sphere_radius, f"the sphere radius of `{r.body}` in "
+                                f"`{written}`", r.span)
+            for c in r.centre:
+                self.check_constant(c, f"the sphere centre of `{r.body}` in `{written}`",
+                                    r.span, allow_time=True)
+            if r.function_name is not None:
+                self.rolling[k] = dataclasses.replace(
+                    r, function=self.surface_function(r, written))
             for name in r.constraint_names():
                 if name in taken:
                     self.error(f"`{written}` names the rolling constraints of `{r.body}` "
                                f"`{name}`, but `{name}` is a name of the model: rename it",
                                r.span)
+
+    def surface_function(self, r: Rolling, written: str) -> Expr | None:
+        """The expanded formula of ``поверхность(f)``: of the body's centre names and
+        parameters only (``None``, reported, otherwise)."""
+        name = r.function_name
+        centre = r.centre_names()
+        how = (f"`{name}` = 0 is the surface of the centre of `{r.body}`: a formula of "
+               f"`{centre[0]}`, `{centre[1]}`, `{centre[2]}` and parameters, positive on the "
+               "ball's side")
+        if name not in self.defs or self.variables[name].expr is None:
+            self.error(f"`{written}`: `{name}` is not a defined formula; {how}", r.span)
+            return None
+        expanded = self.expand(se.Symbol(name))
+        if expanded is None:
+            self.error(f"`{written}`: `{name}` cannot be formed with its definitions "
+                       "substituted", r.span)
+            return None
+        params = self.params | {"g"}
+        bad = sorted(s.name for s in expanded.free_symbols
+                     if s.name not in params and s.name not in centre)
+        if bad:
+            self.error(f"`{written}`: the surface `{name}` of `{r.body}` uses "
+                       + ", ".join(f"`{b}`" for b in bad) + f"; {how}", r.span)
+            return None
+        if not any(s.name in centre for s in expanded.free_symbols):
+            self.error(f"`{written}`: the surface `{name}` of `{r.body}` does not use the "
+                       f"centre; {how}", r.span)
+            return None
+        return expanded
 
     def check_constraint_names(self) -> None:
         """``УРАВНЕНИЯ := f1, …``: each name a defined quantity (a formula, no value)."""
@@ -1717,7 +1797,14 @@ class _Builder:
 _ROLLING_SHAPES = {"шар": "ball", "куля": "ball", "ball": "ball", "sphere": "ball",
                    "диск": "disc", "колесо": "disc", "disc": "disc", "disk": "disc",
                    "wheel": "disc"}
-_ROLLING_SURFACES = {"плоскость": "plane", "площина": "plane", "plane": "plane"}
+_ROLLING_SURFACES = {"плоскость": "plane", "площина": "plane", "plane": "plane",
+                     "сфера_внутри": "sphere_inside", "сфера_всередині": "sphere_inside",
+                     "sphere_inside": "sphere_inside",
+                     "сфера_снаружи": "sphere_outside", "сфера_зовні": "sphere_outside",
+                     "sphere_outside": "sphere_outside",
+                     "поверхность": "surface", "поверхня": "surface", "surface": "surface"}
+#: A sphere named without its side: an error that asks for it.
+_SPHERE_WITHOUT_SIDE = {"сфера", "sphere"}
 
 
 # ---------------------------------------------------------------- utilities

@@ -188,23 +188,49 @@ class Rolling:
 
     The body's frame origin (the end of its record's second section) is the centre of
     its rolling shape: a ball of radius ``radius``, or a disc of radius ``radius`` whose
-    axis is the body axis ``axis``. The surface is the plane ``z = height`` (fixed
-    axes). kidym generates the contact condition (holonomic) and the no-slip
-    conditions ``v_P = 0`` of the contact point (velocity constraints), see
-    :func:`kidym.eom.constraints.rolling_constraints`.
+    axis is the body axis ``axis``. kidym generates the contact condition (holonomic)
+    and the no-slip conditions ``v_P = 0`` of the contact point (velocity constraints),
+    see :func:`kidym.eom.constraints.rolling_constraints`.
+
+    Attributes
+    ----------
+    surface : {"plane", "sphere_inside", "sphere_outside", "surface"}
+        The plane ``z = height``; the sphere of radius ``sphere_radius`` about
+        ``centre`` with the ball inside or outside it; or the implicit surface
+        ``function = 0`` of the ball's centre (a defined formula, expanded, over the
+        body's generated centre names ``XO<Body>``, ``YO<Body>``, ``ZO<Body>``).
+    height : Expr or None
+        The plane's height (a formula of parameters and ``t``).
+    sphere_radius : Expr or None
+        The sphere's radius ``R0``.
+    centre : tuple of Expr
+        The sphere's centre, shape (3,) (formulas of parameters and ``t``).
+    function : Expr or None
+        The implicit surface of the centre, ``h(XO, YO, ZO) = 0``, positive on the
+        ball's side.
+    function_name : str or None
+        The name of that definition, as written.
     """
 
     body: str
     shape: str
     radius: Expr
     surface: str
-    height: Expr
+    height: Expr | None
     axis: str | None = None
     span: Span | None = None
+    sphere_radius: Expr | None = None
+    centre: tuple[Expr, ...] = ()
+    function: Expr | None = None
+    function_name: str | None = None
 
     def constraint_names(self) -> tuple[str, str, str]:
         """Names of the generated constraints: contact, no slip along x, along y."""
         return (f"rollZ{self.body}", f"rollX{self.body}", f"rollY{self.body}")
+
+    def centre_names(self) -> tuple[str, str, str]:
+        """The body's generated names of its frame origin in fixed axes (the centre)."""
+        return (f"XO{self.body}", f"YO{self.body}", f"ZO{self.body}")
 
 
 @dataclass(frozen=True)

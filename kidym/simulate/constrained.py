@@ -57,13 +57,28 @@ def _newton_positions(system, t: float, y: np.ndarray, p: np.ndarray,
         if columns is None:
             delta = -np.linalg.lstsq(G, block.phi, rcond=None)[0]
         else:
-            delta = np.zeros(G.shape[1])
+            # only the holonomic rows move positions (a velocity constraint's Φ is 0 and
+            # must not hold the move: a rolling ball is put on its surface, not rolled
+            # there); on the first of `columns` (in their order of preference) that
+            # they need
+            hol = _holonomic_rows(system)
+            Gh = G[hol][:, list(columns)]
             try:
-                delta[list(columns)] = -np.linalg.solve(G[:, list(columns)], block.phi)
-            except np.linalg.LinAlgError:
+                pick = [columns[k] for k in choose_dependent(Gh, [[k] for k in
+                                                                 range(len(columns))])]
+                delta = np.zeros(G.shape[1])
+                delta[pick] = -np.linalg.solve(G[hol][:, pick], block.phi[hol])
+            except (ValueError, np.linalg.LinAlgError):
                 return y, res, it
         y[:n_q] += B @ delta
     return y, res, MAX_NEWTON
+
+
+def _holonomic_rows(system) -> list[int]:
+    """Indices of the constraints ``Φ(q, t) = 0`` (the others are velocity constraints)."""
+    cons = system.equations.constraints
+    flags = cons.holonomic or (True,) * cons.m
+    return [i for i, h in enumerate(flags) if h]
 
 
 def _velocity_correction(system, t: float, y: np.ndarray, p: np.ndarray,

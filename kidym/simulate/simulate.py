@@ -173,7 +173,9 @@ class NumpySystem:
                 str(exc), time=t, state=dict(zip(self.state_names, y)),
                 hint="check masses and moments of inertia, and whether the constraints of "
                      "`УРАВНЕНИЯ` are independent (two of them saying the same thing) or the "
-                     "loop reaches a dead-centre position here",
+                     "loop reaches a dead-centre position here; a body of `КАЧЕНИЕ` meets a "
+                     "surface whose normal is horizontal here (its no-slip rows are the x "
+                     "and y components: turn the fixed axes so that z follows the normal)",
                 kind=faults.SINGULAR if "mass matrix" in str(exc) else faults.CONSTRAINTS
             ) from exc
         except np.linalg.LinAlgError as exc:
