@@ -85,6 +85,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     print(_summary(model, eq))
     if start is not None:
         print(start)
+    if eq.n_w:
+        from kidym.analysis.integrals import first_integrals
+
+        print("\n".join(first_integrals(model).lines()))
     return 0
 
 
@@ -152,8 +156,21 @@ def cmd_run(args: argparse.Namespace) -> int:
         if exc.result is not None and exc.result.t.size:
             _write_outputs(args, model, eq, exc.result, out)
         raise
+    if not args.no_integrals:
+        _monitor_integrals(model, result, _pairs(args.set, "--set"))
     _write_outputs(args, model, eq, result, out)
     return 0
+
+
+def _monitor_integrals(model, result, parameters) -> None:
+    """``result.stats["first_integrals"]``: the drift of each first integral of ``model``
+    (found by :func:`kidym.analysis.integrals.first_integrals`) over the run."""
+    from kidym.analysis.integrals import first_integrals, integral_drift
+
+    found = first_integrals(model, parameters=parameters)
+    if found.skipped:
+        return
+    result.stats["first_integrals"] = integral_drift(found, result, parameters=parameters)
 
 
 def _calculation(path: str) -> str | None:
@@ -434,6 +451,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default=None,
                    help="output directory, replaced whole by this run's files (default: "
                         "kidym-out/MODEL_NAME)")
+    p.add_argument("--no-integrals", action="store_true", dest="no_integrals",
+                   help="do not search the model's first integrals nor report their drift")
     _add_force(p)
     _add_run_output_options(p)
     p.set_defaults(func=cmd_run)
@@ -610,6 +629,11 @@ def _write_outputs(args: argparse.Namespace, model, eq, result, out: Path) -> No
         # E(t) - E(0) - W(t): W is the work of what E leaves out (dampers, driving forces,
         # prescribed motions), so this is conserved by every model (kidym.simulate.energy)
         print(f"energy balance: {balance.describe()}")
+    if "first_integrals" in st:
+        from kidym.analysis.integrals import describe_drift
+
+        for line in describe_drift(st["first_integrals"]):
+            print(line)
     _print_quaternion_drift(result)
     if model.calculation == "KINETOSTATICS":
         _print_multipliers(eq, result)
