@@ -80,6 +80,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     model = _load(args.model)
     if model.calculation == "KINEMATICS" and not model.bodies:
         return check_kinematics(args.model)
+    if model.calculation == "INVERSE_KINEMATICS":
+        return check_inverse_kinematics(model)
     eq = derive(model)
     start = _constrained_start(model, eq) if eq.constraints is not None else None
     print(_summary(model, eq))
@@ -134,6 +136,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     if _calculation(args.model) == "KINEMATICS":
         return cmd_run_kinematics(args)
+    if _calculation(args.model) == "INVERSE_KINEMATICS":
+        return cmd_run_inverse_kinematics(args)
     model = _load(args.model)
     out = Path(args.out) if args.out else Path("kidym-out") / model.name
     eq = derive(model)
@@ -246,6 +250,59 @@ def cmd_run_kinematics(args: argparse.Namespace) -> int:
     for line in printed:
         print(line)
     return status
+
+
+def check_inverse_kinematics(model) -> int:
+    """``kidym check`` on an inverse kinematics model: what is solved for what."""
+    from kidym.calc.inverse_kinematics import formulate, start_values
+
+    problem = formulate(model)   # resolves every name: errors surface here
+    n, m = len(model.coordinates), len(model.constraints)
+    print(f"model {model.name}: OK" + (f" — {model.title}" if model.title else ""))
+    print(f"  calculation: inverse kinematics, t from {model.t_start:g} to {model.t_end:g}")
+    print(f"  coordinates ({n}): " + ", ".join(model.coordinates))
+    print(f"  equations ({m}): " + ", ".join(c.name for c in model.constraints)
+          + (" (as many as coordinates: damped Newton)" if m == n else
+             f" (fewer than coordinates: {n - m} redundant, damped least-norm steps)"))
+    print("  start: " + ", ".join(f"{c}={v:g}" for c, v in
+                                  zip(model.coordinates, start_values(model))))
+    if model.limits:
+        print("  limits: " + ", ".join(f"{lo:g} <= {c} <= {hi:g}"
+                                        for c, (lo, hi) in model.limits.items()))
+    print(f"  parameters ({len(model.parameters)}): "
+          + ", ".join(f"{p.name}={p.value:g}" for p in model.parameters))
+    if problem.outputs:
+        print("  computed: " + ", ".join(problem.outputs))
+    return 0
+
+
+def cmd_run_inverse_kinematics(args: argparse.Namespace) -> int:
+    """``kidym run`` on an inverse kinematics model: ``results.csv`` and plots."""
+    import numpy as np
+
+    from kidym.calc.inverse_kinematics import inverse_kinematics
+    from kidym.calc.plots import plot_kinematics
+    from kidym.outdir import staged
+    from kidym.simulate.result import write_atomically
+
+    if getattr(args, "initial", None):
+        raise SystemExit("kidym: error: --initial does not apply to the inverse kinematics "
+                         "calculation: its start is `НАЧАЛЬНОЕ ПОЛОЖЕНИЕ` in the model")
+    model = _load(args.model)
+    out = Path(args.out) if args.out else Path("kidym-out") / model.name
+    result = inverse_kinematics(model, n_points=args.points, t_end=args.t_end,
+                                parameters=_pairs(args.set, "--set"))
+    with staged(out, force=args.force, command="kidym run", keep=[args.model]) as stage:
+        csv_path = write_atomically(stage.path / "results.csv", result.csv_text())
+        plots = [] if args.no_plots else plot_kinematics(result, model, stage.path)
+    print(f"{model.name}: inverse kinematics from t = {result.t[0]:g} to {result.t[-1]:g}, "
+          f"{len(result.t)} points: max |f| = {np.max(result.residuals):.3g}, "
+          f"damped Newton iterations per point: at most {int(np.max(result.iterations))}, "
+          f"{int(np.sum(result.iterations))} in all")
+    print(f"results: {stage.final(csv_path)}")
+    for p in plots:
+        print(f"plot:    {stage.final(p)}")
+    return 0
 
 
 def cmd_fmt(args: argparse.Namespace) -> int:
@@ -710,7 +767,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (DerivationError, SimulationError, CompileError) as exc:
         print(f"kidym: error: {exc}", file=sys.stderr)
         return 1 if isinstance(exc, DerivationError) else 2
-    except (OSError, KeyError, ValueError) as exc:
+    except (OSError, KeyError, ValueError) as exc:  # (KinematicsError is a ValueError)
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"kidym: error: {msg}", file=sys.stderr)
         return 1
