@@ -296,7 +296,8 @@ def cmd_run_inverse_kinematics(args: argparse.Namespace) -> int:
         csv_path = write_atomically(stage.path / "results.csv", result.csv_text())
         plots = [] if args.no_plots else plot_kinematics(result, model, stage.path)
     print(f"{model.name}: inverse kinematics from t = {result.t[0]:g} to {result.t[-1]:g}, "
-          f"{len(result.t)} points: max |f| = {np.max(result.residuals):.3g}, "
+          f"{len(result.t)} points, converged at every point (max |f| <= "
+          f"{result.tolerance:.2g}); "
           f"damped Newton iterations per point: at most {int(np.max(result.iterations))}, "
           f"{int(np.sum(result.iterations))} in all")
     print(f"results: {stage.final(csv_path)}")

@@ -155,6 +155,7 @@ class FirstIntegrals:
     samples: int = 0
     candidates: tuple[str, ...] = ()
     skipped: str = ""
+    dictionary: Mapping[str, Expr] = field(default_factory=dict)
 
     def __iter__(self):
         return iter(self.integrals)
@@ -177,17 +178,29 @@ class FirstIntegrals:
         out += ["    " + i.describe() for i in self.integrals]
         return out
 
-    def evaluator(self):
-        """``f(t, y, p) -> values`` of the integrals, shape (n,), at one state."""
+    def evaluator(self, *, terms: bool = False):
+        """``f(t, y, p) -> values`` of the integrals, shape (n,), at one state.
+
+        With ``terms=True`` it also returns the values of every term ``c_k I_k`` of
+        every integral, in order (the scale a combination's drift is measured by).
+        """
         from kidym.simulate.numpy_engine import generate_python
 
         eq = self.equations
-        fn = generate_python(eq, {i.name: i.expression for i in self.integrals}).function
+        outputs = {i.name: i.expression for i in self.integrals}
+        if terms:
+            for i in self.integrals:
+                for k, (c, label) in enumerate(i.terms):
+                    outputs[f"{i.name}#{k}"] = se.Float(c) * self._candidate(label)
+        fn = generate_python(eq, outputs).function
 
         def values(t: float, y: np.ndarray, p: np.ndarray) -> np.ndarray:
             return np.asarray(fn(float(t), list(map(float, y)), list(map(float, p)))[3], float)
 
         return values
+
+    def _candidate(self, label: str) -> Expr:
+        return self.dictionary[label]
 
 
 @dataclass
@@ -269,7 +282,8 @@ def first_integrals(model: Model | Equations, *, samples: int | None = None,
             "coefficients)")
         out.append(FirstIntegral(name, kind, tuple((c, cands[k].label) for c, k in terms),
                                  expr, how, proof))
-    return FirstIntegrals(tuple(out), eq, n, tuple(c.label for c in cands))
+    return FirstIntegrals(tuple(out), eq, n, tuple(c.label for c in cands),
+                          dictionary={c.label: c.expr for c in cands})
 
 
 # ------------------------------------------------------------------ candidates
@@ -622,22 +636,26 @@ def integral_drift(found: FirstIntegrals, result, *,
     Returns
     -------
     dict of str to dict
-        By integral name: ``max_abs`` (``max |I − I(0)|``), ``scale``
-        (``max |I|``, and the largest term of a combination), ``relative``
-        (``max_abs / scale``, ``None`` for scale 0), ``kind``.
+        By integral name: ``max_abs`` (``max |I − I(0)|``), ``scale`` (the largest of
+        ``max |I|`` and ``max |c_k I_k|`` over its terms: a combination can stay near 0
+        while its terms do not), ``relative`` (``max_abs / scale``, ``None`` for scale
+        0), ``kind``, ``initial`` (``I(0)``).
     """
     if not found.integrals or not np.size(result.t):
         return {}
-    f = found.evaluator()
+    f = found.evaluator(terms=True)
     p = _parameter_vector(found.equations, parameters)
     names = [str(s) for s in (*found.equations.coordinates, *found.equations.speeds)]
     y = np.array([result.values[n] for n in names])
     vals = np.array([f(t, y[:, i], p) for i, t in enumerate(result.t)])
     out: dict[str, dict] = {}
+    col = len(found.integrals)
     for j, integral in enumerate(found.integrals):
         v = vals[:, j]
+        parts = vals[:, col:col + len(integral.terms)]
+        col += len(integral.terms)
         drift = float(np.max(np.abs(v - v[0])))
-        scale = float(np.max(np.abs(v)))
+        scale = float(max(np.max(np.abs(v)), np.max(np.abs(parts))))
         out[integral.name] = {"kind": integral.kind, "max_abs": drift, "scale": scale,
                               "relative": drift / scale if scale > 0 else None,
                               "initial": float(v[0])}
@@ -650,6 +668,6 @@ def describe_drift(drift: Mapping[str, Mapping]) -> list[str]:
     for name, d in drift.items():
         text = f"first integral {name} ({d['kind']}): max |I - I(0)| = {d['max_abs']:.3g}"
         if d["relative"] is not None:
-            text += f" (relative to max |I| = {d['scale']:.3g}: {d['relative']:.3g})"
+            text += f" (relative to its scale {d['scale']:.3g}: {d['relative']:.3g})"
         out.append(text)
     return out

@@ -193,10 +193,13 @@ class IKResult(KinematicsResult):
         ``max |f|`` at each time.
     iterations : ndarray of int, shape (n,)
         Newton iterations at each time.
+    tolerance : float
+        The ``max |f|`` every time met.
     """
 
     residuals: np.ndarray = None  # type: ignore[assignment]
     iterations: np.ndarray = None  # type: ignore[assignment]
+    tolerance: float = 0.0
 
 
 def start_values(model: Model) -> np.ndarray:
@@ -272,7 +275,7 @@ def inverse_kinematics(model: Model, *, n_points: int = 501, t_end: float | None
                                  *problem.outputs]))
     values = {n: values[n] for n in names if n != TIME.name}
     return IKResult(t, values, tuple(n for n in names if n != TIME.name), model.name,
-                    residuals=res, iterations=its)
+                    residuals=res, iterations=its, tolerance=tol)
 
 
 def run_inverse_kinematics(model: Model, out: str | Path, *, n_points: int = 501,
