@@ -174,7 +174,7 @@ def _monitor_integrals(model, result, parameters) -> None:
     found = first_integrals(model, parameters=parameters)
     if found.skipped:
         return
-    result.stats["first_integrals"] = integral_drift(found, result, parameters=parameters)
+    integral_drift(found, result, parameters=parameters)   # → result.stats
 
 
 def _calculation(path: str) -> str | None:

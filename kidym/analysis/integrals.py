@@ -621,8 +621,13 @@ def _proved(eq: Equations, kind: str, candidate: _Candidate, budget_s: float) ->
 
 # ------------------------------------------------------------------ monitoring
 def integral_drift(found: FirstIntegrals, result, *,
-                   parameters: Mapping[str, float] | None = None) -> dict[str, dict]:
+                   parameters: Mapping[str, float] | None = None,
+                   record: bool = True) -> dict[str, dict]:
     """``max_t |I(t) − I(0)|`` of each integral over a run, absolute and relative.
+
+    With ``record`` (default) the drift is also stored in
+    ``result.stats["first_integrals"]`` (written to ``results.json`` by
+    :meth:`Result.write`).
 
     Parameters
     ----------
@@ -632,6 +637,8 @@ def integral_drift(found: FirstIntegrals, result, *,
         A run of either engine (its states are evaluated here, after the run).
     parameters : mapping of str to float, optional
         The parameter values of the run.
+    record : bool
+        Store the drift in ``result.stats["first_integrals"]``.
 
     Returns
     -------
@@ -659,6 +666,8 @@ def integral_drift(found: FirstIntegrals, result, *,
         out[integral.name] = {"kind": integral.kind, "max_abs": drift, "scale": scale,
                               "relative": drift / scale if scale > 0 else None,
                               "initial": float(v[0])}
+    if record:
+        result.stats["first_integrals"] = out
     return out
 
 

@@ -59,6 +59,15 @@ def read(b) -> tuple[dict[str, float], dict[str, tuple[float, float]]]:
                 + ", ".join(coords) + "): the inverse kinematics calculation takes at most "
                 "as many equations as coordinates (fewer: a redundant system, solved by "
                 "least-norm steps)", ins.name_span)
+    for n in b.constraint_names:
+        var = b.variables.get(n.name)
+        expr = b.expand(var.expr) if var is not None and var.expr is not None else None
+        rates = sorted(s.name for s in (expr.free_symbols if expr is not None else ())
+                       if "'t" in s.name)
+        if rates:
+            b.error(f"equation `{n.name}` uses `{rates[0]}`, a velocity: the inverse "
+                    "kinematics calculation solves formulas of the coordinates and time "
+                    "(KiDyM's velocity-level mode is not implemented)", n.span)
     for key in KEYS:
         ins = b.instructions.get(key)
         if ins is None:

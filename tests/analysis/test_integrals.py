@@ -143,6 +143,7 @@ def test_example_integrals_conserved(path):
     assert {i.name for i in found} == EXAMPLE_INTEGRALS[path]
     result = kidym.simulate(model, t_end=min(model.t_end, 5.0), rtol=1e-10, atol=1e-12)
     drift = integral_drift(found, result)
+    assert result.stats["first_integrals"] is drift   # recorded in the Result
     for name, d in drift.items():
         assert d["relative"] is not None and d["relative"] < 1e-7, (name, d)
 

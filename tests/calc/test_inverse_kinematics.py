@@ -165,9 +165,11 @@ def test_cli_check_and_run(tmp_path, capsys):
     ("LIMITS := q2't(-1, 1);", r"velocity limits .* are not supported", 12),
     ("LIMITS := q2(1, 0);", r"the limits of `q2` must increase", 12),
     ("INITIAL GUESS := q3(1);", r"`q3` in `INITIAL GUESS` is not a coordinate", 12),
+    ("f3 = q1't - 1; f4 = f3 + q2; EQUATIONS := f1, f4;",
+     r"equation `f4` uses `q1't`, a velocity", 11),
 ])
 def test_located_errors(extra, message, line):
-    text = ARM.replace("EQUATIONS := f1, f2;\n", "") if "f3" in extra else ARM
+    text = ARM.replace("EQUATIONS := f1, f2;\n", "") if "EQUATIONS" in extra else ARM
     with pytest.raises(ParseError, match=message) as exc:
         kidym.parse(text + extra, filename="arm.kdm")
     assert f"arm.kdm:{line}:" in exc.value.render()
@@ -182,3 +184,38 @@ def test_guess_and_limits_belong_to_inverse_kinematics():
 def test_inverse_kinematics_needs_equations():
     with pytest.raises(ParseError, match=r"solves `УРАВНЕНИЯ := f1, …;`"):
         kidym.parse(ARM.replace("EQUATIONS := f1, f2;", ""))
+
+
+ARM3 = """
+CALCULATION := INVERSE KINEMATICS;
+m = 1;
+L1 | Rz(q1) | Sx(0.3), m, 0, 0.03, 0.03;
+L2~L1 | Sx(0.6), Rz(q2) | Sx(0.25), m, 0, 0.02, 0.02;
+L3~L2 | Sx(0.5), Rz(q3) | Sx(0.2), m, 0, 0.01, 0.01;
+f1 = XOL3 + 0.4*S11L3 - (0.9 + 0.2*cos(t));
+f2 = YOL3 + 0.4*S21L3 - (0.4 + 0.2*sin(t));
+EQUATIONS := f1, f2;
+INITIAL GUESS := q1(0.3), q2(0.6), q3(0.6);
+TIME := t(0, 6.283);
+"""
+
+
+def test_redundant_arm_reaches_and_moves_least():
+    """A planar three-link arm (lengths 0.6, 0.5, 0.4) on a circle: two equations,
+    three angles. The tip by the closed-form forward kinematics is on the target, and
+    each step's change of the angles is (to first order in the time step) orthogonal
+    to the null space of the Jacobian: the least-norm motion."""
+    r = inverse_kinematics(kidym.parse(ARM3), n_points=401)
+    q = np.column_stack([r["q1"], r["q2"], r["q3"]])
+    a = np.cumsum(q, axis=1)
+    lengths = np.array([0.6, 0.5, 0.4])
+    tip = np.column_stack([(lengths * np.cos(a)).sum(1), (lengths * np.sin(a)).sum(1)])
+    target = np.column_stack([0.9 + 0.2 * np.cos(r.t), 0.4 + 0.2 * np.sin(r.t)])
+    np.testing.assert_allclose(tip, target, atol=1e-11)
+    for k in range(1, len(r.t)):
+        # J by hand: ∂tip/∂q_j = Σ_{i ≥ j} l_i (−sin a_i, cos a_i)
+        J = np.array([[-(lengths[j:] * np.sin(a[k, j:])).sum() for j in range(3)],
+                      [(lengths[j:] * np.cos(a[k, j:])).sum() for j in range(3)]])
+        null = np.linalg.svd(J)[2][-1]
+        dq = q[k] - q[k - 1]
+        assert abs(null @ dq) <= 0.05 * np.linalg.norm(dq)
