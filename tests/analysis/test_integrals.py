@@ -133,6 +133,11 @@ EXAMPLE_INTEGRALS = {
     "free_body/free_body.kdm": {"E"},
     "wing_nut/wing_nut.kdm": {"E", "p_psi"},
     "chain/chain3.kdm": {"E"},
+    # virtual potentials (stiff: 2 s runs); the cycloid's hinge moves at the speed V,
+    # so E is not conserved but E − V·p_x is
+    "virtual_constraints/test1_circle.kdm": {"E"},
+    "virtual_constraints/test3_cycloid.kdm": {"I1"},
+    "virtual_constraints/test5_sphere.kdm": {"E"},
 }
 
 
@@ -141,11 +146,16 @@ def test_example_integrals_conserved(path):
     model = kidym.load(EXAMPLES / path)
     found = first_integrals(model)
     assert {i.name for i in found} == EXAMPLE_INTEGRALS[path]
-    result = kidym.simulate(model, t_end=min(model.t_end, 5.0), rtol=1e-10, atol=1e-12)
+    t_end = 2.0 if "virtual" in path else min(model.t_end, 5.0)
+    # the stiff wall of the sphere needs steps below its period (0.05/√α, as its README)
+    max_step = 0.05 / np.sqrt(5e4) if "sphere" in path else np.inf
+    result = kidym.simulate(model, t_end=t_end, rtol=1e-10, atol=1e-12, max_step=max_step)
     drift = integral_drift(found, result)
     assert result.stats["first_integrals"] is drift   # recorded in the Result
+    # a stiff wall (α = 5e4) costs accuracy at every bounce: 1e-6 at rtol 1e-10
+    bound = 1e-5 if "sphere" in path else 1e-7
     for name, d in drift.items():
-        assert d["relative"] is not None and d["relative"] < 1e-7, (name, d)
+        assert d["relative"] is not None and d["relative"] < bound, (name, d)
 
 
 @pytest.mark.parametrize("path", ["ball/ball.kdm", "wing_nut/wing_nut.kdm"])
