@@ -80,7 +80,7 @@ KINDS = ("energy", "jacobi", "cyclic momentum", "momentum", "speed", "linear")
 MAX_SPEEDS = 8
 
 #: A rate is taken as zero when it is below this fraction of the terms it sums.
-ZERO_RATE = 1e-8
+ZERO_RATE = 1e-10
 
 
 @dataclass(frozen=True)

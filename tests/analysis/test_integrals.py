@@ -87,8 +87,8 @@ def test_hoop_jacobi_integral_against_closed_form_and_no_energy():
 
 
 @pytest.mark.parametrize("extra", ["Dd.phi = b;", "Pd.phi = A*sin(W*t);",
-                                   "Pd.phi = A*phi't;"],
-                         ids=["damped", "driven", "non-potential"])
+                                   "Pd.phi = A*phi't;", "Dd.phi = 1e-6;"],
+                         ids=["damped", "driven", "non-potential", "weakly-damped"])
 def test_no_false_integral(extra):
     found = first_integrals(kidym.parse(PENDULUM + extra))
     assert not found.skipped
