@@ -17,6 +17,7 @@ Examples
 1
 """
 
+from kidym.analysis.integrals import first_integrals, integral_drift
 from kidym.eom.equations import Equations, derive
 from kidym.errors import (
     CompileError,
@@ -56,6 +57,8 @@ __all__ = [
     "Span",
     "Transform",
     "derive",
+    "first_integrals",
+    "integral_drift",
     "load",
     "parse",
     "simulate",

@@ -80,11 +80,20 @@ def cmd_check(args: argparse.Namespace) -> int:
     model = _load(args.model)
     if model.calculation == "KINEMATICS" and not model.bodies:
         return check_kinematics(args.model)
+    if model.calculation == "INVERSE_KINEMATICS":
+        return check_inverse_kinematics(model)
     eq = derive(model)
     start = _constrained_start(model, eq) if eq.constraints is not None else None
     print(_summary(model, eq))
     if start is not None:
         print(start)
+    if eq.n_w:
+        from kidym.analysis.integrals import first_integrals
+
+        try:
+            print("\n".join(first_integrals(model).lines()))
+        except (ValueError, DerivationError) as exc:
+            print(f"  first integrals: not searched ({exc})")
     return 0
 
 
@@ -130,6 +139,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     if _calculation(args.model) == "KINEMATICS":
         return cmd_run_kinematics(args)
+    if _calculation(args.model) == "INVERSE_KINEMATICS":
+        return cmd_run_inverse_kinematics(args)
     model = _load(args.model)
     out = Path(args.out) if args.out else Path("kidym-out") / model.name
     eq = derive(model)
@@ -152,8 +163,25 @@ def cmd_run(args: argparse.Namespace) -> int:
         if exc.result is not None and exc.result.t.size:
             _write_outputs(args, model, eq, exc.result, out)
         raise
+    if not args.no_integrals:
+        _monitor_integrals(model, result, _pairs(args.set, "--set"))
     _write_outputs(args, model, eq, result, out)
     return 0
+
+
+def _monitor_integrals(model, result, parameters) -> None:
+    """``result.stats["first_integrals"]``: the drift of each first integral of ``model``
+    (found by :func:`kidym.analysis.integrals.first_integrals`) over the run."""
+    from kidym.analysis.integrals import first_integrals, integral_drift
+
+    try:
+        found = first_integrals(model, parameters=parameters)
+    except (ValueError, DerivationError) as exc:   # the run stands; its check is missing
+        print(f"note: first integrals not searched: {exc}", file=sys.stderr)
+        return
+    if found.skipped:
+        return
+    integral_drift(found, result, parameters=parameters)   # → result.stats
 
 
 def _calculation(path: str) -> str | None:
@@ -229,6 +257,60 @@ def cmd_run_kinematics(args: argparse.Namespace) -> int:
     for line in printed:
         print(line)
     return status
+
+
+def check_inverse_kinematics(model) -> int:
+    """``kidym check`` on an inverse kinematics model: what is solved for what."""
+    from kidym.calc.inverse_kinematics import formulate, start_values
+
+    problem = formulate(model)   # resolves every name: errors surface here
+    n, m = len(model.coordinates), len(model.constraints)
+    print(f"model {model.name}: OK" + (f" — {model.title}" if model.title else ""))
+    print(f"  calculation: inverse kinematics, t from {model.t_start:g} to {model.t_end:g}")
+    print(f"  coordinates ({n}): " + ", ".join(model.coordinates))
+    print(f"  equations ({m}): " + ", ".join(c.name for c in model.constraints)
+          + (" (as many as coordinates: damped Newton)" if m == n else
+             f" (fewer than coordinates: {n - m} redundant, damped least-norm steps)"))
+    print("  start: " + ", ".join(f"{c}={v:g}" for c, v in
+                                  zip(model.coordinates, start_values(model))))
+    if model.limits:
+        print("  limits: " + ", ".join(f"{lo:g} <= {c} <= {hi:g}"
+                                        for c, (lo, hi) in model.limits.items()))
+    print(f"  parameters ({len(model.parameters)}): "
+          + ", ".join(f"{p.name}={p.value:g}" for p in model.parameters))
+    if problem.outputs:
+        print("  computed: " + ", ".join(problem.outputs))
+    return 0
+
+
+def cmd_run_inverse_kinematics(args: argparse.Namespace) -> int:
+    """``kidym run`` on an inverse kinematics model: ``results.csv`` and plots."""
+    import numpy as np
+
+    from kidym.calc.inverse_kinematics import inverse_kinematics
+    from kidym.calc.plots import plot_kinematics
+    from kidym.outdir import staged
+    from kidym.simulate.result import write_atomically
+
+    if getattr(args, "initial", None):
+        raise SystemExit("kidym: error: --initial does not apply to the inverse kinematics "
+                         "calculation: its start is `НАЧАЛЬНОЕ ПОЛОЖЕНИЕ` in the model")
+    model = _load(args.model)
+    out = Path(args.out) if args.out else Path("kidym-out") / model.name
+    result = inverse_kinematics(model, n_points=args.points, t_end=args.t_end,
+                                parameters=_pairs(args.set, "--set"))
+    with staged(out, force=args.force, command="kidym run", keep=[args.model]) as stage:
+        csv_path = write_atomically(stage.path / "results.csv", result.csv_text())
+        plots = [] if args.no_plots else plot_kinematics(result, model, stage.path)
+    print(f"{model.name}: inverse kinematics from t = {result.t[0]:g} to {result.t[-1]:g}, "
+          f"{len(result.t)} points, converged at every point (max |f| <= "
+          f"{result.tolerance:.2g}); "
+          f"damped Newton iterations per point: at most {int(np.max(result.iterations))}, "
+          f"{int(np.sum(result.iterations))} in all")
+    print(f"results: {stage.final(csv_path)}")
+    for p in plots:
+        print(f"plot:    {stage.final(p)}")
+    return 0
 
 
 def cmd_fmt(args: argparse.Namespace) -> int:
@@ -442,6 +524,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default=None,
                    help="output directory, replaced whole by this run's files (default: "
                         "kidym-out/MODEL_NAME)")
+    p.add_argument("--no-integrals", action="store_true", dest="no_integrals",
+                   help="do not search the model's first integrals nor report their drift")
     _add_force(p)
     _add_run_output_options(p)
     p.set_defaults(func=cmd_run)
@@ -618,6 +702,11 @@ def _write_outputs(args: argparse.Namespace, model, eq, result, out: Path) -> No
         # E(t) - E(0) - W(t): W is the work of what E leaves out (dampers, driving forces,
         # prescribed motions), so this is conserved by every model (kidym.simulate.energy)
         print(f"energy balance: {balance.describe()}")
+    if "first_integrals" in st:
+        from kidym.analysis.integrals import describe_drift
+
+        for line in describe_drift(st["first_integrals"]):
+            print(line)
     _print_quaternion_drift(result)
     if model.calculation == "KINETOSTATICS":
         _print_multipliers(eq, result)
@@ -694,7 +783,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (DerivationError, SimulationError, CompileError) as exc:
         print(f"kidym: error: {exc}", file=sys.stderr)
         return 1 if isinstance(exc, DerivationError) else 2
-    except (OSError, KeyError, ValueError) as exc:
+    except (OSError, KeyError, ValueError) as exc:  # (KinematicsError is a ValueError)
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"kidym: error: {msg}", file=sys.stderr)
         return 1

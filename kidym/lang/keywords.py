@@ -80,7 +80,8 @@ IMPLEMENTED = frozenset({"COORDINATES", "PSEUDOVELOCITIES", "INITIAL", "TIME", "
                          "GRAVITY", "CALCULATION", "END", "QUATERNION", "TASK", "AUTHOR",
                          "VARIANT", "BODIES", "UNITS", "CODING", "COMPARE", "COMBINE",
                          "WITHDRAW", "MULTIPLY", "ANGULAR_VELOCITY", "IK_EQUATIONS",
-                         "ROLLING", "VIRTUAL_CONSTRAINTS", "BOUNDING_SURFACES"})
+                         "ROLLING", "VIRTUAL_CONSTRAINTS", "BOUNDING_SURFACES",
+                         "INITIAL_GUESS", "LIMITS"})
 
 #: Instructions not implemented that only change how results are presented (plots,
 #: animation, files), never the numbers: ignored with a warning. Every other
@@ -92,7 +93,7 @@ PRESENTATION_ONLY = frozenset({"RANGE", "ANIMATION", "BACKGROUND", "PICTURES", "
 PARSED_ITEMS = frozenset({"COORDINATES", "PSEUDOVELOCITIES", "INITIAL", "TIME", "VARY",
                           "SHOW", "GRAVITY", "QUATERNION", "BODIES", "COMPARE", "COMBINE",
                           "MULTIPLY", "IK_EQUATIONS", "ROLLING", "VIRTUAL_CONSTRAINTS",
-                          "BOUNDING_SURFACES"})
+                          "BOUNDING_SURFACES", "INITIAL_GUESS", "LIMITS"})
 
 #: Approximations of the delta function in a virtual potential (seed 001 eqs. (12),
 #: (13)), canonical key → accepted spellings of the second item argument
@@ -120,7 +121,7 @@ CALCULATIONS: dict[str, tuple[str, ...]] = {
 
 #: Calculation types that later stages implement.
 SUPPORTED_CALCULATIONS = frozenset({"DYNAMICS", "KINEMATICS", "EQUATIONS",
-                                    "KINETOSTATICS"})
+                                    "KINETOSTATICS", "INVERSE_KINEMATICS"})
 
 _SPACES = re.compile(r"\s+")
 

@@ -43,7 +43,7 @@ from kidym.lang.formulas import (
 )
 from kidym.lang.parser import ParsedSource
 from kidym.lang.tasks import REPEATABLE
-from kidym.model import virtual
+from kidym.model import inverse, virtual
 from kidym.model.inertia import full_tensor, inertia_problem
 from kidym.model.model import (
     TIME,
@@ -615,6 +615,8 @@ class _Builder:
             elif key == "IK_EQUATIONS":
                 self.constraint_names = self.name_list(
                     ins, "the name of a defined quantity that must vanish")
+            elif key in inverse.KEYS:
+                inverse.convert_values(self, ins)
             elif key in virtual.KINDS:
                 self.virtual_items += virtual.read_items(self, ins)
             elif key == "GRAVITY":
@@ -1729,6 +1731,7 @@ class _Builder:
                 self.check_constant(g, f"`{ins.written}`", ins.name_span, allow_time=True)
         virtual_constraints = virtual.check_items(self, self.virtual_items)
         initial, t_init = self.initial()
+        self.guess, self.limits = inverse.read(self)
         t0, t1, t_span = self.time_span()
         if t_init is not None:
             if t0 is not None and t0 != t_init:
@@ -1789,7 +1792,8 @@ class _Builder:
             angular_velocity={b: mode for b, (mode, _s) in self.angular_velocity.items()},
             constraints=tuple(Constraint(n.name, n.span) for n in self.constraint_names),
             rolling=tuple(self.rolling),
-            virtual_constraints=virtual_constraints)
+            virtual_constraints=virtual_constraints,
+            guess=self.guess, limits=self.limits)
         return model, self.diags
 
 

@@ -385,6 +385,11 @@ class Model:
         Constraints and bounding surfaces held by virtual potentials (seed 001;
         ``ВИРТУАЛЬНЫЕ СВЯЗИ``, ``ОГРАНИЧИВАЮЩИЕ ПОВЕРХНОСТИ``); see
         :mod:`kidym.eom.virtual`.
+    guess : Mapping of str to float
+        ``НАЧАЛЬНОЕ ПОЛОЖЕНИЕ``: the start of the inverse kinematics solution by
+        coordinate (:mod:`kidym.model.inverse`).
+    limits : Mapping of str to (float, float)
+        ``ОГРАНИЧЕНИЯ``: joint limits ``(lo, hi)`` by coordinate (inverse kinematics).
     """
 
     name: str
@@ -414,6 +419,8 @@ class Model:
     constraints: tuple[Constraint, ...] = ()
     rolling: tuple[Rolling, ...] = ()
     virtual_constraints: tuple[VirtualConstraint, ...] = ()
+    guess: Mapping[str, float] = field(default_factory=dict)
+    limits: Mapping[str, tuple[float, float]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "initial", MappingProxyType(dict(self.initial)))
@@ -421,6 +428,8 @@ class Model:
                            MappingProxyType(dict(self.initial_formulas)))
         object.__setattr__(self, "span_formulas", MappingProxyType(dict(self.span_formulas)))
         object.__setattr__(self, "units", MappingProxyType(dict(self.units)))
+        object.__setattr__(self, "guess", MappingProxyType(dict(self.guess)))
+        object.__setattr__(self, "limits", MappingProxyType(dict(self.limits)))
         object.__setattr__(self, "angular_velocity",
                            MappingProxyType(dict(self.angular_velocity)))
 

@@ -1,0 +1,1 @@
+"""Analyses beyond time histories (issue 17)."""

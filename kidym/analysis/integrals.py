@@ -1,0 +1,682 @@
+"""First integrals found automatically: energy, cyclic momenta, Jacobi, linear integrals.
+
+A first integral is a function ``I(q, w, t)`` whose rate along the motion,
+
+    ``İ = ∂I/∂t + ∂I/∂q · q̇ + ∂I/∂w · ẇ``,   ``q̇ = B w + β``,   ``M ẇ = F``,
+
+is zero for *every* state. kidym looks for them in a finite **dictionary of
+candidates**, each a named quantity of the equations (no expansion):
+
+* ``E = T + Π``, the energy (an integral of a conservative model: no non-potential
+  element, no explicit time);
+* the Jacobi integral ``h = Σ q̇ ∂L/∂q̇ − L``, ``L = T − Π`` (models in generalized
+  coordinates, ``w = q̇``; it is the integral of a rheonomic model whose Lagrangian has no
+  explicit time, and equals ``E`` for a scleronomic one);
+* the generalized momenta ``p_k = ∂T/∂w_k`` (the momentum of a cyclic coordinate:
+  ``q_k`` absent from ``T`` and ``Π``, no force along it);
+* linear forms of the speeds: each speed ``w_k``, each body's angular-velocity
+  projections ``ωX, ωY, ωZ`` on its axes and on the fixed axes (``S·ω``), the
+  projection of ``ω`` on the mass-centre radius ``ω·r_C`` (both readings of ``ω``),
+  and the velocity of the mass centre.
+
+The search is linear algebra on a **numeric witness**: the rates ``İ_k`` (named
+quantities, ``ẇ`` from ``M⁻¹F``) are evaluated at random states (coordinates about the
+model's initial values, quaternions normalised, random speeds, random times in the
+model's range); an integral with *constant* coefficients ``Σ c_k I_k`` is a null vector
+of the matrix ``R[sample, k] = İ_k``. Each column is scaled by the size of the terms
+its rate sums (``Σ |∂I/∂y_i ẏ_i|`` from central differences), so that an identically
+zero rate shows as rounding (``~1e-15``) and a small but real one does not. A
+candidate whose own column vanishes is reported under its kind (energy, Jacobi,
+momentum, a speed); the rest of the null space — the integrals that are combinations,
+such as the ball's ``ω·n`` in a spherical bowl — is reported in reduced row-echelon
+form. An integral whose values are a combination of those already found (``h = E`` of
+a scleronomic model) is not repeated.
+
+Then the energy, the Jacobi integral and the momenta are **proved symbolically** where
+the time budget allows, without inverting ``M``: with ``y`` such that
+``M y = (∂I/∂w)ᵀ`` (``y = w`` for ``E`` and ``h``, ``y = e_k`` for ``p_k``, since
+``T = ½ wᵀ M w``; checked as an identity), ``İ = İ|_{ẇ=0} + yᵀ F``, and both identities
+are expanded to zero (trigonometric functions rewritten as exponentials) in a child
+process. ``proof`` says ``"symbolic"`` or ``"numeric"`` (a zero rate at every sample,
+no finished proof: always so for combinations, whose ``y = M⁻¹ (∂I/∂w)ᵀ`` is not
+formed). Coefficients of combinations are numbers, valid for the
+parameter values used (``parameters``).
+
+Models with holonomic constraints ``Φ = 0`` (``УРАВНЕНИЯ``) are not searched: random
+states would violate them (:attr:`FirstIntegrals.skipped` says so).
+
+Examples
+--------
+>>> from kidym.lang import parse
+>>> m = parse("m=1; l=1; g=9.81; Bob | Sx(l*sin(phi)), Sy(-l*cos(phi)) | m; "
+...           "Pg.YCBob = -m*g; phi(0.5);")
+>>> found = first_integrals(m)
+>>> [i.kind for i in found]
+['energy']
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import multiprocessing
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+import symengine as se
+import sympy
+
+from kidym.eom.equations import Equations, derive
+from kidym.kinematics import names as gen
+from kidym.model.model import Model
+
+Expr = se.Basic
+
+#: Kinds of first integrals, in the order candidates are tried.
+KINDS = ("energy", "jacobi", "cyclic momentum", "momentum", "speed", "linear")
+
+#: Models with more independent speeds are not searched by default.
+MAX_SPEEDS = 8
+
+#: A rate is taken as zero when it is below this fraction of the terms it sums.
+ZERO_RATE = 1e-10
+
+
+@dataclass(frozen=True)
+class FirstIntegral:
+    """One first integral ``I = Σ c_k I_k`` of the candidates.
+
+    Attributes
+    ----------
+    name : str
+        Short label (``energy``, ``p_phi``, ``h``, ``I1``).
+    kind : str
+        One of :data:`KINDS`.
+    terms : tuple of (float, str)
+        Coefficients and candidate labels of the combination.
+    expression : Expr
+        ``I`` over the named quantities of :attr:`FirstIntegrals.equations`.
+    how : str
+        How it was found (printed by ``kidym check``).
+    proof : {"symbolic", "numeric"}
+        Whether the zero rate was proved by expansion and simplification, or only
+        witnessed at every random state.
+    """
+
+    name: str
+    kind: str
+    terms: tuple[tuple[float, str], ...]
+    expression: Expr
+    how: str
+    proof: str
+
+    @property
+    def formula(self) -> str:
+        """The combination of candidates as text (``(ω·r_C)Ball − 3·ωZBall``)."""
+        parts = []
+        for c, label in self.terms:
+            mag = abs(c)
+            coef = "" if abs(mag - 1) < 1e-12 else f"{mag:.10g}·"
+            sign = "−" if c < 0 else "+"
+            parts.append((sign, coef + label))
+        text = ("−" if parts[0][0] == "−" else "") + parts[0][1]
+        for sign, body in parts[1:]:
+            text += f" {sign} {body}"
+        return text
+
+    def describe(self) -> str:
+        """One line: name, formula, how found and how proved."""
+        proof = ("proved symbolically" if self.proof == "symbolic"
+                 else "zero rate at every random state, not proved symbolically")
+        return f"{self.name} = {self.formula}  [{self.how}; {proof}]"
+
+
+@dataclass(frozen=True)
+class FirstIntegrals:
+    """The first integrals of a model and the equations they are expressed in.
+
+    Attributes
+    ----------
+    integrals : tuple of FirstIntegral
+    equations : Equations
+        Equations of the model with the candidates' named quantities (same
+        coordinates, speeds and parameters as ``derive(model)``).
+    samples : int
+        Random states the rates were evaluated at.
+    candidates : tuple of str
+        Labels of the dictionary searched.
+    skipped : str
+        Why nothing was searched (empty when searched).
+    """
+
+    integrals: tuple[FirstIntegral, ...]
+    equations: Equations | None
+    samples: int = 0
+    candidates: tuple[str, ...] = ()
+    skipped: str = ""
+    dictionary: Mapping[str, Expr] = field(default_factory=dict)
+
+    def __iter__(self):
+        return iter(self.integrals)
+
+    def __len__(self) -> int:
+        return len(self.integrals)
+
+    def __getitem__(self, k: int) -> FirstIntegral:
+        return self.integrals[k]
+
+    def lines(self) -> list[str]:
+        """What ``kidym check`` prints."""
+        if self.skipped:
+            return [f"  first integrals: not searched ({self.skipped})"]
+        if not self.integrals:
+            return [f"  first integrals: none found among {len(self.candidates)} candidates "
+                    f"({self.samples} random states)"]
+        out = [f"  first integrals ({len(self.integrals)}, among {len(self.candidates)} "
+               f"candidates at {self.samples} random states):"]
+        out += ["    " + i.describe() for i in self.integrals]
+        return out
+
+    def evaluator(self, *, terms: bool = False):
+        """``f(t, y, p) -> values`` of the integrals, shape (n,), at one state.
+
+        With ``terms=True`` it also returns the values of every term ``c_k I_k`` of
+        every integral, in order (the scale a combination's drift is measured by).
+        """
+        from kidym.simulate.numpy_engine import generate_python
+
+        eq = self.equations
+        outputs = {i.name: i.expression for i in self.integrals}
+        if terms:
+            for i in self.integrals:
+                for k, (c, label) in enumerate(i.terms):
+                    outputs[f"{i.name}#{k}"] = se.Float(c) * self._candidate(label)
+        fn = generate_python(eq, outputs).function
+
+        def values(t: float, y: np.ndarray, p: np.ndarray) -> np.ndarray:
+            return np.asarray(fn(float(t), list(map(float, y)), list(map(float, p)))[3], float)
+
+        return values
+
+    def _candidate(self, label: str) -> Expr:
+        return self.dictionary[label]
+
+
+@dataclass
+class _Candidate:
+    label: str
+    kind: str
+    expr: Expr
+    how: str = ""
+    rate: Expr = field(default=None)  # type: ignore[assignment]
+
+
+def first_integrals(model: Model | Equations, *, samples: int | None = None,
+                    seed: int = 0, budget_s: float = 5.0,
+                    parameters: Mapping[str, float] | None = None,
+                    max_speeds: int = MAX_SPEEDS) -> FirstIntegrals:
+    """Find the first integrals of ``model`` (see the module text for the method).
+
+    Parameters
+    ----------
+    model : Model or Equations
+        A model (derived here) or its equations (their model is derived again with the
+        candidates' names).
+    samples : int, optional
+        Random states; default ``3·(number of candidates) + 12``.
+    seed : int
+        Seed of the random states (the search is deterministic for a seed).
+    budget_s : float
+        Wall time allowed for the symbolic proofs, in all; ``0`` skips them.
+    parameters : mapping of str to float, optional
+        Parameter values overriding the model's.
+    max_speeds : int
+        Models with more independent speeds are not searched (``skipped`` says so): the
+        witness costs ``O(n_w)`` evaluations per candidate and sample, and the dictionary
+        grows with the bodies (the 10-link chain takes over a minute).
+
+    Returns
+    -------
+    FirstIntegrals
+    """
+    if isinstance(model, Equations):
+        model = model.model
+    if model.constraints or model.rolling:
+        return FirstIntegrals((), None, skipped="holonomic constraints Φ = 0 (УРАВНЕНИЯ): "
+                              "random states would violate them")
+    n_speeds = len(model.pseudo_velocities) or len(model.coordinates)
+    if n_speeds > max_speeds:
+        return FirstIntegrals((), None, skipped=f"{n_speeds} speeds, more than max_speeds = "
+                              f"{max_speeds}")
+    eq = derive(_with_candidate_outputs(model))
+    if eq.n_w > max_speeds:
+        return FirstIntegrals((), None, skipped=f"{eq.n_w} speeds, more than max_speeds = "
+                              f"{max_speeds}")
+    if eq.n_w == 0:
+        return FirstIntegrals((), None, skipped="no degrees of freedom")
+    cands = _candidates(eq, model)
+    graph = eq.graph
+    for c in cands:
+        c.rate = graph.dt(c.expr)
+        for w, a in zip(eq.speeds, eq.accelerations):
+            if graph.depends_on(c.expr, w):
+                c.rate += graph.diff(c.expr, w) * a
+    n = samples if samples is not None else 3 * len(cands) + 12
+    rng = np.random.default_rng(seed)
+    p = _parameter_vector(eq, parameters)
+    values, rates, scales = _witness(eq, model, cands, p, n, rng, parameters)
+    found = _select(cands, values, rates, scales)
+    deadline = time.monotonic() + budget_s
+    out = []
+    counts: dict[str, int] = {}
+    for kind, terms in found:
+        expr = sum((se.Float(c) if abs(c - round(c)) > 1e-12 else se.Integer(round(c)))
+                   * cands[k].expr for c, k in terms)
+        left = deadline - time.monotonic()
+        proof = ("symbolic" if len(terms) == 1 and left > 0
+                 and _proved(eq, kind, cands[terms[0][1]], left) else "numeric")
+        name = _name(kind, terms, cands, counts)
+        how = cands[terms[0][1]].how if len(terms) == 1 else (
+            "linear integral: a null vector of the candidates' rates (constant "
+            "coefficients)")
+        out.append(FirstIntegral(name, kind, tuple((c, cands[k].label) for c, k in terms),
+                                 expr, how, proof))
+    return FirstIntegrals(tuple(out), eq, n, tuple(c.label for c in cands),
+                          dictionary={c.label: c.expr for c in cands})
+
+
+# ------------------------------------------------------------------ candidates
+def _with_candidate_outputs(model: Model) -> Model:
+    """``model`` asking also for the generated names of its bodies and their rates."""
+    extra = []
+    for b in model.bodies:
+        extra += [p + b.name for p in gen.ROTATION + gen.CENTRE + gen.OMEGA]
+        extra += [p + b.name + "'t" for p in gen.CENTRE]
+    outputs = tuple(dict.fromkeys([*model.outputs, *extra]))
+    return dataclasses.replace(model, outputs=outputs)
+
+
+def _candidates(eq: Equations, model: Model) -> list[_Candidate]:
+    graph = eq.graph
+    T, V = eq.kinetic_energy_named, eq.potential_energy_named
+    out = [_Candidate("T + Π", "energy", T + V,
+                      "energy T + Π: no non-potential force, no explicit time")]
+    generalized = eq.n_q == eq.n_w and all(
+        graph.expand(x) == w for x, w in zip(eq.qdot, eq.speeds))
+    if generalized:
+        L = T - V
+        h = sum((w * graph.diff(L, w) for w in eq.speeds), se.Integer(0)) - L
+        out.append(_Candidate("Σ q't ∂L/∂q't − L", "jacobi", h,
+                              "Jacobi integral Σ q't ∂L/∂q't − L: the Lagrangian has no "
+                              "explicit time"))
+    for k, w in enumerate(eq.speeds):
+        pk = graph.diff(T, w)
+        if generalized:
+            q = eq.coordinates[k]
+            cyclic = not graph.depends_on(T, q) and not graph.depends_on(V, q)
+            label = f"∂T/∂{q}'t"
+            if cyclic:
+                out.append(_Candidate(label, "cyclic momentum", pk,
+                                      f"momentum of the cyclic coordinate {q} (absent from "
+                                      "T and Π, no force along it)"))
+            else:
+                out.append(_Candidate(label, "momentum", pk,
+                                      f"generalized momentum of {q}"))
+        else:
+            out.append(_Candidate(f"∂T/∂{w}", "momentum", pk, f"quasi-momentum of {w}"))
+    for w in eq.speeds:
+        out.append(_Candidate(str(w), "speed", w, f"the speed {w} is constant"))
+    o = eq.outputs_named
+    for b in model.bodies:
+        def v(prefix, b=b):
+            return o[prefix + b.name]
+        om = [v(p) for p in gen.OMEGA]
+        S = [[v(f"S{i}{j}") for j in (1, 2, 3)] for i in (1, 2, 3)]
+        rc = [v(p) for p in gen.CENTRE]
+        fixed = [sum((S[i][j] * om[j] for j in range(3)), se.Integer(0)) for i in range(3)]
+        lin = [(f"ω{a}{b.name}", om[i], "body axes") for i, a in enumerate("XYZ")]
+        lin += [(f"(S·ω){a}{b.name}", fixed[i], "fixed axes") for i, a in enumerate("xyz")]
+        lin.append((f"(ω·r_C){b.name}", sum((om[i] * rc[i] for i in range(3)),
+                                            se.Integer(0)), "ω read in the fixed frame"))
+        lin.append((f"(Sω·r_C){b.name}", sum((fixed[i] * rc[i] for i in range(3)),
+                                             se.Integer(0)), "ω read in the body frame"))
+        lin += [(f"{p}{b.name}'t", o[p + b.name + "'t"], "mass-centre velocity")
+                for p in gen.CENTRE]
+        for label, expr, _what in lin:
+            out.append(_Candidate(label, "linear", expr, ""))
+    # one candidate per distinct expression (ωXBall of a fixed-frame ball is a speed)
+    seen: set = set()
+    unique = []
+    for c in out:
+        key = se.sympify(c.expr)
+        if key in seen or key == 0:
+            continue
+        seen.add(key)
+        unique.append(c)
+    return unique
+
+
+# ------------------------------------------------------------- numeric witness
+def _parameter_vector(eq: Equations, parameters) -> np.ndarray:
+    from kidym.simulate.simulate import parameter_vector
+
+    return parameter_vector(eq.model, parameters)
+
+
+def _witness(eq: Equations, model: Model, cands: list[_Candidate], p: np.ndarray, n: int,
+             rng: np.random.Generator, parameters):
+    """Values, rates and term scales of the candidates at ``n`` random states."""
+    from kidym.simulate.faults import quaternion_indices
+    from kidym.simulate.numpy_engine import generate_python
+
+    k = len(cands)
+    with_rates = generate_python(eq, {f"c{i}": c.expr for i, c in enumerate(cands)}
+                                 | {f"r{i}": c.rate for i, c in enumerate(cands)}).function
+    names = [str(s) for s in (*eq.coordinates, *eq.speeds)]
+    init = model.initial_values(parameters)
+    y0 = np.array([init.get(x, 0.0) for x in names], float)
+    groups = list(quaternion_indices(names, model).values())
+    t0, t1 = model.time_span(parameters)
+    nq, nw = eq.n_q, eq.n_w
+    values, rates, scales = [], [], []
+    tries = 0
+    while len(values) < n and tries < 20 * n:
+        tries += 1
+        y = y0 + rng.normal(size=y0.size) * 0.3 * (1 + np.abs(y0))
+        y[nq:] = y0[nq:] + rng.normal(size=nw) * (1 + np.abs(y0[nq:]))
+        for idx in groups:
+            y[idx] /= np.linalg.norm(y[idx])
+        t = float(rng.uniform(t0, t1))
+        with np.errstate(all="ignore"):
+            try:
+                row = _evaluate(with_rates, t, y, p, nq, nw)
+            except (ValueError, ZeroDivisionError, OverflowError, np.linalg.LinAlgError):
+                continue
+            if row is None:
+                continue
+            ydot, out = row
+            vals, rate = out[:k], out[k:]
+            # the size of the terms each rate sums: Σ |∂I/∂y_i ẏ_i| + |∂I/∂t|
+            scale = np.zeros(k)
+            ok = True
+            for i in range(y.size + 1):
+                h = 1e-6 * (1 + (abs(y[i]) if i < y.size else abs(t)))
+                dy = np.zeros(y.size)
+                dt = 0.0
+                if i < y.size:
+                    dy[i] = h
+                else:
+                    dt = h
+                try:
+                    plus = _evaluate(with_rates, t + dt, y + dy, p, nq, nw)
+                    minus = _evaluate(with_rates, t - dt, y - dy, p, nq, nw)
+                except (ValueError, ZeroDivisionError, OverflowError,
+                        np.linalg.LinAlgError):
+                    ok = False
+                    break
+                if plus is None or minus is None:
+                    ok = False
+                    break
+                grad = (plus[1][:k] - minus[1][:k]) / (2 * h)
+                scale += np.abs(grad * (ydot[i] if i < y.size else 1.0))
+            if not ok or not np.all(np.isfinite(scale)):
+                continue
+        values.append(vals)
+        rates.append(rate)
+        scales.append(scale)
+    if len(values) < max(4, n // 2):
+        raise ValueError(f"model `{model.name}`: the first-integral search found only "
+                         f"{len(values)} random states where the equations can be evaluated "
+                         f"(of {tries} tried about the initial values)")
+    return np.array(values), np.array(rates), np.array(scales)
+
+
+def _evaluate(fn, t, y, p, nq, nw):
+    """``(ẏ, outputs)`` at one state, ``None`` where something is not finite."""
+    z = list(map(float, y)) + [0.0] * nw
+    qdot, M, F = fn(t, z, list(map(float, p)))[:3]
+    M = np.asarray(M, float)
+    F = np.asarray(F, float)[:nw]
+    if not (np.all(np.isfinite(M)) and np.all(np.isfinite(F))):
+        return None
+    if np.linalg.cond(M) > 1e10:
+        return None
+    acc = np.linalg.solve(M, F)
+    out = np.asarray(fn(t, list(map(float, y)) + list(acc), list(map(float, p)))[3], float)
+    ydot = np.concatenate([np.asarray(qdot, float), acc])
+    if not (np.all(np.isfinite(out)) and np.all(np.isfinite(ydot))):
+        return None
+    return ydot, out
+
+
+def _select(cands: list[_Candidate], values: np.ndarray, rates: np.ndarray,
+            scales: np.ndarray) -> list[tuple[str, list[tuple[float, int]]]]:
+    """The integrals among the candidates: single ones by kind, then combinations."""
+    ref = np.sqrt(np.mean(scales ** 2, axis=0))          # per candidate
+    # candidates that are constants, or (as functions of the state) constant-coefficient
+    # combinations of earlier ones, say nothing new: ∂T/∂θ't = J·θ't
+    live: list[int] = []
+    span = [np.ones(values.shape[0])]
+    for k in range(len(cands)):
+        if ref[k] > 0 and _independent(span, values[:, k]):
+            span.append(values[:, k])
+            live.append(k)
+    # individually: |İ_k| below ZERO_RATE of its own terms at every sample
+    single = [k for k in live
+              if np.all(np.abs(rates[:, k]) <= ZERO_RATE * np.maximum(scales[:, k], 1e-300))]
+    accepted: list[tuple[str, list[tuple[float, int]]]] = []
+    basis = [np.ones(values.shape[0])]   # values of what is found, and constants
+
+    def new(vec: np.ndarray) -> bool:
+        if _independent(basis, vec):
+            basis.append(vec)
+            return True
+        return False
+
+    for k in single:
+        if new(values[:, k]):
+            accepted.append((cands[k].kind, [(1.0, k)]))
+    rest = [k for k in live if k not in single]
+    if len(rest) >= 2:
+        Rn = rates[:, rest] / ref[rest]
+        _u, s, vt = np.linalg.svd(Rn, full_matrices=True)
+        tol = ZERO_RATE * np.sqrt(Rn.shape[0])
+        rank = int(np.sum(s > tol))
+        null = vt[rank:]                     # rows: null vectors (scaled coefficients)
+        if null.size:
+            rows = _rref(null)
+            for row in rows:
+                coef = row / ref[rest]
+                big = np.max(np.abs(coef))
+                coef = coef / coef[np.argmax(np.abs(coef) > 1e-9 * big)]
+                terms = [(float(_tidy(c)), rest[j]) for j, c in enumerate(coef)
+                         if abs(c) > 1e-9 * np.max(np.abs(coef))]
+                vec = sum(c * values[:, k] for c, k in terms)
+                if len(terms) >= 2 and new(vec):
+                    accepted.append(("linear", terms))
+    return accepted
+
+
+def _independent(span: list[np.ndarray], vec: np.ndarray) -> bool:
+    """Whether ``vec`` is not a least-squares combination of ``span`` (relative 1e-7)."""
+    A = np.column_stack(span)
+    scale = np.linalg.norm(vec)
+    if scale == 0:
+        return False
+    A = A / np.maximum(np.linalg.norm(A, axis=0), 1e-300)
+    coef, *_ = np.linalg.lstsq(A, vec, rcond=None)
+    return bool(np.linalg.norm(A @ coef - vec) > 1e-7 * scale)
+
+
+def _tidy(c: float) -> float:
+    """``c`` rounded to a near integer or a short decimal (rounding of the null space)."""
+    for digits in (0, 1, 2, 3, 4, 5, 6):
+        r = round(c, digits)
+        if abs(r - c) <= 1e-8 * max(1.0, abs(c)):
+            return r
+    return c
+
+
+def _rref(a: np.ndarray) -> np.ndarray:
+    """Reduced row-echelon form of ``a`` (partial pivoting), rows normalised."""
+    a = a.copy()
+    rows, cols = a.shape
+    r = 0
+    for c in range(cols):
+        if r == rows:
+            break
+        piv = r + int(np.argmax(np.abs(a[r:, c])))
+        if abs(a[piv, c]) < 1e-9:
+            continue
+        a[[r, piv]] = a[[piv, r]]
+        a[r] /= a[r, c]
+        for i in range(rows):
+            if i != r:
+                a[i] -= a[i, c] * a[r]
+        r += 1
+    return a[:r]
+
+
+def _name(kind: str, terms, cands, counts: dict[str, int]) -> str:
+    if kind == "energy":
+        return "E"
+    if kind == "jacobi":
+        return "h"
+    if kind in ("cyclic momentum", "momentum"):
+        return "p_" + cands[terms[0][1]].label.removeprefix("∂T/∂").removesuffix("'t")
+    if kind == "speed":
+        return cands[terms[0][1]].label
+    counts[kind] = counts.get(kind, 0) + 1
+    return f"I{counts[kind]}"
+
+
+# --------------------------------------------------------------- symbolic proof
+def _zero(expr: sympy.Expr) -> bool:
+    """Whether ``expr`` is identically zero: expanded, then with the trigonometric
+    functions written as exponentials."""
+    e = sympy.expand(expr)
+    if e == 0:
+        return True
+    return sympy.expand(sympy.expand_trig(e).rewrite(sympy.exp)) == 0
+
+
+def _child(conn, conditions) -> None:  # pragma: no cover (runs in a child)
+    try:
+        conn.send(all(_zero(c) for c in conditions))
+    except Exception:  # any failure means "not proved"
+        conn.send(False)
+    conn.close()
+
+
+def _proved(eq: Equations, kind: str, candidate: _Candidate, budget_s: float) -> bool:
+    """Whether the rate of ``candidate`` is identically zero, within ``budget_s`` seconds.
+
+    With ``y`` such that ``M y = (∂I/∂w)ᵀ`` (checked), ``İ = İ|_{ẇ=0} + yᵀ M ẇ
+    = İ|_{ẇ=0} + yᵀ F``: two identities without inverting ``M``, each expanded (and the
+    trigonometric functions rewritten as exponentials) to zero.
+    """
+    g = eq.graph
+    n = eq.n_w
+    if kind in ("energy", "jacobi"):
+        y = [sympy.Symbol(str(w)) for w in eq.speeds]
+    elif kind in ("cyclic momentum", "momentum"):
+        k = next(i for i, w in enumerate(eq.speeds)
+                 if se.sympify(candidate.expr) == se.sympify(g.diff(
+                     eq.kinetic_energy_named, w)))
+        y = [sympy.Integer(1 if i == k else 0) for i in range(n)]
+    else:
+        return False
+    try:
+        def ex(x):
+            return sympy.sympify(g.expand(x))
+
+        zero = {a: 0 for a in eq.accelerations}
+        r0 = ex(se.sympify(candidate.rate).xreplace(zero))
+        M = [[ex(x) for x in row] for row in eq.mass_matrix_named]
+        grad = [ex(g.diff(candidate.expr, w)) for w in eq.speeds]
+        conditions = [sum((M[i][j] * y[j] for j in range(n)), sympy.Integer(0)) - grad[i]
+                      for i in range(n)]
+        conditions.append(r0 + sum((y[i] * ex(eq.forcing_named[i]) for i in range(n)),
+                                   sympy.Integer(0)))
+    except (TypeError, ValueError, RecursionError):
+        return False
+    ctx = multiprocessing.get_context("fork")
+    parent, child = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_child, args=(child, conditions), daemon=True)
+    proc.start()
+    child.close()
+    try:
+        if parent.poll(budget_s):
+            return bool(parent.recv())
+        return False
+    except EOFError:
+        return False
+    finally:
+        if proc.is_alive():
+            proc.terminate()
+        proc.join(timeout=5)
+        parent.close()
+
+
+# ------------------------------------------------------------------ monitoring
+def integral_drift(found: FirstIntegrals, result, *,
+                   parameters: Mapping[str, float] | None = None,
+                   record: bool = True) -> dict[str, dict]:
+    """``max_t |I(t) − I(0)|`` of each integral over a run, absolute and relative.
+
+    With ``record`` (default) the drift is also stored in
+    ``result.stats["first_integrals"]`` (written to ``results.json`` by
+    :meth:`Result.write`).
+
+    Parameters
+    ----------
+    found : FirstIntegrals
+        From :func:`first_integrals` on the run's model.
+    result : kidym.simulate.result.Result
+        A run of either engine (its states are evaluated here, after the run).
+    parameters : mapping of str to float, optional
+        The parameter values of the run.
+    record : bool
+        Store the drift in ``result.stats["first_integrals"]``.
+
+    Returns
+    -------
+    dict of str to dict
+        By integral name: ``max_abs`` (``max |I − I(0)|``), ``scale`` (the largest of
+        ``max |I|`` and ``max |c_k I_k|`` over its terms: a combination can stay near 0
+        while its terms do not), ``relative`` (``max_abs / scale``, ``None`` for scale
+        0), ``kind``, ``initial`` (``I(0)``).
+    """
+    if not found.integrals or not np.size(result.t):
+        return {}
+    f = found.evaluator(terms=True)
+    p = _parameter_vector(found.equations, parameters)
+    names = [str(s) for s in (*found.equations.coordinates, *found.equations.speeds)]
+    y = np.array([result.values[n] for n in names])
+    vals = np.array([f(t, y[:, i], p) for i, t in enumerate(result.t)])
+    out: dict[str, dict] = {}
+    col = len(found.integrals)
+    for j, integral in enumerate(found.integrals):
+        v = vals[:, j]
+        parts = vals[:, col:col + len(integral.terms)]
+        col += len(integral.terms)
+        drift = float(np.max(np.abs(v - v[0])))
+        scale = float(max(np.max(np.abs(v)), np.max(np.abs(parts))))
+        out[integral.name] = {"kind": integral.kind, "max_abs": drift, "scale": scale,
+                              "relative": drift / scale if scale > 0 else None,
+                              "initial": float(v[0])}
+    if record:
+        result.stats["first_integrals"] = out
+    return out
+
+
+def describe_drift(drift: Mapping[str, Mapping]) -> list[str]:
+    """Lines ``kidym run`` prints: the drift of each integral."""
+    out = []
+    for name, d in drift.items():
+        text = f"first integral {name} ({d['kind']}): max |I - I(0)| = {d['max_abs']:.3g}"
+        if d["relative"] is not None:
+            text += f" (relative to its scale {d['scale']:.3g}: {d['relative']:.3g})"
+        out.append(text)
+    return out

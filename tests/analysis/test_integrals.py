@@ -1,0 +1,201 @@
+"""First integrals found automatically (issue 17, item 6).
+
+Oracles: closed-form integrals written by hand (a spherical pendulum's ``p_ψ``, the
+Jacobi integral of a bead on a rotating hoop, the ball's ``ω·n`` in a spherical bowl),
+and conservation along runs of both engines. No false integral on damped or driven
+models.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import kidym
+from kidym.analysis.integrals import first_integrals, integral_drift
+from kidym.cli import main
+from kidym.simulate.simulate import parameter_vector
+from tests.codegen.shared import kidym_cache  # noqa: F401
+from tests.fixtures import EXAMPLES
+
+SPHERICAL = """
+m = 1.5; l = 0.8; g = 9.81;
+Bob | Rz(psi), Rx(theta), Sz(-l) | m, 0, 0, 0;
+GRAVITY := 0, 0, -g;
+INITIAL := theta(0.7), psi(0), theta't(0.3), psi't(2);
+TIME := t(0, 5);
+"""
+
+#: A bead on a hoop that turns at the constant rate W about the vertical: rheonomic,
+#: E not conserved, the Jacobi integral is.
+HOOP = """
+m = 0.4; r = 0.6; g = 9.81; W = 5;
+Bead | Rz(W*t), Rx(th), Sz(-r) | m, 0, 0, 0;
+GRAVITY := 0, 0, -g;
+INITIAL := th(0.4), th't(0.5);
+TIME := t(0, 5);
+"""
+
+PENDULUM = """
+m = 1; l = 1; g = 9.81; b = 0.3; A = 2; W = 1.3;
+Rod | Rz(phi) | Sx(l/2), m, 0, m*l^2/12, m*l^2/12;
+GRAVITY := 0, -g, 0;
+INITIAL := phi(-1), phi't(0.5);
+TIME := t(0, 5);
+"""
+
+
+def _values(found, name, states, t=0.0):
+    f = found.evaluator()
+    p = parameter_vector(found.equations.model)
+    k = [i.name for i in found].index(name)
+    return np.array([f(t, y, p)[k] for y in states])
+
+
+def _random_states(rng, n, lo, hi):
+    return rng.uniform(lo, hi, size=(n, len(lo)))
+
+
+def test_spherical_pendulum_cyclic_momentum_against_closed_form():
+    found = first_integrals(kidym.parse(SPHERICAL))
+    kinds = {i.name: i for i in found}
+    assert set(kinds) == {"E", "p_psi"}
+    assert kinds["p_psi"].kind == "cyclic momentum"
+    assert kinds["p_psi"].proof == kinds["E"].proof == "symbolic"
+    rng = np.random.default_rng(1)
+    y = _random_states(rng, 20, [-3, -1.5, -3, -3], [3, 1.5, 3, 3])  # psi, theta, rates
+    names = [str(s) for s in (*found.equations.coordinates, *found.equations.speeds)]
+    assert names == ["psi", "theta", "psi't", "theta't"]
+    m, l = 1.5, 0.8
+    expected = m * l**2 * np.sin(y[:, 1]) ** 2 * y[:, 2]
+    np.testing.assert_allclose(_values(found, "p_psi", y), expected, rtol=1e-12, atol=1e-12)
+
+
+def test_hoop_jacobi_integral_against_closed_form_and_no_energy():
+    found = first_integrals(kidym.parse(HOOP))
+    assert [i.kind for i in found] == ["jacobi"]
+    assert found[0].proof == "symbolic"
+    m, r, g, W = 0.4, 0.6, 9.81, 5.0
+    rng = np.random.default_rng(2)
+    y = _random_states(rng, 20, [-3, -3], [3, 3])
+    th, thd = y[:, 0], y[:, 1]
+    h = 0.5 * m * r**2 * (thd**2 - W**2 * np.sin(th) ** 2) - m * g * r * np.cos(th)
+    for t in (0.0, 1.7):
+        np.testing.assert_allclose(_values(found, "h", y, t), h, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("extra", ["Dd.phi = b;", "Pd.phi = A*sin(W*t);",
+                                   "Pd.phi = A*phi't;", "Dd.phi = 1e-6;"],
+                         ids=["damped", "driven", "non-potential", "weakly-damped"])
+def test_no_false_integral(extra):
+    found = first_integrals(kidym.parse(PENDULUM + extra))
+    assert not found.skipped
+    assert list(found) == []
+    assert "none found" in found.lines()[0]
+
+
+def test_conservative_pendulum_has_its_energy():  # the control of the test above
+    found = first_integrals(kidym.parse(PENDULUM))
+    assert [i.kind for i in found] == ["energy"]
+
+
+def test_ball_in_bowl_omega_n():
+    """Seed 000's ball: ``ω·n`` (``n`` from the bowl's centre ``(0, 0, R)`` to the ball's)
+    is found as a combination, equal to ``−(R−r)/R · ω·n`` by hand."""
+    model = kidym.load(EXAMPLES / "ball" / "ball.kdm")
+    found = first_integrals(model)
+    lin = [i for i in found if i.kind == "linear"]
+    assert len(lin) == 1
+    R, r = 3.0, 0.2
+    rng = np.random.default_rng(3)
+    names = [str(s) for s in (*found.equations.coordinates, *found.equations.speeds)]
+    y = np.zeros((20, len(names)))
+    y[:, 0:2] = rng.uniform(-1.5, 1.5, size=(20, 2))
+    lam = rng.normal(size=(20, 4))
+    y[:, 2:6] = lam / np.linalg.norm(lam, axis=1)[:, None]
+    y[:, 6:9] = rng.normal(size=(20, 3))
+    xC, yC = y[:, 0], y[:, 1]
+    zC = R - np.sqrt((R - r) ** 2 - xC**2 - yC**2)
+    n = np.column_stack([xC, yC, zC - R]) / (R - r)
+    omega_n = np.sum(y[:, 6:9] * n, axis=1)   # ωХКуля… are fixed-frame projections
+    np.testing.assert_allclose(_values(found, lin[0].name, y), -(R - r) / R * omega_n,
+                               rtol=1e-9, atol=1e-12)
+
+
+#: examples and the integrals found on them; each is conserved along a run
+EXAMPLE_INTEGRALS = {
+    "ball/ball.kdm": {"E", "p_ωZКуля", "I1"},
+    "double_pendulum/double_pendulum.kdm": {"E"},
+    "chaplygin_sleigh/chaplygin_sleigh.kdm": {"E"},
+    "rolling_disc/rolling_disc.kdm": {"E"},
+    "free_body/free_body.kdm": {"E"},
+    "wing_nut/wing_nut.kdm": {"E", "p_psi"},
+    "chain/chain3.kdm": {"E"},
+    # virtual potentials (stiff: 2 s runs); the cycloid's hinge moves at the speed V,
+    # so E is not conserved but E − V·p_x is
+    "virtual_constraints/test1_circle.kdm": {"E"},
+    "virtual_constraints/test3_cycloid.kdm": {"I1"},
+    "virtual_constraints/test5_sphere.kdm": {"E"},
+}
+
+
+@pytest.mark.parametrize("path", sorted(EXAMPLE_INTEGRALS))
+def test_example_integrals_conserved(path):
+    model = kidym.load(EXAMPLES / path)
+    found = first_integrals(model)
+    assert {i.name for i in found} == EXAMPLE_INTEGRALS[path]
+    t_end = 2.0 if "virtual" in path else min(model.t_end, 5.0)
+    # the stiff wall of the sphere needs steps below its period (0.05/√α, as its README)
+    max_step = 0.05 / np.sqrt(5e4) if "sphere" in path else np.inf
+    result = kidym.simulate(model, t_end=t_end, rtol=1e-10, atol=1e-12, max_step=max_step)
+    drift = integral_drift(found, result)
+    assert result.stats["first_integrals"] is drift   # recorded in the Result
+    # a stiff wall (α = 5e4) costs accuracy at every bounce: 1e-6 at rtol 1e-10
+    bound = 1e-5 if "sphere" in path else 1e-7
+    for name, d in drift.items():
+        assert d["relative"] is not None and d["relative"] < bound, (name, d)
+
+
+@pytest.mark.parametrize("path", ["ball/ball.kdm", "wing_nut/wing_nut.kdm"])
+def test_integrals_conserved_compiled_engine(path):
+    model = kidym.load(EXAMPLES / path)
+    found = first_integrals(model)
+    result = kidym.simulate(model, t_end=5.0, engine="compiled", rtol=1e-10, atol=1e-12)
+    drift = integral_drift(found, result)
+    assert set(drift) == EXAMPLE_INTEGRALS[path]
+    for name, d in drift.items():
+        assert d["relative"] < 1e-7, (name, d)
+
+
+def test_drift_sees_an_inaccurate_run():
+    """The monitor is not blind: a loose tolerance shows as a larger drift."""
+    model = kidym.load(EXAMPLES / "double_pendulum" / "double_pendulum.kdm")
+    found = first_integrals(model)
+    tight = integral_drift(found, kidym.simulate(model, rtol=1e-11, atol=1e-13))
+    loose = integral_drift(found, kidym.simulate(model, method="RK45", rtol=1e-4, atol=1e-6))
+    assert loose["E"]["max_abs"] > 100 * tight["E"]["max_abs"]
+
+
+def test_constraints_are_not_searched():
+    found = first_integrals(kidym.load(EXAMPLES / "four_bar" / "four_bar.kdm"))
+    assert "not searched" in found.lines()[0] and "УРАВНЕНИЯ" in found.skipped
+
+
+def test_cli_check_and_run(tmp_path, capsys):
+    path = EXAMPLES / "wing_nut" / "wing_nut.kdm"
+    assert main(["check", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "first integrals (2" in out and "p_psi = ∂T/∂psi't" in out
+    assert "momentum of the cyclic coordinate psi" in out
+    assert main(["run", str(path), "--out", str(tmp_path / "o"), "--no-plots", "-q",
+                 "--t-end", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "first integral p_psi (cyclic momentum): max |I - I(0)| =" in out
+    stats = json.loads((tmp_path / "o" / "results.json").read_text())["stats"]
+    assert set(stats["first_integrals"]) == {"E", "p_psi"}
+    assert stats["first_integrals"]["E"]["relative"] < 1e-7
+    assert main(["run", str(path), "--out", str(tmp_path / "o"), "--no-plots", "-q",
+                 "--t-end", "2", "--no-integrals"]) == 0
+    assert "first integral" not in capsys.readouterr().out
