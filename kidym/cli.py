@@ -512,9 +512,10 @@ def _add_run_output_options(p: argparse.ArgumentParser) -> None:
     _add_verbosity(p)
 
 
-def _compiled(eq, rep):
+def _compiled(eq, rep, *, jacobian: bool = False):
     """The compiled system of ``eq``; on a terminal a bar follows the compiler runs (a
-    big model's parts compile in parallel, for minutes without it)."""
+    big model's parts compile in parallel, for minutes without it). ``jacobian``: with
+    the analytic Jacobian (for ``BDF``)."""
     from kidym.simulate.compiled import CompiledSystem
 
     bars = []
@@ -525,7 +526,7 @@ def _compiled(eq, rep):
         bars[0].update(done)
 
     with rep.stage("C code and library"):
-        system = CompiledSystem.build(eq, progress=progress)
+        system = CompiledSystem.build(eq, progress=progress, jacobian=jacobian)
     for bar in bars:
         bar.close()
     return system
@@ -536,7 +537,7 @@ def _tracked(eq, args: argparse.Namespace, model):
     NumPy engine on a terminal a system that moves a progress bar."""
     rep = _reporter(args)
     if getattr(args, "engine", "numpy") == "compiled":
-        return _compiled(eq, rep)
+        return _compiled(eq, rep, jacobian=getattr(args, "method", "") == "BDF")
     if not rep.bars or getattr(args, "engine", "numpy") != "numpy":
         return eq
     from kidym.simulate.simulate import NumpySystem
