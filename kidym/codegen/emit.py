@@ -444,9 +444,14 @@ class _Emitter:
         self.parts: list[str] = []                    # functions of a split routine
         self.part_names: list[tuple[str, str]] = []   # their names and output arguments
         self.printer = CPrinter(self.name_of)
+        #: symbols whose values the caller of a routine has, as C expressions (the
+        #: solution ``x`` read by the Jacobian, :mod:`kidym.codegen.jacobian_c`)
+        self.inputs: dict[se.Symbol, str] = {}
 
     # --------------------------------------------------------------- naming
     def name_of(self, s: se.Symbol) -> str:
+        if s in self.inputs:
+            return self.inputs[s]
         if s == self.time:
             return "t"
         if s in self.const_index:
@@ -613,7 +618,7 @@ class _Emitter:
         count = self.printer.reset()
         defined = (set(self.state_index) | set(self.params) | set(self.const_index)
                    | set(temps) | {s for s, _ in statements} | {self.time}
-                   | set(self.acceleration_index))
+                   | set(self.acceleration_index) | set(self.inputs))
         unknown = sorted(str(s) for s in used - defined)
         if unknown:
             raise ValueError("cannot generate C: no value or argument for "
@@ -831,11 +836,12 @@ def generate_c(eq: Equations, *, outputs: Mapping[str, Expr] | None = None,
 
     jac_lines: list[str] | None = None
     if jacobian:
-        d_roots, d_targets = jacobian_roots(eq)
+        d_roots, d_targets, em.inputs = jacobian_roots(eq)
         jac_lines, jac_count = em.routine(
             d_roots, d_targets, split=("kidym_jac_part",
-                                       "double *kd_dq, double *kd_dM, double *kd_dF",
-                                       "kd_dq, kd_dM, kd_dF"))
+                                       "const double *kd_x, double *kd_J, double *kd_col",
+                                       "kd_x, kd_J, kd_col"))
+        em.inputs = {}
     const_lines, const_count = em.constants_routine()
     blocks = mass_matrix_blocks(eq)
     if 1 < max(len(b) for b in blocks) <= UNROLL_MAX:
