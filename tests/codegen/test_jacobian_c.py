@@ -210,3 +210,17 @@ def test_the_jacobian_source_is_deterministic_across_processes() -> None:
                            cwd=ROOT).stdout
             for seed in ("1", "2")]
     assert outs[0] == outs[1] and "kd_jac_eval" in outs[0]
+
+
+def test_cvode_counts_survive_the_restarts_at_projections() -> None:
+    """CVODE sets its counters to zero when it is restarted (after a projection onto the
+    constraints); the steps and Jacobians reported are those of the whole run (before
+    the fix: only those since the last restart, 0 steps when it came at the end)."""
+    eq = kidym.derive(kidym.load(ROOT / "examples/andrews_squeezer/andrews_squeezer.kdm"))
+    cs = CompiledSystem.build(eq, jacobian=True)
+    r = kidym.simulate(cs, method="BDF", rtol=1e-6, atol=1e-9, n_points=101)
+    restarts = r.stats["constraint_drift"]["projections"]
+    assert restarts > 10
+    # each restart takes at least one step and forms a new Newton matrix
+    assert r.stats["nsteps"] > restarts and r.stats["njev"] >= restarts
+    assert r.nfev > r.stats["nsteps"]
