@@ -224,3 +224,29 @@ def test_cvode_counts_survive_the_restarts_at_projections() -> None:
     # each restart takes at least one step and forms a new Newton matrix
     assert r.stats["nsteps"] > restarts and r.stats["njev"] >= restarts
     assert r.nfev > r.stats["nsteps"]
+
+
+@pytest.mark.parametrize("jacobian", ["analytic", "fd"])
+def test_kidym_run_bdf_takes_the_jacobian_option(jacobian: str, tmp_path, capsys) -> None:
+    import json
+
+    from kidym.cli import main
+
+    model = tmp_path / "stiff.kdm"
+    model.write_text(STIFF, encoding="utf-8")
+    out = tmp_path / "out"
+    assert main(["run", str(model), "--engine", "compiled", "--method", "BDF", "--jacobian",
+                 jacobian, "--no-plots", "--points", "11", "--out", str(out)]) == 0
+    stats = json.loads((out / "results.json").read_text(encoding="utf-8"))["stats"]
+    assert stats["jacobian"] == jacobian
+    assert (stats["nfev_jacobian"] > 0) == (jacobian == "fd")
+
+
+def test_kidym_run_warns_of_a_stiff_explicit_compiled_run(tmp_path, capsys) -> None:
+    from kidym.cli import main
+
+    model = tmp_path / "stiff.kdm"
+    model.write_text(STIFF, encoding="utf-8")
+    assert main(["run", str(model), "--engine", "compiled", "--method", "ERK8", "--rtol",
+                 "1e-8", "--atol", "1e-11", "--no-plots", "--out", str(tmp_path / "o")]) == 0
+    assert "warning: the motion is stiff" in capsys.readouterr().err
