@@ -156,7 +156,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         result = simulate(_tracked(eq, args, model), t_end=args.t_end, initial=initial,
                           parameters=_pairs(args.set, "--set"), engine=args.engine,
                           method=args.method, rtol=args.rtol, atol=args.atol,
-                          n_points=args.points, max_step=args.max_step)
+                          n_points=args.points, max_step=args.max_step,
+                          jacobian=args.jacobian)
     except SimulationError as exc:
         # the results up to the failure are written (marked partial in results.json),
         # then the error is reported and the exit status is 2
@@ -515,6 +516,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "it pays off; says what it chose)")
     p.add_argument("--method", default="DOP853",
                    help="solve_ivp method: DOP853 (default), RK45, Radau, BDF, LSODA")
+    p.add_argument("--jacobian", choices=("auto", "analytic", "fd"), default="auto",
+                   help="Jacobian of the implicit methods (Radau, BDF, LSODA; compiled BDF): "
+                        "analytic (from the named quantities), fd (the integrator's "
+                        "difference quotients), auto (analytic where available)")
     p.add_argument("--rtol", type=float, default=1e-9, help="relative tolerance (1e-9)")
     p.add_argument("--atol", type=float, default=1e-12, help="absolute tolerance (1e-12)")
     p.add_argument("--max-step", type=float, default=float("inf"), dest="max_step",
@@ -604,9 +609,10 @@ def _add_run_output_options(p: argparse.ArgumentParser) -> None:
     _add_verbosity(p)
 
 
-def _compiled(eq, rep):
+def _compiled(eq, rep, *, jacobian: bool = False):
     """The compiled system of ``eq``; on a terminal a bar follows the compiler runs (a
-    big model's parts compile in parallel, for minutes without it)."""
+    big model's parts compile in parallel, for minutes without it). ``jacobian``: with
+    the analytic Jacobian (for ``BDF``)."""
     from kidym.simulate.compiled import CompiledSystem
 
     bars = []
@@ -617,7 +623,7 @@ def _compiled(eq, rep):
         bars[0].update(done)
 
     with rep.stage("C code and library"):
-        system = CompiledSystem.build(eq, progress=progress)
+        system = CompiledSystem.build(eq, progress=progress, jacobian=jacobian)
     for bar in bars:
         bar.close()
     return system
@@ -628,7 +634,8 @@ def _tracked(eq, args: argparse.Namespace, model):
     NumPy engine on a terminal a system that moves a progress bar."""
     rep = _reporter(args)
     if getattr(args, "engine", "numpy") == "compiled":
-        return _compiled(eq, rep)
+        return _compiled(eq, rep, jacobian=getattr(args, "method", "") == "BDF"
+                         and getattr(args, "jacobian", "auto") != "fd")
     if not rep.bars or getattr(args, "engine", "numpy") != "numpy":
         return eq
     from kidym.simulate.simulate import NumpySystem

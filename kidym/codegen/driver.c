@@ -4,7 +4,9 @@
  * provides kidym_constants, kidym_rhs, kidym_events, kidym_reset and the layout.
  * No Python is called during the integration.
  *
- * Methods: 0 CVODE BDF (stiff, dense Newton), 1 CVODE Adams (non-stiff, functional
+ * Methods: 0 CVODE BDF (stiff, dense Newton; with jacobian = 1 and a library built
+ * with the analytic Jacobian, kidym_jac gives CVODE the Newton matrix's J, else CVODE
+ * forms it by difference quotients), 1 CVODE Adams (non-stiff, functional
  * iteration), 2 ARKODE ERK order 8 (Fehlberg 13-7-8), 3 ARKODE ERK order 5
  * (Dormand-Prince 7-4-5), 4 ARKODE ERK with a Butcher table given by the caller
  * (kidym passes Hairer's DOP853 coefficients, see kidym/simulate/compiled.py).
@@ -49,6 +51,8 @@
 extern const int kidym_layout[7];
 extern const int kidym_event_direction[];
 extern const int kidym_event_action[];
+extern const int kidym_jacobian;
+int kidym_jac(double t, const double *y, const double *p, const double *c, double *J);
 void kidym_constants(const double *p, double *c);
 int kidym_rhs(double t, const double *y, const double *p, const double *c, double *ydot);
 void kidym_events(double t, const double *y, const double *p, const double *c, double *g);
@@ -92,6 +96,7 @@ typedef struct {
     int step_ok;       /* K holds the last step's stages */
     int ext_ready;     /* F holds the extension of the last step */
     long steps;        /* accepted steps (ARKODE; its own count restarts at a reset) */
+    double *jac;       /* [ny * ny] row-major J of kidym_jac (BDF, analytic Jacobian) */
     long fallbacks;    /* outputs that had to use ARKODE's interpolant */
 } kd_data;
 
@@ -457,6 +462,24 @@ static int kd_zeno(kd_zeno_watch *z, double t, int n, double span, double *t_inf
     return zeno;
 }
 
+/* CVODE's Jacobian function: the analytic J of kidym_jac, copied into the dense
+ * (column-major) matrix. A failure there is the right-hand side's own (singular M,
+ * not finite): unrecoverable, with the time and state. */
+static int kd_jac(realtype t, N_Vector y, N_Vector fy, SUNMatrix Jm, void *user,
+                  N_Vector t1, N_Vector t2, N_Vector t3) {
+    kd_data *d = (kd_data *)user;
+    const int ny = d->ny;
+    double *yd = N_VGetArrayPointer(y);
+    (void)fy; (void)t1; (void)t2; (void)t3;
+    int s = kidym_jac(t, yd, d->p, d->c, d->jac);
+    if (s) return kd_fail(d, s == 3 ? 2 : s, t, yd);
+    for (int j = 0; j < ny; ++j) {
+        double *col = SM_COLUMN_D(Jm, j);
+        for (int i = 0; i < ny; ++i) col[i] = d->jac[(size_t)i * ny + j];
+    }
+    return 0;
+}
+
 static int kd_g(realtype t, N_Vector y, realtype *g, void *user) {
     kd_data *d = (kd_data *)user;
     kidym_events(t, N_VGetArrayPointer(y), d->p, d->c, g);
@@ -473,11 +496,13 @@ typedef struct {
     int out_mode;      /* ERK: KD_OUT_* */
     int order;         /* ERK: order of the embedding (initial step) */
     double rtol, atol, max_step, t_end;
+    long nst, nje, nfe_dq;  /* CVODE's counts of steps and Jacobians before its last
+                               restart (ReInit sets its own to zero) */
 } kd_solver;
 
 static int kd_create(kd_solver *s, int method, SUNContext ctx, double t0, N_Vector y,
                      kd_data *d, double rtol, double atol, double max_step, long max_steps,
-                     double t_end, int nev, int *dirs, const double *table) {
+                     double t_end, int nev, int *dirs, const double *table, int jacobian) {
     int flag = 0;
     s->arkode = method >= 2;
     s->table = NULL;
@@ -489,6 +514,7 @@ static int kd_create(kd_solver *s, int method, SUNContext ctx, double t0, N_Vect
     s->t_end = t_end;
     s->A = NULL;
     s->LS = NULL;
+    s->nst = s->nje = s->nfe_dq = 0;
     s->NLS = NULL;
     if (!s->arkode) {
         s->mem = CVodeCreate(method == 0 ? CV_BDF : CV_ADAMS, ctx);
@@ -501,10 +527,12 @@ static int kd_create(kd_solver *s, int method, SUNContext ctx, double t0, N_Vect
         if (max_step > 0) flag |= CVodeSetMaxStep(s->mem, max_step);
         flag |= CVodeSetStopTime(s->mem, t_end);
         if (method == 0) {
-            /* BDF: Newton iteration, dense difference-quotient Jacobian */
+            /* BDF: Newton iteration, dense Jacobian: analytic (kidym_jac) or by
+             * CVODE's difference quotients */
             s->A = SUNDenseMatrix(kidym_layout[2], kidym_layout[2], ctx);
             s->LS = SUNLinSol_Dense(y, s->A, ctx);
             flag |= CVodeSetLinearSolver(s->mem, s->LS, s->A);
+            if (jacobian && d->jac) flag |= CVodeSetJacFn(s->mem, kd_jac);
         } else {
             /* Adams: fixed-point (functional) iteration, the non-stiff setting */
             s->NLS = SUNNonlinSol_FixedPoint(y, 0, ctx);
@@ -592,6 +620,16 @@ static int kd_output_state(kd_solver *s, kd_data *d, double t, N_Vector y) {
 
 static int kd_reinit(kd_solver *s, double t, N_Vector y) {
     if (s->arkode) return ERKStepReInit(s->mem, kd_f, t, y);
+    long nst = 0;
+    CVodeGetNumSteps(s->mem, &nst);
+    s->nst += nst;
+    if (s->LS) {
+        long nje = 0, nfe = 0;
+        CVodeGetNumJacEvals(s->mem, &nje);
+        CVodeGetNumLinRhsEvals(s->mem, &nfe);
+        s->nje += nje;
+        s->nfe_dq += nfe;
+    }
     return CVodeReInit(s->mem, t, y);
 }
 
@@ -601,13 +639,20 @@ static const char *kd_flag_name(kd_solver *s, int flag) {
 }
 
 static void kd_counts(kd_solver *s, kd_data *d, long *stats) {
-    long nst = 0;
+    long nst = 0, nje = 0, nfe_dq = 0;
     if (s->arkode) {
         nst = d->steps;
     } else {
         CVodeGetNumSteps(s->mem, &nst);
+        nst += s->nst;
+        if (s->LS) {
+            CVodeGetNumJacEvals(s->mem, &nje);
+            CVodeGetNumLinRhsEvals(s->mem, &nfe_dq);
+        }
     }
     stats[1] += nst;
+    stats[6] += s->nje + nje;
+    stats[7] += s->nfe_dq + nfe_dq;
     stats[4] = d->fallbacks;
 }
 
@@ -615,7 +660,9 @@ static void kd_counts(kd_solver *s, kd_data *d, long *stats) {
  * y_out[i*ny..]. Events are written to ev_t, ev_k, ev_y (state before any reset).
  * stats: [0] right-hand-side evaluations, [1] steps, [2] outputs written,
  * [3] events recorded, [4] outputs that wanted the continuous extension but got
- * ARKODE's interpolant.
+ * ARKODE's interpolant, [5] projections, [6] Jacobian evaluations (BDF), [7] of [0],
+ * the evaluations of CVODE's difference-quotient Jacobian.
+ * jacobian: 1 for BDF's analytic Jacobian (kidym_jac; the library must have it).
  * table (may be NULL): for the ARKODE methods {s, q, p, output mode (KD_OUT_*)}, with
  * p the embedding's order; for method 4 followed by its Butcher table c[s],
  * A[s*s] (row-major), b[s], d[s] (order q, embedding of order p), and with
@@ -645,7 +692,8 @@ int kidym_simulate(const double *p, double t0, const double *y0, int n_out,
                    const double *t_out, int method, double rtol, double atol,
                    double max_step, long max_steps, double *y_out, int max_events,
                    double *ev_t, int *ev_k, double *ev_y, long *stats, double *fail_t,
-                   double *fail_y, char *message, int message_len, const double *table) {
+                   double *fail_y, char *message, int message_len, const double *table,
+                   int jacobian) {
     const int ny = kidym_layout[2];
     const int nc = kidym_layout[4];
     const int nev = kidym_layout[6];
@@ -672,7 +720,7 @@ int kidym_simulate(const double *p, double t0, const double *y0, int n_out,
     d.stall_tol = 16.0 * 2.220446049250313e-16 *
                   fmax(fabs(t0), fabs(n_out ? t_out[n_out - 1] : t0));
     message[0] = '\0';
-    stats[0] = stats[1] = stats[2] = stats[3] = stats[4] = stats[5] = 0;
+    for (int i = 0; i < 8; ++i) stats[i] = 0;
     kidym_constants(p, c_work);
     for (int k = 0; k < nev; ++k) dirs[k] = kidym_event_direction[k];
     if (method >= 2) {
@@ -710,6 +758,14 @@ int kidym_simulate(const double *p, double t0, const double *y0, int n_out,
             d.F = d.K + (size_t)ny * (ns + ne);
         }
     }
+    if (method == 0 && jacobian && kidym_jacobian) {
+        work = malloc(sizeof(double) * ((size_t)ny * ny > 0 ? (size_t)ny * ny : 1));
+        if (!work) {
+            snprintf(message, message_len, "out of memory");
+            return -100;
+        }
+        d.jac = work;
+    }
     if (SUNContext_Create(NULL, &ctx)) {
         snprintf(message, message_len, "cannot create the SUNDIALS context");
         free(work);
@@ -736,7 +792,7 @@ int kidym_simulate(const double *p, double t0, const double *y0, int n_out,
     }
     if (nev) kidym_events(t0, y0, p, c_work, g_prev);
     status = kd_create(&s, method, ctx, t0, y, &d, rtol, atol, max_step, max_steps,
-                       n_out ? t_out[n_out - 1] : t0, nev, dirs, table);
+                       n_out ? t_out[n_out - 1] : t0, nev, dirs, table, jacobian);
     if (!status && kd_start(&s, &d, t0, y0, f0)) status = -101;
     if (status) {
         snprintf(message, message_len, "the integrator could not be set up (flag %d)", status);

@@ -24,6 +24,18 @@ Generated routines (all ``double`` arrays, row-major ``M``)::
                       double *g);
     void kidym_reset(int k, double t, const double *y, const double *p,
                      const double *c, double *ynew);
+    int  kidym_jac(double t, const double *y, const double *p, const double *c,
+                   double *J);         /* with jacobian=True: J = dydot/dy, row-major;
+                                          0 ok, 1 singular, 2 not finite, 3 no memory;
+                                          without: -1 (kidym_jacobian is 0) */
+
+The Jacobian (``generate_c(..., jacobian=True)``) is analytic: the partial derivatives
+of ``q̇``, ``M`` and ``F`` (with constraints the block ``γ, Φ, c, G`` too) by every
+state are named quantities formed by the chain rule over the graph, the same ones
+:mod:`kidym.simulate.jacobian` evaluates in Python, emitted like the right-hand side
+(hoisting, CSE, split into parts when big); ``kd_jac`` then solves
+``A ∂x/∂y_k = ∂b/∂y_k − ∂A/∂y_k x`` for every state with one LU factorisation of ``A``
+(``M``, or the augmented matrix ``[M −Gᵀ; G 0]``).
 """
 
 from __future__ import annotations
@@ -37,6 +49,7 @@ import symengine as se
 
 from kidym.codegen.constraints_c import constraint_source
 from kidym.codegen.cprint import CPrinter, OpCount
+from kidym.codegen.jacobian_c import jacobian_roots, jacobian_source
 from kidym.eom.equations import Equations
 from kidym.simulate.events import Event, parse_expression
 from kidym.symbolic.identifiers import RESERVED, IdentifierMap, comment_text
@@ -44,7 +57,7 @@ from kidym.symbolic.identifiers import RESERVED, IdentifierMap, comment_text
 Expr = se.Basic
 
 #: Version of the emitted interface; part of the cache key.
-ABI_VERSION = 2
+ABI_VERSION = 3
 
 _LOCALS = frozenset({"t", "y", "p", "c", "g", "k", "qdot", "ynew", "ydot", "out", "M", "F",
                      "i", "j", "n", "L", "b", "d", "s", "status"})
@@ -95,6 +108,9 @@ class CCode:
         small models.
     folded : bool
         Whether parameter values were written into the code.
+    jacobian : bool
+        Whether ``kidym_jac`` computes the analytic Jacobian (``counts["jacobian"]``
+        its operations); otherwise it is a stub.
     """
 
     source: str
@@ -113,6 +129,7 @@ class CCode:
     event_actions: tuple[int, ...] = ()
     options: dict = field(default_factory=dict)
     parts: tuple[str, ...] = ()
+    jacobian: bool = False
 
     @property
     def sources(self) -> tuple[str, ...]:
@@ -427,9 +444,14 @@ class _Emitter:
         self.parts: list[str] = []                    # functions of a split routine
         self.part_names: list[tuple[str, str]] = []   # their names and output arguments
         self.printer = CPrinter(self.name_of)
+        #: symbols whose values the caller of a routine has, as C expressions (the
+        #: solution ``x`` read by the Jacobian, :mod:`kidym.codegen.jacobian_c`)
+        self.inputs: dict[se.Symbol, str] = {}
 
     # --------------------------------------------------------------- naming
     def name_of(self, s: se.Symbol) -> str:
+        if s in self.inputs:
+            return self.inputs[s]
         if s == self.time:
             return "t"
         if s in self.const_index:
@@ -596,7 +618,7 @@ class _Emitter:
         count = self.printer.reset()
         defined = (set(self.state_index) | set(self.params) | set(self.const_index)
                    | set(temps) | {s for s, _ in statements} | {self.time}
-                   | set(self.acceleration_index))
+                   | set(self.acceleration_index) | set(self.inputs))
         unknown = sorted(str(s) for s in used - defined)
         if unknown:
             raise ValueError("cannot generate C: no value or argument for "
@@ -719,7 +741,7 @@ def _layout_comment(what: str, names: Sequence[str]) -> list[str]:
 
 def generate_c(eq: Equations, *, outputs: Mapping[str, Expr] | None = None,
                events: Sequence[Event] = (), fold: bool | Mapping[str, float] = False,
-               cse: bool = True, hoist: bool = True) -> CCode:
+               cse: bool = True, hoist: bool = True, jacobian: bool = False) -> CCode:
     """Generate the C source of ``eq``.
 
     Parameters
@@ -738,6 +760,10 @@ def generate_c(eq: Equations, *, outputs: Mapping[str, Expr] | None = None,
         Eliminate common subexpressions (default).
     hoist : bool
         Compute parameter-only quantities once per parameter vector (default).
+    jacobian : bool
+        Also generate the analytic Jacobian ``kidym_jac`` (:mod:`kidym.codegen.jacobian_c`),
+        which CVODE's ``BDF`` then uses instead of difference quotients. Off by default:
+        it adds ``n_y`` derivatives of every entry of ``q̇``, ``M`` and ``F`` to the code.
 
     Returns
     -------
@@ -808,6 +834,14 @@ def generate_c(eq: Equations, *, outputs: Mapping[str, Expr] | None = None,
         reset_count = reset_count + cnt
         reset_lines += [f"    case {k}: {{", *lines, "        break;", "    }"]
 
+    jac_lines: list[str] | None = None
+    if jacobian:
+        d_roots, d_targets, em.inputs = jacobian_roots(eq)
+        jac_lines, jac_count = em.routine(
+            d_roots, d_targets, split=("kidym_jac_part",
+                                       "const double *kd_x, double *kd_J, double *kd_col",
+                                       "kd_x, kd_J, kd_col"))
+        em.inputs = {}
     const_lines, const_count = em.constants_routine()
     blocks = mass_matrix_blocks(eq)
     if 1 < max(len(b) for b in blocks) <= UNROLL_MAX:
@@ -817,9 +851,13 @@ def generate_c(eq: Equations, *, outputs: Mapping[str, Expr] | None = None,
         solve_src, solve_ops = _solve_c(n_w, blocks), solve_count([len(b) for b in blocks])
     counts = {"constants": const_count, "rhs": rhs_count, "solve": solve_ops,
               "outputs": out_count, "events": ev_count, "resets": reset_count}
+    if jacobian:
+        counts["jacobian"] = jac_count
     directions = tuple(e.direction for e in events)
     actions = tuple(1 if e.terminal else (2 if e.reset else 0) for e in events)
     options = {"fold": bool(fold), "cse": cse, "hoist": hoist}
+    if jacobian:
+        options["jacobian"] = True
     layout = (_layout_comment(f"y[{ny}] = q, w", state_names)
               + _layout_comment(f"p[{len(em.params)}] (parameters)"
                                 + (", folded into the code" if fold else ""),
@@ -832,7 +870,7 @@ def generate_c(eq: Equations, *, outputs: Mapping[str, Expr] | None = None,
         return "{" + ", ".join(str(v) for v in (values or (0,))) + "}"
 
     src = [_header(eq, counts, mf_count, layout, options),
-           "#include <math.h>\n",
+           "#include <math.h>\n" + ("#include <stdlib.h>\n" if jacobian else ""),
            f"#define KIDYM_NQ {n_q}\n#define KIDYM_NW {n_w}\n#define KIDYM_NY {ny}\n"
            f"#define KIDYM_NP {len(em.params)}\n#define KIDYM_NC {n_c}\n"
            f"#define KIDYM_NOUT {len(outputs)}\n#define KIDYM_NEV {len(events)}\n",
@@ -856,6 +894,7 @@ def generate_c(eq: Equations, *, outputs: Mapping[str, Expr] | None = None,
            + ("" if eq.constraints is not None else mirror) + "}\n",
            solve_src if eq.constraints is None else "",   # (the augmented solve instead)
            constraint_source(eq),
+           jacobian_source(eq, jac_lines),
            "int kidym_rhs(double t, const double *y, const double *p, const double *c, "
            "double *ydot) {",
            f"    double M[{n_w * n_w}], F[{len(forcing)}];",
@@ -882,4 +921,5 @@ def generate_c(eq: Equations, *, outputs: Mapping[str, Expr] | None = None,
                  parameter_names=tuple(str(s) for s in em.params),
                  output_names=tuple(outputs), event_names=ev_names, n_q=n_q, n_w=n_w,
                  n_constants=n_c, counts=counts, mf_counts=mf_count, folded=bool(fold),
-                 event_directions=directions, event_actions=actions, options=options)
+                 event_directions=directions, event_actions=actions, options=options,
+                 jacobian=jacobian)

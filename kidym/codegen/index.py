@@ -52,22 +52,23 @@ _KEYS: weakref.WeakKeyDictionary[Equations, dict[str, str]] = weakref.WeakKeyDic
 
 def equations_key(eq: Equations, *, events: Sequence[Event] = (),
                   fold: bool | Mapping[str, float] = False,
-                  flags: Sequence[str] = ()) -> str:
-    """A fingerprint of everything the library of ``eq`` is generated and built from."""
+                  flags: Sequence[str] = (), jacobian: bool = False) -> str:
+    """A fingerprint of everything the library of ``eq`` is generated and built from
+    (``jacobian``: with the analytic Jacobian, :func:`kidym.codegen.generate_c`)."""
     # the sizes that decide how routines are split and long sums summed (module settings
     # a benchmark or a test may change) shape the source as much as the equations do
     sizes = (emit.SPLIT_ABOVE, emit.PART_STATEMENTS, emit.SUM_TERMS)
-    options = repr((list(map(repr, events)), fold, list(flags), sizes))
+    options = repr((list(map(repr, events)), fold, list(flags), sizes, bool(jacobian)))
     known = _KEYS.setdefault(eq, {})
     if options not in known:
         known[options] = _fingerprint(eq, events=events, fold=fold, flags=flags,
-                                      sizes=sizes)
+                                      sizes=sizes, jacobian=bool(jacobian))
     return known[options]
 
 
 def _fingerprint(eq: Equations, *, events: Sequence[Event],
                  fold: bool | Mapping[str, float], flags: Sequence[str],
-                 sizes: tuple[int, ...]) -> str:
+                 sizes: tuple[int, ...], jacobian: bool = False) -> str:
     outputs = dict(eq.outputs_named)
     outputs.setdefault("energy", eq.energy_named)
     roots = [*eq.roots(), *outputs.values()]
@@ -79,6 +80,8 @@ def _fingerprint(eq: Equations, *, events: Sequence[Event],
             h.update(b"\0")
 
     put(_generator_fingerprint(), eq.model.name, *flags, "fold", fold, "sizes", *sizes)
+    if jacobian:   # (the derivatives follow from the equations hashed below)
+        put("jacobian")
     if fold:
         put(sorted(eq.model.parameter_values.items()))
     put("states", *eq.coordinates, *eq.speeds, "parameters", *eq.parameters)

@@ -63,7 +63,8 @@ def simulate_batch(system: Model | Equations | CompiledSystem, *,
     if isinstance(system, Model):
         system = derive(system)
     if isinstance(system, Equations):
-        system = CompiledSystem.build(system)
+        # BDF's Newton matrix: with the analytic Jacobian (docs/compiled.md)
+        system = CompiledSystem.build(system, jacobian=method == "BDF")
     initial = list(initial or [])
     parameters = list(parameters or [])
     n = max(len(initial), len(parameters))

@@ -40,6 +40,9 @@ COMPILED_METHODS: dict[str, tuple[int, str]] = {
     "BDF": (0, "CVODE variable-order BDF (stiff), dense Newton"),
     "Adams": (1, "CVODE variable-order Adams-Moulton (non-stiff), fixed-point iteration"),
 }
+#: Jacobians of the Newton iteration of ``BDF`` (``jacobian=``; see
+#: :meth:`CompiledSystem.integrate`).
+JACOBIAN_CHOICES = ("auto", "analytic", "fd")
 #: ``solve_ivp`` method names accepted by the compiled engine, and what they run.
 METHOD_ALIASES = {"DOP853": "ERK8", "RK45": "ERK5"}
 
@@ -188,8 +191,10 @@ def _load(path: Path) -> ctypes.CDLL:
     lib.kidym_events.argtypes = [d, vp, vp, vp, vp]
     lib.kidym_events.restype = None
     lib.kidym_simulate.argtypes = [vp, d, vp, i, vp, i, d, d, d, ctypes.c_long, vp, i, vp, vp,
-                                   vp, vp, vp, vp, ctypes.c_char_p, i, vp]
+                                   vp, vp, vp, vp, ctypes.c_char_p, i, vp, i]
     lib.kidym_simulate.restype = i
+    lib.kidym_jac.argtypes = [d, vp, vp, vp, vp]
+    lib.kidym_jac.restype = i
     return lib
 
 
@@ -221,12 +226,14 @@ class CompiledSystem:
     def build(cls, eq: Equations, *, events: Sequence[Event] = (),
               fold: bool | Mapping[str, float] = False, flags: tuple[str, ...] = BASE_FLAGS,
               extra_flags: tuple[str, ...] = (), native: bool = True,
-              progress: Callable[[int, int], None] | None = None) -> CompiledSystem:
+              progress: Callable[[int, int], None] | None = None,
+              jacobian: bool = False) -> CompiledSystem:
         """Generate, compile (or reuse from the cache) and load the library of ``eq``.
 
         ``flags``, ``extra_flags``, ``native`` (tune for this processor) and ``progress``
         (``progress(done, total)`` as compiler runs finish) are those of
-        :func:`kidym.codegen.build`.
+        :func:`kidym.codegen.build`. ``jacobian=True`` adds the analytic Jacobian
+        (:mod:`kidym.codegen.jacobian_c`), which ``BDF`` then uses.
 
         Raises
         ------
@@ -237,12 +244,13 @@ class CompiledSystem:
 
         start = _time.perf_counter()
         key = index.equations_key(eq, events=events, fold=fold,
-                                  flags=build_flags(flags, extra_flags, native))
+                                  flags=build_flags(flags, extra_flags, native),
+                                  jacobian=jacobian)
         hit = index.lookup(key)
         if hit is not None:    # generating the C again is most of a cached start
             code, path = hit
         else:
-            code = generate_c(eq, events=events, fold=fold)
+            code = generate_c(eq, events=events, fold=fold, jacobian=jacobian)
             path = build(code, flags=flags, extra_flags=extra_flags, native=native,
                          progress=progress)
             index.remember(key, code, path)
@@ -268,6 +276,12 @@ class CompiledSystem:
     @property
     def n_y(self) -> int:
         return self.code.n_q + self.code.n_w
+
+    @property
+    def has_jacobian(self) -> bool:
+        """Whether the library computes the analytic Jacobian (built with
+        ``jacobian=True``)."""
+        return self.code.jacobian
 
     # ------------------------------------------------------------ numbers
     def parameter_vector(self, overrides: Mapping[str, float] | None = None) -> np.ndarray:
@@ -339,6 +353,35 @@ class CompiledSystem:
             raise _rhs_error(status, float(t), dict(zip(self.state_names, y)))
         return ydot
 
+    def jacobian(self, t: float, y: np.ndarray, p: np.ndarray,
+                 stab: Stabilization | None = None) -> np.ndarray:
+        """The analytic Jacobian ``∂ẏ/∂y`` at one state, shape (n_y, n_y).
+
+        With constraints, ``stab`` (default: the one last written into the library by
+        :meth:`set_stabilization`) gives the Baumgarte terms of ``ẇ``.
+
+        Raises
+        ------
+        ValueError
+            If the library was built without the Jacobian.
+        SimulationError
+            Singular mass matrix (or constraint Jacobian) or a non-finite result.
+        """
+        if not self.has_jacobian:
+            raise ValueError("this library has no analytic Jacobian: build it with "
+                             "CompiledSystem.build(eq, jacobian=True)")
+        if stab is not None:
+            self.set_stabilization(stab)
+        y = np.ascontiguousarray(y, dtype=float)
+        p = np.ascontiguousarray(p, dtype=float)
+        J = np.empty((self.n_y, self.n_y))
+        status = self.lib.kidym_jac(float(t), _ptr(y), _ptr(p), _ptr(self.constants(p)),
+                                    _ptr(J))
+        if status:
+            raise _rhs_error(status if status != 3 else 2, float(t),
+                             dict(zip(self.state_names, y)))
+        return J
+
     def outputs_at(self, t: np.ndarray, Y: np.ndarray, p: np.ndarray) -> np.ndarray:
         """Outputs at states ``Y`` (shape (n_t, n_y)), shape (n_t, n_out)."""
         t = np.ascontiguousarray(t, dtype=float)
@@ -361,8 +404,13 @@ class CompiledSystem:
     def integrate(self, y0: np.ndarray, p: np.ndarray, times: np.ndarray, *, t0: float,
                   method: str = "ERK8", rtol: float = 1e-9, atol: float = 1e-12,
                   max_step: float = np.inf, max_steps: int = 10_000_000,
-                  max_events: int = 10_000, output_mode: str = "auto") -> dict:
+                  max_events: int = 10_000, output_mode: str = "auto",
+                  jacobian: str = "auto") -> dict:
         """Run the C driver once; raw arrays and status (see :func:`simulate_compiled`).
+
+        ``jacobian`` (``BDF``): ``"analytic"`` (the library's, :attr:`has_jacobian`),
+        ``"fd"`` (CVODE's difference quotients) or ``"auto"`` (analytic where the
+        library has it); the raw output's ``"jacobian"`` says which was used.
 
         ``output_mode`` (ARKODE methods) says how the state at the output times is
         obtained: ``"extension"`` from the method's continuous extension (``ERK8``:
@@ -377,6 +425,7 @@ class CompiledSystem:
         if method not in COMPILED_METHODS:
             raise ValueError(f"method {method!r} is not available in the compiled engine; "
                              "choose one of " + ", ".join([*COMPILED_METHODS, *METHOD_ALIASES]))
+        use_jacobian = self._jacobian_choice(method, jacobian)
         ny = self.n_y
         y0 = np.ascontiguousarray(y0, dtype=float)
         p = np.ascontiguousarray(p, dtype=float)
@@ -387,7 +436,7 @@ class CompiledSystem:
         ev_t = np.empty(max_events)
         ev_k = np.empty(max_events, dtype=np.intc)
         ev_y = np.empty((max_events, ny))
-        stats = np.zeros(6, dtype=np.int_)
+        stats = np.zeros(8, dtype=np.int_)
         fail_t = np.zeros(1)
         fail_y = np.zeros(ny)
         msg = ctypes.create_string_buffer(512)
@@ -402,7 +451,7 @@ class CompiledSystem:
             float(max_step) if np.isfinite(max_step) else 0.0, int(max_steps), _ptr(y_out),
             max_events, _ptr(ev_t), ev_k.ctypes.data_as(_I), _ptr(ev_y),
             stats.ctypes.data_as(_L), _ptr(fail_t), _ptr(fail_y), msg, len(msg),
-            None if table is None else _ptr(table))
+            None if table is None else _ptr(table), int(use_jacobian == "analytic"))
         wall = _time.perf_counter() - started
         n_done, n_ev = int(stats[2]), min(int(stats[3]), max_events)
         return {"status": int(status), "message": msg.value.decode("utf-8", "replace"),
@@ -412,7 +461,23 @@ class CompiledSystem:
                 "wall_time_s": wall, "method": method, "output_mode": mode,
                 "extension_fallbacks": int(stats[4]), "projections": int(stats[5]),
                 "arkode_tolerances": (inner_rtol, inner_atol), "t0": float(t0),
-                "y0": y0.copy()}
+                "y0": y0.copy(), "jacobian": use_jacobian, "njev": int(stats[6]),
+                "nfev_jacobian": int(stats[7])}
+
+    def _jacobian_choice(self, method: str, jacobian: str) -> str:
+        """``"analytic"`` or ``"fd"`` for ``BDF``, ``""`` for the methods without a
+        Newton iteration; see :meth:`integrate`."""
+        if jacobian not in JACOBIAN_CHOICES:
+            raise ValueError(f"jacobian must be one of {JACOBIAN_CHOICES}, got {jacobian!r}")
+        if method != "BDF":
+            return ""
+        if jacobian == "analytic" and not self.has_jacobian:
+            raise ValueError("jacobian='analytic': this library was built without the "
+                             "analytic Jacobian; build it with CompiledSystem.build(eq, "
+                             "jacobian=True), or use jacobian='fd'")
+        if jacobian == "auto":
+            return "analytic" if self.has_jacobian else "fd"
+        return jacobian
 
 
 def _rhs_error(status: int, t: float, state: dict[str, float]) -> SimulationError:
@@ -496,6 +561,12 @@ def to_result(system: CompiledSystem, raw: dict, p: np.ndarray, *, rtol: float, 
              "build_time_s": system.build_time_s, **(extra or {})}
     if raw["method"] == "ERK8":
         stats["arkode_tolerances"] = raw["arkode_tolerances"]
+    if raw.get("jacobian"):
+        # BDF's Newton matrix: the analytic Jacobian or CVODE's difference quotients
+        # (their evaluations of f are part of nfev, and counted apart here)
+        stats["jacobian"] = raw["jacobian"]
+        stats["njev"] = raw["njev"]
+        stats["nfev_jacobian"] = raw["nfev_jacobian"]
     if raw["output_mode"]:
         stats["output_mode"] = raw["output_mode"]
         stats["extension_fallbacks"] = raw["extension_fallbacks"]
@@ -516,7 +587,8 @@ def simulate_compiled(system: CompiledSystem, *, t0: float, t1: float, y0: np.nd
                       p: np.ndarray, times: np.ndarray, method: str = "ERK8",
                       rtol: float = 1e-9, atol: float = 1e-12, max_step: float = np.inf,
                       raise_on_failure: bool = True, extra: dict | None = None,
-                      constraints: Stabilization | None = None) -> Result:
+                      constraints: Stabilization | None = None,
+                      jacobian: str = "auto") -> Result:
     """Integrate with the compiled loop; see :func:`kidym.simulate` (``engine="compiled"``).
 
     With holonomic constraints, ``y0`` must be consistent already
@@ -535,16 +607,69 @@ def simulate_compiled(system: CompiledSystem, *, t0: float, t1: float, y0: np.nd
     if cons is not None:
         system.set_stabilization(stab)
     raw = system.integrate(y0, p, times, t0=t0, method=method, rtol=rtol, atol=atol,
-                           max_step=max_step)
+                           max_step=max_step, jacobian=jacobian)
     error = _failure(system, raw, p) if raw["status"] < 0 else None
     result = to_result(system, raw, p, rtol=rtol, atol=atol, max_step=max_step, extra=extra,
                        error=error)
     result = _with_constraints(system, raw, p, stab, result)
+    if error is None:
+        stiff = stiffness_check(system, raw, p)
+        if stiff is not None:
+            result.stats["stiffness"] = stiff
     if error is not None:
         error.result = result
         if raise_on_failure:
             raise error
     return result
+
+
+#: The explicit methods of the compiled engine, whose steps stability may hold down.
+EXPLICIT_METHODS = ("ERK8", "Fehlberg78", "ERK5")
+
+
+def central_jacobian(system: CompiledSystem, t: float, y: np.ndarray,
+                     p: np.ndarray) -> np.ndarray:
+    """``∂ẏ/∂y`` by central differences of the compiled right-hand side (the stiffness
+    check of a library built without the analytic Jacobian; ``2 n_y`` evaluations)."""
+    c = system.constants(p)
+    J = np.empty((y.size, y.size))
+    for k in range(y.size):
+        h = 1e-6 * max(1.0, abs(y[k]))
+        e = np.zeros(y.size)
+        e[k] = h
+        J[:, k] = (system.rhs(t, y + e, p, c) - system.rhs(t, y - e, p, c)) / (2 * h)
+    return J
+
+
+def stiffness_check(system: CompiledSystem, raw: dict, p: np.ndarray) -> dict | None:
+    """After a long explicit run (more than ``STIFF_CHECK_ABOVE`` evaluations): were
+    its steps held down by stability? ``ρ h > 2``, with ``ρ`` the spectral radius of
+    ``∂ẏ/∂y`` at the last output (the library's analytic Jacobian, else central
+    differences of its right-hand side) and ``h`` the mean step, says so and names
+    ``BDF`` — the test of the NumPy engine (:func:`kidym.simulate.simulate.simulate`)."""
+    from kidym.simulate.jacobian import stiffness
+    from kidym.simulate.simulate import STIFF_CHECK_ABOVE
+
+    method = raw["method"]
+    if method not in EXPLICIT_METHODS or raw["nfev"] < STIFF_CHECK_ABOVE or not raw["nsteps"]:
+        return None
+    t_last = float(raw["t"][-1]) if len(raw["t"]) else raw["t0"]
+    y_last = raw["y"][-1] if len(raw["t"]) else raw["y0"]
+    h = max(t_last - raw["t0"], 1e-300) / raw["nsteps"]
+    try:
+        J = (system.jacobian(t_last, y_last, p) if system.has_jacobian
+             else central_jacobian(system, t_last, np.asarray(y_last, float), p))
+    except (SimulationError, np.linalg.LinAlgError, ValueError):
+        return None
+    rho = stiffness(J)
+    if not (rho * h > 2.0):
+        return None
+    return {"spectral_radius": rho, "mean_step": h, "method": method,
+            "jacobian": "analytic" if system.has_jacobian else "central differences",
+            "hint": f"the motion is stiff (largest eigenvalue of the Jacobian |λ| = {rho:.3g} "
+                    f"1/s at t = {t_last:.6g}; the {method} steps averaged {h:.3g} s, held "
+                    "down by stability): use method='BDF' (CVODE, with the analytic "
+                    "Jacobian; kidym run --method BDF)"}
 
 
 def _with_constraints(system: CompiledSystem, raw: dict, p: np.ndarray, stab: Stabilization,
@@ -732,7 +857,8 @@ def simulate_with_engine(system, *, engine: str, events: Sequence[Event], t_end,
                          initial, parameters, t_eval, n_points: int, method: str,
                          rtol: float, atol: float, max_step: float,
                          raise_on_failure: bool,
-                         constraints: Stabilization | str = "projection") -> Result:
+                         constraints: Stabilization | str = "projection",
+                         jacobian: str = "auto") -> Result:
     """The ``engine="compiled" | "auto"`` branch of :func:`kidym.simulate`."""
     from kidym.errors import CompileError
     from kidym.simulate.simulate import _initial_state, simulate
@@ -762,11 +888,14 @@ def simulate_with_engine(system, *, engine: str, events: Sequence[Event], t_end,
                                   method=_NUMPY_METHOD.get(method, method), rtol=rtol,
                                   atol=atol, max_step=max_step, engine="numpy",
                                   raise_on_failure=raise_on_failure, events=events,
-                                  constraints=constraints)
+                                  constraints=constraints, jacobian=jacobian)
                 result.stats.update(extra)
                 return result
         try:
-            compiled = CompiledSystem.build(eq, events=events)
+            # BDF's Newton matrix: the analytic Jacobian goes into the library
+            compiled = CompiledSystem.build(
+                eq, events=events,
+                jacobian=METHOD_ALIASES.get(method, method) == "BDF" and jacobian != "fd")
         except CompileError as exc:
             if engine != "auto" or exc.kind == "internal":
                 raise
@@ -776,7 +905,7 @@ def simulate_with_engine(system, *, engine: str, events: Sequence[Event], t_end,
                               method=_NUMPY_METHOD.get(method, method), rtol=rtol, atol=atol,
                               max_step=max_step, engine="numpy",
                               raise_on_failure=raise_on_failure, events=events,
-                              constraints=constraints)
+                              constraints=constraints, jacobian=jacobian)
             result.stats.update(extra)
             return result
     elif events:
@@ -797,4 +926,4 @@ def simulate_with_engine(system, *, engine: str, events: Sequence[Event], t_end,
     return simulate_compiled(compiled, t0=t0, t1=t1, y0=y0, p=p, times=times, method=method,
                              rtol=rtol, atol=atol, max_step=max_step,
                              raise_on_failure=raise_on_failure, extra=extra,
-                             constraints=stab)
+                             constraints=stab, jacobian=jacobian)

@@ -518,7 +518,8 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
              raise_on_failure: bool = True, events: Sequence = (),
              quaternion_stabilization: float = 0.0,
              normalize_quaternions: bool = False,
-             constraints: Stabilization | str = "projection") -> Result:
+             constraints: Stabilization | str = "projection",
+             jacobian: str = "auto") -> Result:
     """Integrate the equations of motion over time.
 
     Parameters
@@ -568,6 +569,14 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
         for first (``result.stats["initial_adjusted"]`` lists what changed); the drift
         ``max |Φ|`` and ``max |Φ̇|`` over the run is in
         ``result.stats["constraint_drift"]``, the multipliers ``λf`` are outputs.
+    jacobian : {"auto", "analytic", "fd"}
+        The Jacobian of the implicit methods (NumPy: ``Radau``, ``BDF``, ``LSODA``;
+        compiled: ``BDF``): ``analytic`` — formed from the named quantities by the
+        chain rule (:mod:`kidym.simulate.jacobian`; in C :mod:`kidym.codegen.jacobian_c`,
+        a library built with ``jacobian=True``); ``fd`` — the integrator's own
+        difference quotients; ``auto`` (default) — analytic where available (a compiled
+        library passed in without it uses difference quotients).
+        ``result.stats["jacobian"]`` says which was used.
 
     Returns
     -------
@@ -582,6 +591,8 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
     """
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+    if jacobian not in JACOBIAN_CHOICES:
+        raise ValueError(f"jacobian must be one of {JACOBIAN_CHOICES}, got {jacobian!r}")
     check_options(t_start=t_start, t_end=t_end, n_points=n_points, rtol=rtol, atol=atol,
                   max_step=max_step, t_eval=t_eval)
     if isinstance(system, Model):
@@ -596,7 +607,7 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
             system, engine=engine, events=events, t_end=t_end, t_start=t_start,
             initial=initial, parameters=parameters, t_eval=t_eval, n_points=n_points,
             method=method, rtol=rtol, atol=atol, max_step=max_step,
-            raise_on_failure=raise_on_failure, constraints=constraints)
+            raise_on_failure=raise_on_failure, constraints=constraints, jacobian=jacobian)
         eq = system if isinstance(system, Equations) else system.equations  # type: ignore[union-attr]
         groups = _groups(result.state_names, eq.model)
         if groups:
@@ -654,7 +665,7 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
     started = _time.perf_counter()
     # implicit methods get the analytic Jacobian (kidym.simulate.jacobian)
     jac = None
-    if method in IMPLICIT_METHODS:
+    if method in IMPLICIT_METHODS and jacobian != "fd":
         jfun = analytic_jacobian(system.equations)
 
         def jac(t: float, y: np.ndarray) -> np.ndarray:
@@ -721,6 +732,8 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
         stats={"engine": engine, "method": method, "rtol": rtol, "atol": atol,
                "wall_time_s": wall, "max_step": max_step,
                **({"events": recorded} if evf is not None else {}),
+               **({"jacobian": "fd" if jac is None else "analytic"}
+                  if method in IMPLICIT_METHODS else {}),
                **({"quaternion_norm_drift": drift} if groups else {}),
                **constraint_stats},
         failure=error.to_dict() if error is not None else None))
@@ -731,6 +744,8 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
     return result
 
 
+#: The Jacobians of the implicit methods (``simulate(..., jacobian=…)``).
+JACOBIAN_CHOICES = ("auto", "analytic", "fd")
 #: SciPy methods that use a Jacobian (given the analytic one, kidym.simulate.jacobian).
 IMPLICIT_METHODS = ("Radau", "BDF", "LSODA")
 #: Right-hand-side evaluations per step of the explicit methods.
