@@ -64,14 +64,14 @@ HINTS = {
               "angle sequence at gimbal lock: use a quaternion, QUATERNION := Q(l0, l1, "
               "l2, l3), …; a coordinate whose motion folds here)",
     STEP_COLLAPSE: "the system may be stiff or discontinuous here: try a stiff method "
-                   "(method='BDF' or 'Radau'; kidym run --method BDF), a smaller "
-                   "max_step, looser rtol/atol, or check the model for a force that is "
-                   "discontinuous or singular at this time",
+                   "(method='BDF', both engines, or 'Radau' in the NumPy engine; kidym "
+                   "run --method BDF), a smaller max_step, looser rtol/atol, or check the "
+                   "model for a force that is discontinuous or singular at this time",
     QUATERNION: "a body's quaternion must not vanish: give it a non-zero initial value "
                 "(e.g. l0 = 1, l1 = l2 = l3 = 0) and check the resets that set it; "
                 "against slow drift use quaternion_stabilization or tighter rtol/atol",
-    INTEGRATOR: "use a stiff method (method='BDF' or 'Radau'), loosen rtol/atol, or check "
-                "the model near this state",
+    INTEGRATOR: "use a stiff method (method='BDF', or 'Radau' in the NumPy engine), "
+                "loosen rtol/atol, or check the model near this state",
 }
 
 
