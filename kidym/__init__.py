@@ -17,6 +17,16 @@ Examples
 1
 """
 
+from kidym.analysis import (
+    Continuation,
+    Equilibrium,
+    Linearization,
+    Modes,
+    continuation,
+    equilibrium,
+    linearize,
+    modes,
+)
 from kidym.eom.equations import Equations, derive
 from kidym.errors import (
     CompileError,
@@ -40,23 +50,31 @@ __version__ = "0.1.0"
 __all__ = [
     "Body",
     "CompileError",
+    "Continuation",
     "CompiledSystem",
     "DerivationError",
     "Diagnostic",
     "Element",
     "Equations",
+    "Equilibrium",
     "Event",
     "Inertia",
+    "Linearization",
     "Model",
     "ModelError",
+    "Modes",
     "Parameter",
     "ParseError",
     "Result",
     "SimulationError",
     "Span",
     "Transform",
+    "continuation",
     "derive",
+    "equilibrium",
+    "linearize",
     "load",
+    "modes",
     "parse",
     "simulate",
     "simulate_batch",

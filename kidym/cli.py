@@ -9,6 +9,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from numpy.linalg import LinAlgError
+
 from kidym import terminal
 from kidym.errors import CompileError, DerivationError, ParseError, SimulationError
 
@@ -134,6 +136,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else Path("kidym-out") / model.name
     eq = derive(model)
     check_replaceable(out, force=args.force, keep=[args.model])  # before the run, not after
+    if model.calculation in ("STATICS", "FREE_VIBRATIONS"):
+        from kidym.analysis.commands import run_analysis
+
+        return run_analysis(args, model, eq, _pairs)
     initial = _pairs(args.initial, "--initial")
     unset = defaulted_states([str(s) for s in (*eq.coordinates, *eq.speeds)], model, initial)
     if eq.constraints is not None:
@@ -439,6 +445,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_run)
     add_fmt_command(sub)
     _add_animate_command(sub)
+    from kidym.analysis.commands import add_parsers
+
+    add_parsers(sub, _pairs, _load, _add_force)
     add_codegen_parser(sub)
     return parser
 
@@ -686,7 +695,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (DerivationError, SimulationError, CompileError) as exc:
         print(f"kidym: error: {exc}", file=sys.stderr)
         return 1 if isinstance(exc, DerivationError) else 2
-    except (OSError, KeyError, ValueError) as exc:
+    except (OSError, KeyError, ValueError, LinAlgError) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"kidym: error: {msg}", file=sys.stderr)
         return 1
