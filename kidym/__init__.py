@@ -50,8 +50,8 @@ __version__ = "0.1.0"
 __all__ = [
     "Body",
     "CompileError",
-    "Continuation",
     "CompiledSystem",
+    "Continuation",
     "DerivationError",
     "Diagnostic",
     "Element",

@@ -62,6 +62,11 @@ def _summary(model, eq) -> str:
         lines.append("  calculation: kinetostatics (the constraints prescribe the motion; "
                      + ", ".join(eq.constraints.multiplier_names)
                      + " are the forces and torques it needs)")
+    if model.calculation in ("STATICS", "FREE_VIBRATIONS"):
+        lines.append("  calculation: " + ("statics (the equilibrium nearest the initial "
+                     "values, its stiffness and reactions)" if model.calculation == "STATICS"
+                     else "free vibrations (the equilibrium, then the eigenvalues and modes "
+                     "of the linearised equations)"))
     if model.virtual_constraints:
         lines.append(f"  virtual potentials ({len(model.virtual_constraints)}): " + ", ".join(
             f"{v.name} {'= 0' if v.kind == 'equality' else '> 0'} ({v.approximation}, "
