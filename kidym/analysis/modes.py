@@ -85,13 +85,16 @@ class Modes:
                          + ", ".join(self.decoupled))
         lines.append(f"{'mode':>4} {'Re s [1/s]':>13} {'Im s [rad/s]':>13} "
                      f"{'ω [rad/s]':>11} {'f [Hz]':>10} {'ζ':>9}  shape")
+        tol = self.tolerance
         for k, md in enumerate(self.modes, 1):
             s = md.eigenvalue
             shape = ", ".join(f"{n} {_c(v)}" for n, v in md.shape.items() if abs(v) > 1e-9)
-            lines.append(f"{k:>4} {s.real:13.6g} {s.imag:13.6g} {md.frequency:11.6g} "
-                         f"{md.frequency / (2 * np.pi):10.6g} {md.damping_ratio:9.4g}  {shape}")
-        lines.append(f"stability (linear): {self.stability} (max Re s = {self.max_real:.3g}, "
-                     f"tolerance {self.tolerance:.2g})")
+            zeta = _zero(md.damping_ratio, 1e-9)
+            lines.append(f"{k:>4} {_zero(s.real, tol):13.6g} {_zero(s.imag, tol):13.6g} "
+                         f"{md.frequency:11.6g} {md.frequency / (2 * np.pi):10.6g} "
+                         f"{zeta:9.4g}  {shape}")
+        lines.append(f"stability (linear): {self.stability} (max Re s = "
+                     f"{_zero(self.max_real, tol):.3g}, tolerance {tol:.2g})")
         return "\n".join(lines)
 
     def to_dict(self) -> dict:
@@ -110,6 +113,11 @@ class Modes:
     def to_json(self) -> str:
         """:meth:`to_dict` as JSON text."""
         return json.dumps(self.to_dict(), indent=1, ensure_ascii=False)
+
+
+def _zero(x: float, tol: float) -> float:
+    """``x``, or 0 where it is within ``tol`` of 0 (rounding noise is not printed)."""
+    return 0.0 if abs(x) <= tol else float(x)
 
 
 def _c(v: complex) -> str:

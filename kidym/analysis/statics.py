@@ -90,17 +90,21 @@ class Equilibrium:
         lines = [("equilibrium found" if self.success else "no equilibrium found")
                  + f" in {self.iterations} Newton iteration"
                  + ("s" if self.iterations != 1 else "")
-                 + f" (residual {self.residual:.3g}, forces of size {self.scale:.3g})"]
+                 + (f" (residual below {RTOL:g} of the forces, {self.scale:.3g})" if self.success
+                    else f" (residual {self.residual:.3g}, forces of size {self.scale:.3g})")]
         if not self.success:
             lines.append(self.message)
         if self.time_dependent:
             lines.append(f"note: the equations depend on time; this is the equilibrium of "
                          f"the system frozen at t = {self.t:g}")
         for k, v in self.coordinates.items():
-            lines.append(f"  {k} = {v:.10g}")
+            lines.append(f"  {k} = {(0.0 if abs(v) < 1e-12 else v):.10g}")
         for k, v in self.multipliers.items():
-            lines.append(f"  {k} = {v:.10g}  (reaction)")
-        ev = ", ".join(f"{v:.6g}" for v in self.stiffness_eigenvalues)
+            lines.append(f"  {k} = {(0.0 if abs(v) < 1e-12 * self.scale else v):.10g}"
+                         "  (reaction)")
+        tiny = 1e-9 * max(self.scale, float(np.abs(self.stiffness).max(initial=0.0)))
+        ev = ", ".join(f"{(0.0 if abs(v) <= tiny else v):.6g}"
+                       for v in self.stiffness_eigenvalues)
         lines.append(f"stiffness on the admissible displacements: eigenvalues {ev or '(none)'}"
                      + ("" if self.symmetric else " (of its symmetric part; K is not "
                         "symmetric: circulatory forces)"))

@@ -50,10 +50,10 @@ def test_check_names_the_calculation(tmp_path, capsys) -> None:
 
 def test_run_free_vibrations(tmp_path, capsys) -> None:
     out = tmp_path / "out"
-    assert main(["run", str(ROOT / "examples/double_pendulum/modes.kdm"),
+    assert main(["run", str(ROOT / "examples/double_pendulum/double_pendulum_modes.kdm"),
                  "--out", str(out)]) == 0
     text = capsys.readouterr().out
-    assert "free vibrations of modes" in text and "stability (linear): marginal" in text
+    assert "free vibrations of double_pendulum_modes" in text and "stability (linear): marginal" in text
     data = json.loads((out / "modes.json").read_text(encoding="utf-8"))
     assert len(data["modes"]) == 2
     with np.load(out / "linearization.npz") as z:
