@@ -24,10 +24,10 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import machine  # noqa: E402
-from make_chain import chain_text  # noqa: E402
+from _common import machine
+from make_chain import chain_text
 
-import kidym  # noqa: E402
+import kidym
 
 PARAMS = {"m": 1.0, "l": 0.5, "Jx": 0.025, "Jy": 0.02, "Jz": 0.005, "g": 9.81}
 

@@ -4,10 +4,10 @@ The state is ``y = [q, w]`` (coordinates, independent speeds) with ``q̇ = B(q, 
 and ``M ẇ = F`` — for a model with pseudo-velocities or velocity formulas (the rolling
 disc's ``x't = r*phi't*cos(psi)``) these are already the reduced non-holonomic equations,
 so ``x = y``. With ``УРАВНЕНИЯ`` the state also carries dependent coordinates and speeds:
-the linearised augmented system ``M ẇ = F + Gᵀλ``, ``G ẇ = γ`` leaves the tangent space of
-the constraint manifold, ``δΦ = Φ_q δq = 0`` and ``δc = c_q δq + c_w δw = 0``, invariant,
-and ``A`` is its restriction to the independent states (chosen by pivoting the constraint
-Jacobian, speeds first): ``δy = T δx``, ``A = (A_y T)[independent]``.
+the linearised constraints ``δΦ = Φ_q δq = 0``, ``δc = c_q δq + c_w δw = 0`` give the
+dependent states (chosen by pivoting their Jacobian, speeds first) as ``δy_dep = D δx``,
+and ``A`` is the Jacobian of the reduced equations ``ẋ = f_ind(x, h(x))``:
+``δy = T δx``, ``T = [I; D]``, ``A = (A_y T)[independent]``.
 
 ``A_y`` itself is exact: ``∂ẇ/∂y_k = A⁻¹(∂b/∂y_k − ∂A/∂y_k·x)`` over the named partial
 derivatives of :class:`~kidym.analysis.derivatives.StateDerivatives` (the chain rule,

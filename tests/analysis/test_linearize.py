@@ -137,3 +137,95 @@ def test_outputs_text_latex_json_npz(dp_eq, tmp_path) -> None:
 def test_unknown_state_is_an_error(dp_eq) -> None:
     with pytest.raises(KeyError, match="`phi3` is not a state"):
         kidym.linearize(dp_eq, {"phi3": 0.0})
+
+
+RHEONOMIC = """
+m = 1; l = 0.8; a = 0.1; w = 7; c = 3; g = 9.81;
+Bob | Sy(a*sin(w*t)), Rz(phi) | Sx(l), m(m), Jx(0), Jy(0), Jz(0);
+Ds.phi = c;
+GRAVITY := 0, -g, 0;
+"""
+
+FOUR_BAR = """
+a = 0.3; b = 1; c = 0.8; d = 0.9; m = 1; g = 9.81; M0 = 2;
+Crank      | Rz(q1)       | Sx(a/2), m(m), Jx(0), Jy(m*a^2/12), Jz(m*a^2/12);
+Coupler~Crank | Sx(a), Rz(q2) | Sx(b/2), m(m), Jx(0), Jy(m*b^2/12), Jz(m*b^2/12);
+Rocker     | Sx(d), Rz(q3) | Sx(c/2), m(m), Jx(0), Jy(m*c^2/12), Jz(m*c^2/12);
+f1 = a*cos(q1) + b*cos(q1 + q2) - d - c*cos(q3);
+f2 = a*sin(q1) + b*sin(q1 + q2) - c*sin(q3);
+УРАВНЕНИЯ := f1, f2;
+Pm.q1 = M0;
+GRAVITY := 0, -g, 0;
+"""
+
+
+def _central_differences(eq, t, y, h=1e-6):
+    """``∂ẏ/∂y`` of the NumPy engine's right-hand side by central differences: a second
+    route (the engine's own solve, no derivative formed)."""
+    from kidym.simulate.simulate import NumpySystem
+
+    sysm = NumpySystem.build(eq)
+    p = sysm.parameter_vector()
+    J = np.empty((y.size, y.size))
+    for k in range(y.size):
+        e = np.zeros(y.size)
+        e[k] = h
+        J[:, k] = (sysm.rhs(t, y + e, p) - sysm.rhs(t, y - e, p)) / (2 * h)
+    return J
+
+
+def test_time_dependent_model_against_differences() -> None:
+    """A pendulum on a shaking support with a damper, at t = 0.7: ``A`` equals the
+    central differences of the right-hand side (the time enters ``F``)."""
+    eq = kidym.derive(kidym.parse(RHEONOMIC))
+    lin = kidym.linearize(eq, {"phi": 0.4, "phi't": -1.3}, t=0.7)
+    J = _central_differences(eq, 0.7, np.array([0.4, -1.3]))
+    np.testing.assert_allclose(lin.A, J, rtol=1e-7, atol=1e-7)
+    assert lin.t == 0.7 and not lin.stationary
+
+
+def test_constrained_full_jacobian_against_differences() -> None:
+    """A four-bar with ``УРАВНЕНИЯ`` at a consistent moving state: the unreduced
+    ``A_full`` against differences; the reduced ``A`` is the Jacobian of the independent
+    states' rates with the dependent ones solved from the constraints
+    (``δy = T δx``, ``T = [I; D]``): the differences' rows of the independent states
+    times ``T``, where ``D`` itself is checked against the constraints' Jacobian."""
+    eq = kidym.derive(kidym.parse(FOUR_BAR))
+    from scipy.optimize import fsolve
+
+    q1 = 1.0
+    f = lambda z: [0.3 * np.cos(q1) + np.cos(q1 + z[0]) - 0.9 - 0.8 * np.cos(z[1]),  # noqa: E731
+                   0.3 * np.sin(q1) + np.sin(q1 + z[0]) - 0.8 * np.sin(z[1])]
+    q2, q3 = fsolve(f, [-0.8, 1.5], xtol=1e-14)
+    # speeds on the constraint: q1' = 1.5, (q2', q3') from the velocity constraints
+    G = np.array([[-0.3 * np.sin(q1) - np.sin(q1 + q2), -np.sin(q1 + q2), 0.8 * np.sin(q3)],
+                  [0.3 * np.cos(q1) + np.cos(q1 + q2), np.cos(q1 + q2), -0.8 * np.cos(q3)]])
+    w1 = 1.5
+    w23 = np.linalg.solve(G[:, 1:], -G[:, 0] * w1)
+    state = {"q1": q1, "q2": q2, "q3": q3, "q1't": w1, "q2't": w23[0], "q3't": w23[1]}
+    lin = kidym.linearize(eq, state)
+    y = np.array([state[n] for n in ("q1", "q2", "q3", "q1't", "q2't", "q3't")])
+    J = _central_differences(eq, 0.0, y)
+    np.testing.assert_allclose(lin.A_full, J, rtol=1e-6, atol=1e-6)
+    assert len(lin.states) == 2 and len(lin.dependent) == 4
+    ind = [list(lin.point).index(s) for s in lin.states]
+    dep = [list(lin.point).index(s) for s in lin.dependent]
+    T = np.zeros((6, 2))
+    T[ind, [0, 1]] = 1
+    T[dep] = lin.D
+    np.testing.assert_allclose(lin.A, (J @ T)[ind], rtol=1e-6, atol=1e-6)
+    # T spans the linearised constraints: Φ_q δq = 0 and δ(G w) = 0
+    Gq = np.zeros((2, 3))          # ∂(G w)/∂q by differences of the closed-form G
+    def Gw(q):
+        a, b, c = 0.3, 1.0, 0.8
+        G = np.array([[-a * np.sin(q[0]) - b * np.sin(q[0] + q[1]), -b * np.sin(q[0] + q[1]),
+                       c * np.sin(q[2])],
+                      [a * np.cos(q[0]) + b * np.cos(q[0] + q[1]), b * np.cos(q[0] + q[1]),
+                       -c * np.cos(q[2])]])
+        return G @ y[3:]
+    for k in range(3):
+        e = np.zeros(3)
+        e[k] = 1e-6
+        Gq[:, k] = (Gw(y[:3] + e) - Gw(y[:3] - e)) / 2e-6
+    C = np.block([[G, np.zeros((2, 3))], [Gq, G]])
+    np.testing.assert_allclose(C @ T, 0, atol=1e-8)
