@@ -24,6 +24,17 @@ def run_analysis(args: argparse.Namespace, model, eq, pairs) -> int:
 
     if getattr(args, "engine", "numpy") == "compiled" and not getattr(args, "quiet", False):
         print(_NOT_COMPILED, file=sys.stderr)
+    unused = [opt for opt, given in (
+        ("--t-end", args.t_end is not None), ("--report", args.report),
+        ("--animate", args.animate), ("--plot", bool(args.plot)),
+        ("--format", args.format != "csv")) if given]
+    if unused:
+        raise ValueError(", ".join(unused) + " apply to time histories; a "
+                         + ("statics" if model.calculation == "STATICS" else "free-vibrations")
+                         + " run has none (it writes results.csv, equilibrium.json"
+                         + ("" if model.calculation == "STATICS"
+                            else ", modes.json, linearization.npz") + "): leave "
+                         + ("it" if len(unused) == 1 else "them") + " out")
     params = pairs(args.set, "--set")
     initial = pairs(args.initial, "--initial")
     out = Path(args.out) if args.out else Path("kidym-out") / model.name

@@ -41,6 +41,14 @@ def test_run_statics_writes_results(tmp_path, capsys) -> None:
     assert data["stability"] == "stable" and data["success"]
 
 
+def test_time_history_options_are_refused(tmp_path, capsys) -> None:
+    model = tmp_path / "bob.kdm"
+    model.write_text(STATICS, encoding="utf-8")
+    assert main(["run", str(model), "--out", str(tmp_path / "o"), "--report"]) == 1
+    assert "--report apply to time histories; a statics run has none" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+
+
 def test_check_names_the_calculation(tmp_path, capsys) -> None:
     model = tmp_path / "bob.kdm"
     model.write_text(STATICS, encoding="utf-8")
