@@ -8,7 +8,9 @@ numeric ``A``: kidym parses, derives, forms the named partial derivatives
 ``linearize(A_and_B=True, op_point=…)`` with the accelerations at the point supplied and
 the parameters substituted. SymPy runs in a child process under a time budget
 (``--budget`` seconds, default 120): past it the row says ``> budget``. Where both
-finish, the largest difference of their ``A`` is printed too.
+finish, the largest difference of their ``A`` is printed too. The last column is kidym
+at the hanging equilibrium (every ``q``, speed 0): ``ẇ = 0`` there, so the derivatives
+of the mass matrix are not formed (:class:`kidym.analysis.derivatives.StateDerivatives`).
 
 Run: ``python benchmarks/linearize.py [--ns 5 10 20] [--budget 120]``
 """
@@ -39,10 +41,13 @@ def point(n: int) -> dict[str, float]:
     return out
 
 
-def kidym_A(n: int) -> tuple[float, np.ndarray]:
+def kidym_A(n: int, at_rest: bool = False) -> tuple[float, np.ndarray]:
+    """Seconds from the model text to ``A`` (at the moving state, or hanging at rest,
+    where ``ẇ = 0`` and the derivatives of ``M`` are not needed), and ``A``."""
     start = time.perf_counter()
     eq = kidym.derive(kidym.parse(chain_text(n)))
-    lin = kidym.linearize(eq, point(n))
+    state = {k: 0.0 for k in point(n)} if at_rest else point(n)
+    lin = kidym.linearize(eq, state)
     return time.perf_counter() - start, lin.A
 
 
@@ -122,17 +127,20 @@ def main(argv: list[str] | None = None) -> None:
                     help="seconds allowed to SymPy per n (default 120)")
     args = ap.parse_args(argv)
     print(machine())
-    print(f"{'n':>3} {'kidym [s]':>10} {'SymPy [s]':>10} {'SymPy/kidym':>12} {'max |ΔA|':>10}")
+    print(f"{'n':>3} {'kidym [s]':>10} {'SymPy [s]':>10} {'SymPy/kidym':>12} {'max |ΔA|':>10}"
+          f" {'kidym at rest [s]':>18}")
     for n in args.ns:
         ours, A = kidym_A(n)
+        rest, _ = kidym_A(n, at_rest=True)
         ref = time_sympy(n, args.budget)
         if ref is None:
-            print(f"{n:>3} {ours:10.3f} {'> budget':>10} {'> ' + f'{args.budget / ours:.0f}x':>12}"
-                  f" {'-':>10}", flush=True)
+            ratio = f"> {args.budget / ours:.0f}x"
+            print(f"{n:>3} {ours:10.3f} {'> budget':>10} {ratio:>12} {'-':>10} {rest:18.3f}",
+                  flush=True)
         else:
             theirs, As = ref
             print(f"{n:>3} {ours:10.3f} {theirs:10.2f} {theirs / ours:11.0f}x "
-                  f"{np.abs(A - As).max():10.2g}", flush=True)
+                  f"{np.abs(A - As).max():10.2g} {rest:18.3f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -309,6 +309,10 @@ def linearize(equations: Equations, state: Mapping[str, float] | None = None, *,
     t0, y, p = operating_point(eq, state, params, t)
     pt = der(t0, y, p)
     wdot, lam, dx = solve_point(eq, pt)
+    # ∂M/∂y · ẇ: only away from ẇ = 0 (at an equilibrium ẇ is rounding noise, ~1e-16)
+    if np.abs(wdot).max(initial=0.0) > 1e-12 * max(1.0, float(np.abs(dx).max(initial=0.0))):
+        pt = der(t0, y, p, mass=True)
+        wdot, lam, dx = solve_point(eq, pt)
     n_q, n_w = eq.n_q, eq.n_w
     n_y = n_q + n_w
     J = np.empty((n_y, n_y + len(inputs)))
