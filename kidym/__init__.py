@@ -17,6 +17,16 @@ Examples
 1
 """
 
+from kidym.analysis import (
+    Continuation,
+    Equilibrium,
+    Linearization,
+    Modes,
+    continuation,
+    equilibrium,
+    linearize,
+    modes,
+)
 from kidym.analysis.integrals import first_integrals, integral_drift
 from kidym.eom.equations import Equations, derive
 from kidym.errors import (
@@ -42,24 +52,32 @@ __all__ = [
     "Body",
     "CompileError",
     "CompiledSystem",
+    "Continuation",
     "DerivationError",
     "Diagnostic",
     "Element",
     "Equations",
+    "Equilibrium",
     "Event",
     "Inertia",
+    "Linearization",
     "Model",
     "ModelError",
+    "Modes",
     "Parameter",
     "ParseError",
     "Result",
     "SimulationError",
     "Span",
     "Transform",
+    "continuation",
     "derive",
+    "equilibrium",
     "first_integrals",
     "integral_drift",
+    "linearize",
     "load",
+    "modes",
     "parse",
     "simulate",
     "simulate_batch",

@@ -9,6 +9,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from numpy.linalg import LinAlgError
+
 from kidym import terminal
 from kidym.errors import CompileError, DerivationError, ParseError, SimulationError
 
@@ -60,6 +62,11 @@ def _summary(model, eq) -> str:
         lines.append("  calculation: kinetostatics (the constraints prescribe the motion; "
                      + ", ".join(eq.constraints.multiplier_names)
                      + " are the forces and torques it needs)")
+    if model.calculation in ("STATICS", "FREE_VIBRATIONS"):
+        lines.append("  calculation: " + ("statics (the equilibrium nearest the initial "
+                     "values, its stiffness and reactions)" if model.calculation == "STATICS"
+                     else "free vibrations (the equilibrium, then the eigenvalues and modes "
+                     "of the linearised equations)"))
     if model.virtual_constraints:
         lines.append(f"  virtual potentials ({len(model.virtual_constraints)}): " + ", ".join(
             f"{v.name} {'= 0' if v.kind == 'equality' else '> 0'} ({v.approximation}, "
@@ -145,6 +152,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else Path("kidym-out") / model.name
     eq = derive(model)
     check_replaceable(out, force=args.force, keep=[args.model])  # before the run, not after
+    if model.calculation in ("STATICS", "FREE_VIBRATIONS"):
+        from kidym.analysis.commands import run_analysis
+
+        return run_analysis(args, model, eq, _pairs)
     initial = _pairs(args.initial, "--initial")
     unset = defaulted_states([str(s) for s in (*eq.coordinates, *eq.speeds)], model, initial)
     if eq.constraints is not None:
@@ -536,6 +547,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_run)
     add_fmt_command(sub)
     _add_animate_command(sub)
+    from kidym.analysis.commands import add_parsers
+
+    add_parsers(sub, _pairs, _load, _add_force)
     add_codegen_parser(sub)
     return parser
 
@@ -790,7 +804,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (DerivationError, SimulationError, CompileError) as exc:
         print(f"kidym: error: {exc}", file=sys.stderr)
         return 1 if isinstance(exc, DerivationError) else 2
-    except (OSError, KeyError, ValueError) as exc:  # (KinematicsError is a ValueError)
+    except (OSError, KeyError, ValueError, LinAlgError) as exc:  # (KinematicsError is a ValueError)
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"kidym: error: {msg}", file=sys.stderr)
         return 1

@@ -111,9 +111,11 @@ CALCULATIONS: dict[str, tuple[str, ...]] = {
     "EQUATIONS": ("ПЕЧАТЬ УРАВНЕНИЙ", "ДРУК РІВНЯНЬ", "EQUATIONS"),
     # the motion prescribed by constraints, the forces it needs (their multipliers)
     "KINETOSTATICS": ("КИНЕТОСТАТИКА", "КІНЕТОСТАТИКА", "KINETOSTATICS"),
-    # later work (SPEC §3): recognised, an error (they would give other results)
+    # the equilibrium and its stability (kidym.analysis.statics)
     "STATICS": ("СТАТИКА", "STATICS"),
+    # eigenvalues and modes about the equilibrium (kidym.analysis.modes)
     "FREE_VIBRATIONS": ("СВОБОДНЫЕ КОЛЕБАНИЯ", "ВІЛЬНІ КОЛИВАННЯ", "FREE VIBRATIONS"),
+    # later work (SPEC §3): recognised, an error (they would give other results)
     "INVERSE_KINEMATICS": ("ОБРАТНАЯ ЗАДАЧА КИНЕМАТИКИ", "ОБЕРНЕНА ЗАДАЧА КІНЕМАТИКИ",
                            "INVERSE KINEMATICS"),
     "DIAGNOSTICS": ("ДИАГНОСТИКА", "ДІАГНОСТИКА", "DIAGNOSTICS"),
@@ -121,7 +123,8 @@ CALCULATIONS: dict[str, tuple[str, ...]] = {
 
 #: Calculation types that later stages implement.
 SUPPORTED_CALCULATIONS = frozenset({"DYNAMICS", "KINEMATICS", "EQUATIONS",
-                                    "KINETOSTATICS", "INVERSE_KINEMATICS"})
+                                    "KINETOSTATICS", "INVERSE_KINEMATICS", "STATICS",
+                                    "FREE_VIBRATIONS"})
 
 _SPACES = re.compile(r"\s+")
 

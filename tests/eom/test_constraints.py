@@ -183,9 +183,9 @@ def test_a_nonlinear_velocity_constraint_or_one_on_nothing_is_an_error() -> None
 
 def test_unsupported_calculations_and_result_changing_instructions_are_errors() -> None:
     base = EXAMPLE.read_text(encoding="utf-8")
-    with pytest.raises(ParseError, match="calculation `СТАТИКА` is recognised but not "
+    with pytest.raises(ParseError, match="calculation `ДИАГНОСТИКА` is recognised but not "
                                          "supported yet"):
-        kidym.parse(base.replace("РАСЧЕТ := ДИНАМИКА;", "РАСЧЕТ := СТАТИКА;"))
+        kidym.parse(base.replace("РАСЧЕТ := ДИНАМИКА;", "РАСЧЕТ := ДИАГНОСТИКА;"))
     with pytest.raises(ParseError, match="`НЕИЗВЕСТНЫЕ` is recognised but not supported yet; "
                                          "it would change the results"):
         kidym.parse(base + "\nНЕИЗВЕСТНЫЕ := u1;")

@@ -1,0 +1,172 @@
+"""The command-line side of the analysis: ``kidym run`` for ``СТАТИКА`` and
+``СВОБОДНЫЕ КОЛЕБАНИЯ``, ``kidym modes`` and ``kidym linearize``."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from kidym.analysis.linearize import linearize
+from kidym.analysis.modes import continuation, modes
+from kidym.analysis.statics import equilibrium
+
+_NOT_COMPILED = ("note: the analysis does not integrate in time, so it has no use for the "
+                 "compiled engine; it runs on the NumPy/SymEngine side")
+
+
+def run_analysis(args: argparse.Namespace, model, eq, pairs) -> int:
+    """``kidym run`` on a statics or free-vibrations model."""
+    from kidym.outdir import staged
+
+    if getattr(args, "engine", "numpy") == "compiled" and not getattr(args, "quiet", False):
+        print(_NOT_COMPILED, file=sys.stderr)
+    unused = [opt for opt, given in (
+        ("--t-end", args.t_end is not None), ("--report", args.report),
+        ("--animate", args.animate), ("--plot", bool(args.plot)),
+        ("--format", args.format != "csv")) if given]
+    if unused:
+        raise ValueError(", ".join(unused) + " apply to time histories; a "
+                         + ("statics" if model.calculation == "STATICS" else "free-vibrations")
+                         + " run has none (it writes results.csv, equilibrium.json"
+                         + ("" if model.calculation == "STATICS"
+                            else ", modes.json, linearization.npz") + "): leave "
+                         + ("it" if len(unused) == 1 else "them") + " out")
+    params = pairs(args.set, "--set")
+    initial = pairs(args.initial, "--initial")
+    out = Path(args.out) if args.out else Path("kidym-out") / model.name
+    if model.calculation == "STATICS":
+        eqm = equilibrium(eq, initial=initial, params=params)
+        md = None
+        print(f"statics of {model.name}:")
+        print(eqm.describe())
+    else:
+        md = modes(eq, initial, params=params)
+        eqm = md.equilibrium
+        print(f"free vibrations of {model.name}:")
+        print(md.describe())
+    with staged(out, force=args.force, command="kidym run", keep=[args.model]) as stage:
+        files = []
+        if eqm is not None:
+            files.append(_write_row(stage.path / "results.csv", eq, eqm))
+            p = stage.path / "equilibrium.json"
+            p.write_text(eqm.to_json(), encoding="utf-8")
+            files.append(p)
+        if md is not None:
+            p = stage.path / "modes.json"
+            p.write_text(md.to_json(), encoding="utf-8")
+            files.append(p)
+            files.append(md.linearization.save_npz(stage.path / "linearization.npz"))
+    for f in files:
+        print(f"results: {stage.final(f)}")
+    return 0
+
+
+def _write_row(path: Path, eq, eqm) -> Path:
+    """``results.csv`` of a statics run: one row, ``t``, the state (speeds 0), the
+    multipliers."""
+    names = [str(s) for s in (*eq.coordinates, *eq.speeds)]
+    vals = {**eqm.coordinates, **{str(w): 0.0 for w in eq.speeds}}
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(["t", *names, *eqm.multipliers])
+        w.writerow([repr(eqm.t), *(repr(vals[n]) for n in names),
+                    *(repr(v) for v in eqm.multipliers.values())])
+    return path
+
+
+def _vary(text: str) -> tuple[str, np.ndarray]:
+    name, sep, rng = text.partition("=")
+    parts = rng.split(":")
+    if not sep or len(parts) != 3:
+        raise ValueError(f"--vary expects NAME=START:STOP:COUNT, got `{text}`")
+    try:
+        a, b, n = float(parts[0]), float(parts[1]), int(parts[2])
+    except ValueError:
+        raise ValueError(f"--vary {name}: `{rng}` is not START:STOP:COUNT") from None
+    return name.strip(), np.linspace(a, b, n)
+
+
+def cmd_modes(args: argparse.Namespace, pairs, load) -> int:
+    """``kidym modes MODEL [--vary NAME=A:B:N]``."""
+    from kidym.eom.equations import derive
+    from kidym.outdir import staged
+
+    model = load(args.model)
+    eq = derive(model)
+    params = pairs(args.set, "--set")
+    state = pairs(args.state, "--state")
+    statics = {"auto": None, "yes": True, "no": False}[args.statics]
+    if not args.vary:
+        md = modes(eq, state, params=params, statics=statics)
+        print(md.describe())
+        return 0
+    name, values = _vary(args.vary)
+    c = continuation(eq, name, values, state=state, params=params, statics=statics)
+    print(c.describe())
+    out = Path(args.out) if args.out else Path("kidym-out") / f"{model.name}-modes"
+    with staged(out, force=args.force, command="kidym modes", keep=[args.model]) as stage:
+        files = [c.write_csv(stage.path / "continuation.csv"),
+                 c.plot(stage.path / "continuation.png")]
+    for f in files:
+        print(f"results: {stage.final(f)}")
+    return 0
+
+
+def cmd_linearize(args: argparse.Namespace, pairs, load) -> int:
+    """``kidym linearize MODEL``: ``A``, ``B`` as text, LaTeX or JSON; ``--npz FILE``."""
+    from kidym.eom.equations import derive
+
+    model = load(args.model)
+    eq = derive(model)
+    inputs = [s.strip() for s in (args.inputs or "").split(",") if s.strip()]
+    lin = linearize(eq, pairs(args.state, "--state"), params=pairs(args.set, "--set"),
+                    inputs=inputs)
+    if args.format == "json":
+        print(lin.to_json())
+    elif args.format == "latex":
+        print(lin.to_latex())
+    else:
+        print(lin.to_text())
+    if args.npz:
+        print(f"arrays: {lin.save_npz(args.npz)}", file=sys.stderr)
+    return 0
+
+
+def add_parsers(sub, pairs, load, add_force) -> None:
+    """The ``modes`` and ``linearize`` subcommands."""
+    p = sub.add_parser("modes", help="eigenvalues, frequencies and mode shapes about an "
+                                     "equilibrium or a steady motion; --vary for a "
+                                     "continuation along a parameter")
+    p.add_argument("model", help="model file (.kdm)")
+    p.add_argument("--state", action="append", metavar="NAME=VALUE",
+                   help="a state value of the operating point (default: the model's "
+                        "initial values; repeatable)")
+    p.add_argument("--set", action="append", metavar="NAME=VALUE",
+                   help="override a parameter value (repeatable)")
+    p.add_argument("--statics", choices=("auto", "yes", "no"), default="auto",
+                   help="solve the equilibrium first: auto (when all speeds are 0), yes, no")
+    p.add_argument("--vary", metavar="NAME=START:STOP:COUNT", default=None,
+                   help="vary a parameter or a state value; writes continuation.csv and "
+                        "continuation.png and locates the stability boundaries")
+    p.add_argument("--out", default=None,
+                   help="output directory of --vary (default: kidym-out/MODEL_NAME-modes)")
+    add_force(p)
+    p.set_defaults(func=lambda a: cmd_modes(a, pairs, load))
+
+    p = sub.add_parser("linearize", help="the linearised equations dx = A dx + B du about a "
+                                         "state")
+    p.add_argument("model", help="model file (.kdm)")
+    p.add_argument("--state", action="append", metavar="NAME=VALUE",
+                   help="a state value of the operating point (repeatable)")
+    p.add_argument("--set", action="append", metavar="NAME=VALUE",
+                   help="override a parameter value (repeatable)")
+    p.add_argument("--inputs", default=None, metavar="P1,P2",
+                   help="parameters taken as the inputs u (columns of B)")
+    p.add_argument("--format", choices=("text", "latex", "json"), default="text")
+    p.add_argument("--npz", default=None, metavar="FILE",
+                   help="also write A, B and the names as NumPy arrays")
+    p.set_defaults(func=lambda a: cmd_linearize(a, pairs, load))

@@ -1,0 +1,401 @@
+"""Linearisation ``δẋ = A δx + B δu`` about an equilibrium or a steady motion.
+
+The state is ``y = [q, w]`` (coordinates, independent speeds) with ``q̇ = B(q, t) w + β``
+and ``M ẇ = F`` — for a model with pseudo-velocities or velocity formulas (the rolling
+disc's ``x't = r*phi't*cos(psi)``) these are already the reduced non-holonomic equations,
+so ``x = y``. With ``УРАВНЕНИЯ`` the state also carries dependent coordinates and speeds:
+the linearised constraints ``δΦ = Φ_q δq = 0``, ``δc = c_q δq + c_w δw = 0`` give the
+dependent states (chosen by pivoting their Jacobian, speeds first) as ``δy_dep = D δx``,
+and ``A`` is the Jacobian of the reduced equations ``ẋ = f_ind(x, h(x))``:
+``δy = T δx``, ``T = [I; D]``, ``A = (A_y T)[independent]``.
+
+``A_y`` itself is exact: ``∂ẇ/∂y_k = A⁻¹(∂b/∂y_k − ∂A/∂y_k·x)`` over the named partial
+derivatives of :class:`~kidym.analysis.derivatives.StateDerivatives` (the chain rule,
+nothing expanded, nothing differenced). ``B`` is the same with the inputs — parameters
+named as inputs — in place of the states.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import symengine as se
+import sympy
+from scipy import linalg
+
+from kidym.analysis.derivatives import Point, StateDerivatives
+from kidym.eom.constraints import choose_dependent
+from kidym.eom.equations import Equations
+from kidym.simulate.simulate import canonical_initial, parameter_vector
+
+
+def operating_point(eq: Equations, state: Mapping[str, float] | None = None,
+                    params: Mapping[str, float] | None = None,
+                    t: float | None = None) -> tuple[float, np.ndarray, np.ndarray]:
+    """``(t, y, p)``: the model's initial values and start time, ``state`` and ``params``
+    applied (states given neither way are 0).
+
+    Raises
+    ------
+    KeyError
+        A name in ``state`` that is not a state (the message lists the states).
+    """
+    model = eq.model
+    names = [str(s) for s in (*eq.coordinates, *eq.speeds)]
+    values = model.initial_values(params)
+    for k, v in canonical_initial(model, state).items():
+        if k not in names:
+            raise KeyError(f"`{k}` is not a state of model `{model.name}`; the state is "
+                           + ", ".join(names))
+        values[k] = float(v)
+    y = np.array([values.get(n, 0.0) for n in names], dtype=float)
+    t0 = model.time_span(params)[0] if t is None else float(t)
+    return t0, y, parameter_vector(model, params)
+
+
+def solve_point(eq: Equations, pt: Point) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(ẇ, λ, ∂[ẇ; λ]/∂bases)`` at ``pt`` (exact constraints, no Baumgarte terms)."""
+    n_w, m = eq.n_w, eq.m
+    n_b = pt.dM.shape[0]
+    if m == 0:
+        A, dA, rhs, db = pt.M, pt.dM, pt.F[:n_w], pt.dF[:, :n_w]
+    else:
+        F = pt.F
+        G = F[n_w + 3 * m:].reshape(m, n_w)
+        A = np.block([[pt.M, -G.T], [G, np.zeros((m, m))]])
+        rhs = np.concatenate([F[:n_w], F[n_w:n_w + m]])
+        dG = pt.dF[:, n_w + 3 * m:].reshape(n_b, m, n_w)
+        dA = np.zeros((n_b, n_w + m, n_w + m))
+        dA[:, :n_w, :n_w] = pt.dM
+        dA[:, :n_w, n_w:] = -np.transpose(dG, (0, 2, 1))
+        dA[:, n_w:, :n_w] = dG
+        db = np.concatenate([pt.dF[:, :n_w], pt.dF[:, n_w:n_w + m]], axis=1)
+    try:
+        lu = linalg.lu_factor(A, check_finite=True)
+    except ValueError as exc:
+        raise ValueError("the equations cannot be evaluated at this state (a value is not "
+                         "finite)") from exc
+    if np.any(np.abs(np.diag(lu[0])) < 1e-14 * max(1.0, np.abs(A).max())):
+        raise np.linalg.LinAlgError(
+            "the mass matrix (or, with constraints, the augmented matrix [M −Gᵀ; G 0]) is "
+            "singular at this state: the constraints lock, repeat each other, or a body "
+            "has no inertia in some direction")
+    x = linalg.lu_solve(lu, rhs)
+    cols = db - np.einsum("kij,j->ki", dA, x)
+    dx = linalg.lu_solve(lu, cols.T)
+    return x[:n_w], x[n_w:], dx
+
+
+def constraint_rows(eq: Equations, pt: Point) -> np.ndarray:
+    """The linearised constraints at ``pt`` as rows over ``δy``: ``Φ_q`` of the holonomic
+    ones, then ``∂c/∂y`` of all; shape (m_h + m, n_y)."""
+    n_q, n_w, m = eq.n_q, eq.n_w, eq.m
+    n_y = n_q + n_w
+    if m == 0:
+        return np.zeros((0, n_y))
+    rows = []
+    for i, hol in enumerate(eq.constraints.holonomic):
+        if hol:
+            r = np.zeros(n_y)
+            r[:n_q] = pt.dF[:n_q, n_w + m + i]
+            rows.append(r)
+    for i in range(m):
+        rows.append(pt.dF[:n_y, n_w + 2 * m + i])
+    return np.array(rows)
+
+
+@dataclass(frozen=True)
+class Linearization:
+    """``δẋ = A δx + B δu`` about one state (see the module docstring).
+
+    Attributes
+    ----------
+    states : tuple of str
+        The independent states ``x`` (all of ``q, w`` without ``УРАВНЕНИЯ``).
+    inputs : tuple of str
+        The inputs ``u`` (parameters named as inputs).
+    A : ndarray, shape (n_x, n_x)
+    B : ndarray, shape (n_x, n_u)
+    t : float
+        Time of the operating point.
+    point : dict of str to float
+        The operating point: every state ``q, w`` by name.
+    parameters : dict of str to float
+        Parameter values used.
+    wdot : ndarray, shape (n_w,)
+        ``ẇ`` at the point (zero at an equilibrium or a steady motion).
+    multipliers : dict of str to float
+        ``λ`` of the constraints at the point.
+    dependent : tuple of str
+        States that follow the independent ones: ``δy_dep = D δx``.
+    D : ndarray, shape (n_dep, n_x)
+    A_full : ndarray, shape (n_y, n_y)
+        ``∂ẏ/∂y`` over all states before the reduction (equal to ``A`` without
+        constraints).
+    """
+
+    states: tuple[str, ...]
+    inputs: tuple[str, ...]
+    A: np.ndarray
+    B: np.ndarray
+    t: float
+    point: dict[str, float]
+    parameters: dict[str, float]
+    wdot: np.ndarray
+    multipliers: dict[str, float]
+    dependent: tuple[str, ...]
+    D: np.ndarray
+    A_full: np.ndarray
+    _symbolic: object = field(default=None, repr=False, compare=False)
+
+    @property
+    def stationary(self) -> bool:
+        """Whether ``ẇ ≈ 0`` at the point (an equilibrium or a steady motion)."""
+        scale = max(1.0, float(np.abs(self.A).max(initial=0.0)))
+        return bool(np.abs(self.wdot).max(initial=0.0) <= 1e-8 * scale)
+
+    # --------------------------------------------------------------- symbolic
+    def symbolic(self) -> dict[str, sympy.Matrix]:
+        """The linearised equations in mechanical form, as SymPy matrices:
+
+        ``δq̇ = Q_q δq + Q_w δw``,  ``M δẇ + C δw + K δq = E δu``, with ``M`` the mass
+        matrix, ``K = −∂(F − M ẇ)/∂q``, ``C = −∂F/∂w`` (damping and gyroscopic terms),
+        ``E = ∂(F − M ẇ)/∂u``, ``Q_q = ∂q̇/∂q``, ``Q_w = ∂q̇/∂w``. The states are
+        replaced by their values at the point, the parameters stay symbols; the named
+        quantities are substituted (the expanded form: small models).
+
+        Raises
+        ------
+        ValueError
+            For a model with ``УРАВНЕНИЯ`` (its form holds the multipliers' derivatives
+            too; use the numeric ``A``).
+        """
+        if self._symbolic is None:
+            raise ValueError("the symbolic form is given for models without `УРАВНЕНИЯ` "
+                             "constraints; use the numeric A and B")
+        return self._symbolic()
+
+    # ----------------------------------------------------------------- output
+    def to_dict(self) -> dict:
+        """JSON-ready: names, matrices (lists of rows), the point."""
+        return {"states": list(self.states), "inputs": list(self.inputs),
+                "A": self.A.tolist(), "B": self.B.tolist(), "t": self.t,
+                "point": self.point, "parameters": self.parameters,
+                "wdot": self.wdot.tolist(), "multipliers": self.multipliers,
+                "dependent": list(self.dependent), "D": self.D.tolist(),
+                "stationary": self.stationary}
+
+    def to_json(self) -> str:
+        """:meth:`to_dict` as JSON text."""
+        return json.dumps(self.to_dict(), indent=1, ensure_ascii=False)
+
+    def to_text(self, digits: int = 6) -> str:
+        """``A`` and ``B`` with their row and column names, as plain text."""
+        lines = [f"linearisation at t = {self.t:g}: " + ", ".join(
+            f"{k} = {v:.{digits}g}" for k, v in self.point.items())]
+        if not self.stationary:
+            lines.append("note: ẇ ≠ 0 here (" + ", ".join(f"{v:.3g}" for v in self.wdot)
+                         + "): not an equilibrium or a steady motion; A holds for this "
+                         "instant only")
+        lines.append("x = (" + ", ".join(self.states) + ")"
+                     + (", u = (" + ", ".join(self.inputs) + ")" if self.inputs else ""))
+        lines.append("A =")
+        lines += _matrix_text(self.A, self.states, self.states, digits)
+        if self.inputs:
+            lines.append("B =")
+            lines += _matrix_text(self.B, self.states, self.inputs, digits)
+        if self.dependent:
+            lines.append("dependent states δy = D δx: " + ", ".join(self.dependent))
+        return "\n".join(lines)
+
+    def to_latex(self, digits: int = 6) -> str:
+        """``\\dot{\\delta x} = A \\delta x + B \\delta u`` with the numbers (LaTeX)."""
+        def mat(a: np.ndarray) -> str:
+            rows = [" & ".join(_num(v, digits) for v in row) for row in a]
+            return "\\begin{pmatrix}" + " \\\\ ".join(rows) + "\\end{pmatrix}"
+        from kidym.report.names import latex_name
+
+        x = "\\\\ ".join(latex_name(s) for s in self.states)
+        out = (f"\\delta\\dot{{x}} = {mat(self.A)}\\,\\delta x"
+               + (f" + {mat(self.B)}\\,\\delta u" if self.inputs else "")
+               + f",\\quad x = \\begin{{pmatrix}}{x}\\end{{pmatrix}}")
+        if self.inputs:
+            out += (",\\quad u = \\begin{pmatrix}"
+                    + "\\\\ ".join(latex_name(s) for s in self.inputs) + "\\end{pmatrix}")
+        return out
+
+    def save_npz(self, path: str | Path) -> Path:
+        """Write ``A``, ``B``, ``D``, ``A_full`` and the names to a NumPy ``.npz`` file."""
+        path = Path(path)
+        np.savez(path, A=self.A, B=self.B, D=self.D, A_full=self.A_full,
+                 states=np.array(self.states, dtype=str),
+                 inputs=np.array(self.inputs, dtype=str),
+                 dependent=np.array(self.dependent, dtype=str),
+                 point=np.array([self.point[k] for k in self.point]),
+                 point_names=np.array(list(self.point), dtype=str), t=self.t)
+        return path
+
+
+def _num(v: float, digits: int) -> str:
+    return "0" if v == 0 else f"{v:.{digits}g}".replace("e", "\\times10^{") + (
+        "}" if "e" in f"{v:.{digits}g}" else "")
+
+
+def _matrix_text(a: np.ndarray, rows: Sequence[str], cols: Sequence[str],
+                 digits: int) -> list[str]:
+    w = max([len(c) for c in cols] + [digits + 7])
+    rw = max([len(r) for r in rows] + [1])
+    out = [" " * (rw + 2) + " ".join(c.rjust(w) for c in cols)]
+    for r, row in zip(rows, a):
+        out.append(f"  {r.ljust(rw)}" + " ".join(f"{v:{w}.{digits}g}" for v in row))
+    return out
+
+
+def linearize(equations: Equations, state: Mapping[str, float] | None = None, *,
+              params: Mapping[str, float] | None = None, inputs: Sequence[str] = (),
+              t: float | None = None,
+              derivatives: StateDerivatives | None = None) -> Linearization:
+    """Linearise the equations of motion about a state (analytically).
+
+    Parameters
+    ----------
+    equations : Equations
+        From :func:`kidym.derive`.
+    state : mapping of str to float, optional
+        The operating point by state name (``{"theta": 0, "phi't": 8}``); states not
+        given take the model's initial values (0 where it has none).
+    params : mapping of str to float, optional
+        Parameter values (overrides of the model's).
+    inputs : sequence of str
+        Parameters taken as the inputs ``u`` of ``B`` (``["M0"]``).
+    t : float, optional
+        Time of the point (default: the model's start time).
+    derivatives : StateDerivatives, optional
+        Reuse formed derivatives (parameter studies); must have the same ``inputs``.
+
+    Returns
+    -------
+    Linearization
+
+    Raises
+    ------
+    KeyError
+        An unknown state or input name.
+    numpy.linalg.LinAlgError
+        A singular mass or augmented matrix at the point, or constraints whose Jacobian
+        has lost rank there.
+
+    Examples
+    --------
+    >>> import kidym
+    >>> eq = kidym.derive(kidym.parse('''
+    ...     m = 1; l = 1; g = 9.81;
+    ...     Bob | Rz(phi) | Sx(l), m, 0, 0, 0;
+    ...     GRAVITY := 0, -g, 0;
+    ... '''))
+    >>> lin = kidym.linearize(eq, {"phi": -3.141592653589793 / 2})
+    >>> round(float(lin.A[1, 0]), 6)        # δφ̈ = −(g/l) δφ
+    -9.81
+    """
+    eq = equations
+    inputs = tuple(inputs)
+    der = derivatives if derivatives is not None else StateDerivatives.build(eq, inputs)
+    if der.inputs != inputs:
+        raise ValueError(f"the derivatives were formed for inputs {der.inputs}, not {inputs}")
+    t0, y, p = operating_point(eq, state, params, t)
+    pt = der(t0, y, p)
+    wdot, lam, dx = solve_point(eq, pt)
+    # ∂M/∂y · ẇ: only away from ẇ = 0 (at an equilibrium ẇ is rounding noise, ~1e-16)
+    if np.abs(wdot).max(initial=0.0) > 1e-12 * max(1.0, float(np.abs(dx).max(initial=0.0))):
+        pt = der(t0, y, p, mass=True)
+        wdot, lam, dx = solve_point(eq, pt)
+    n_q, n_w = eq.n_q, eq.n_w
+    n_y = n_q + n_w
+    J = np.empty((n_y, n_y + len(inputs)))
+    J[:n_q, :] = pt.dqdot.T
+    J[n_q:, :] = dx[:n_w, :]
+    A_full, B_full = J[:, :n_y], J[:, n_y:]
+    names = [str(s) for s in (*eq.coordinates, *eq.speeds)]
+    C = constraint_rows(eq, pt)
+    if C.shape[0]:
+        try:
+            dep = choose_dependent(C, [list(range(n_q, n_y)), list(range(n_q))])
+        except ValueError as exc:
+            raise np.linalg.LinAlgError(
+                "the constraints' Jacobian has lost rank at this state (they repeat each "
+                "other, or the mechanism is at a locking position)") from exc
+        ind = [i for i in range(n_y) if i not in dep]
+        D = -np.linalg.solve(C[:, dep], C[:, ind])
+        T = np.zeros((n_y, len(ind)))
+        T[ind, np.arange(len(ind))] = 1.0
+        T[dep, :] = D
+        A, B = (A_full @ T)[ind], B_full[ind]
+    else:
+        dep, ind, D = [], list(range(n_y)), np.zeros((0, n_y))
+        A, B = A_full, B_full
+    pvals = {q.name: float(v) for q, v in zip(eq.model.parameters, p)}
+    mult = (dict(zip(eq.constraints.multiplier_names, map(float, lam)))
+            if eq.constraints is not None else {})
+    symbolic = None if eq.m else (lambda: _symbolic(der, y, wdot))
+    return Linearization(states=tuple(names[i] for i in ind), inputs=inputs, A=A, B=B,
+                         t=t0, point=dict(zip(names, map(float, y))), parameters=pvals,
+                         wdot=wdot, multipliers=mult,
+                         dependent=tuple(names[i] for i in dep), D=D, A_full=A_full,
+                         _symbolic=symbolic)
+
+
+def _exact(v: float) -> se.Basic:
+    """``v`` as an exact number where it is an integer or a multiple of π/12 (so that
+    ``cos`` of an equilibrium angle is exact in the symbolic form), else a float."""
+    v = float(v)
+    if v.is_integer():
+        return se.Integer(int(v))
+    k = v / (np.pi / 12)
+    if abs(k - round(k)) < 1e-12 * max(1.0, abs(k)):
+        return se.pi * se.Rational(round(k), 12)
+    return se.RealDouble(v)
+
+
+def _symbolic(der: StateDerivatives, y: np.ndarray, wdot: np.ndarray
+              ) -> dict[str, sympy.Matrix]:
+    eq = der.equations
+    n_q, n_w = eq.n_q, eq.n_w
+    n_up = n_w * (n_w + 1) // 2
+    graph = eq.graph
+    at = {s: _exact(v) for s, v in zip((*eq.coordinates, *eq.speeds), y)}
+
+    def view(e) -> sympy.Expr:
+        return sympy.sympify(str(se.sympify(graph.expand(e)).xreplace(at)))
+
+    def m_index(i: int, j: int) -> int:
+        i, j = min(i, j), max(i, j)
+        return n_q + i * n_w - i * (i - 1) // 2 + (j - i)
+
+    def f_index(i: int) -> int:
+        return n_q + n_up + i
+
+    def dF(i, base):          # ∂(F − M ẇ)_i / ∂base
+        e = der.expression(f_index(i), base)
+        for j in range(n_w):
+            if wdot[j] != 0:
+                e = e - der.expression(m_index(i, j), base) * _exact(wdot[j])
+        return e
+
+    bases_q = range(n_q)
+    bases_w = range(n_q, n_q + n_w)
+    out = {
+        "M": sympy.Matrix(n_w, n_w, lambda i, j: view(eq.mass_matrix_named[i][j])),
+        "K": sympy.Matrix(n_w, n_q, lambda i, k: -view(dF(i, bases_q[k]))),
+        "C": sympy.Matrix(n_w, n_w, lambda i, k: -view(der.expression(f_index(i),
+                                                                       bases_w[k]))),
+        "Q_q": sympy.Matrix(n_q, n_q, lambda i, k: view(der.expression(i, bases_q[k]))),
+        "Q_w": sympy.Matrix(n_q, n_w, lambda i, k: view(der.expression(i, bases_w[k]))),
+    }
+    if der.inputs:
+        out["E"] = sympy.Matrix(n_w, len(der.inputs),
+                                lambda i, j: view(dF(i, f"u{j}")))
+    return out
