@@ -185,8 +185,9 @@ def test_the_five_bar_repartitions_at_its_parallel_singularity() -> None:
                                                       ["q1", "q3"]]
     angle = aug["q3"] + aug["q4"] - aug["q1"] - aug["q2"]
     between = (aug.t > parts[1]["t"]) & (aug.t < parts[2]["t"])
-    assert np.abs(np.sin(angle[between])).min() < 0.02       # through the singularity
-    assert np.abs(np.sin(angle[aug.t < parts[1]["t"]])).min() > 0.05
+    # it switches as the links near the line, and the motion goes through it
+    assert np.abs(np.sin(angle[aug.t < parts[1]["t"]])).min() > 0.02
+    assert np.abs(np.sin(angle[between])).min() < 0.01
     _agree(mini, aug, [*aug.state_names, "xE", "yE", "λf1", "λf2"], 1e-7)
 
 
