@@ -21,7 +21,13 @@ an absolute error would see the speeds only) against a reference run (compiled
 ``Fehlberg78``, rtol 1e-14, steps ending on the outputs), as ``benchmarks/simulate.py``
 measures. Wall times: best of two (SciPy) and of five (compiled) runs.
 
-Run: ``python benchmarks/constraints.py [--rtols 1e-6 1e-9]``
+``--minimal`` prints instead, for the four-bar, the NumPy engine's two routes for
+closed loops side by side at the same rtol: the augmented one (the default) and the
+minimal form by coordinate partitioning (``formulation="minimal"``), their errors
+against the same reference, wall times (best of two), right-hand-side evaluations
+(of the ODE each integrates) and calls of the generated function.
+
+Run: ``python benchmarks/constraints.py [--rtols 1e-6 1e-9] [--minimal]``
 """
 
 from __future__ import annotations
@@ -50,8 +56,13 @@ def error(y: np.ndarray, ref: np.ndarray) -> float:
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rtols", type=float, nargs="+", default=[1e-6, 1e-9])
+    ap.add_argument("--minimal", action="store_true",
+                    help="the four-bar: augmented route vs minimal form (NumPy engine)")
     args = ap.parse_args(argv)
     print(machine())
+    if args.minimal:
+        routes(args.rtols)
+        return
     print("SciPy DOP853 at rtol (atol = rtol*1e-3); compiled at equal accuracy; wall seconds "
           "of the integration; err = max over outputs of |y - y_ref|/(1 + |y_ref|)")
     print(f"{'model':<18}{'span':>6}{'rtol':>7}{'compiled':>10}{'err':>9}{'scipy+np':>10}"
@@ -96,6 +107,34 @@ def main(argv: list[str] | None = None) -> None:
             print(f"{name:<18}{model.t_end:6.2f}{rtol:7.0e}{best:10.4f}{err_c:9.1e}"
                   f"{t_np:10.3f}{err_n:9.1e}{t_np / best:8.0f}x{erk8}"
                   f"{rc.nfev:>8}/{rn.nfev:<6}{proj:>10}  {choice}", flush=True)
+
+
+def routes(rtols: list[float]) -> None:
+    """The four-bar in the NumPy engine: augmented route vs minimal form."""
+    model = kidym.load(ROOT / "examples" / MODELS[0])
+    eq = kidym.derive(model)
+    ns = NumpySystem.build(eq)
+    kw = dict(t_end=model.t_end, n_points=101)
+    ref = kidym.simulate(CompiledSystem.build(eq), method="Fehlberg78", rtol=1e-14,
+                         atol=1e-16, **kw).y
+    print("four_bar, 10 s, 101 outputs, NumPy engine, DOP853 at rtol (atol = rtol*1e-3); "
+          "wall seconds (best of two); err = max over outputs of |y - y_ref|/(1 + |y_ref|)")
+    print(f"{'rtol':>7}{'augmented':>11}{'err':>9}{'minimal':>9}{'err':>9}{'min/aug':>9}"
+          f"{'nfev a/m':>14}{'calls a/m':>15}{'re-partitions':>15}")
+    for rtol in rtols:
+        runs = {}
+        for form in ("augmented", "minimal"):
+            best, r = float("inf"), None
+            for _ in range(2):
+                start = time.perf_counter()
+                r = kidym.simulate(ns, rtol=rtol, atol=rtol * 1e-3, formulation=form, **kw)
+                best = min(best, time.perf_counter() - start)
+            runs[form] = (best, r)
+        (ta, ra), (tm, rm) = runs["augmented"], runs["minimal"]
+        d = rm.stats["constraint_drift"]
+        print(f"{rtol:7.0e}{ta:11.3f}{error(ra.y, ref):9.1e}{tm:9.3f}{error(rm.y, ref):9.1e}"
+              f"{tm / ta:8.1f}x{ra.nfev:>7}/{rm.nfev:<6}{ra.nfev:>7}/{d['evaluations']:<7}"
+              f"{d['repartitions']:>15}", flush=True)
 
 
 if __name__ == "__main__":

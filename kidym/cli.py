@@ -168,7 +168,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                           parameters=_pairs(args.set, "--set"), engine=args.engine,
                           method=args.method, rtol=args.rtol, atol=args.atol,
                           n_points=args.points, max_step=args.max_step,
-                          jacobian=args.jacobian)
+                          jacobian=args.jacobian, formulation=_formulation(args))
     except SimulationError as exc:
         # the results up to the failure are written (marked partial in results.json),
         # then the error is reported and the exit status is 2
@@ -194,6 +194,19 @@ def _monitor_integrals(model, result, parameters) -> None:
     if found.skipped:
         return
     integral_drift(found, result, parameters=parameters)   # → result.stats
+
+
+def _formulation(args: argparse.Namespace):
+    """``formulation=`` of ``kidym.simulate`` from ``--formulation`` and ``--independent``."""
+    from kidym.simulate.minimal import Partitioning
+
+    independent = tuple(x for arg in (args.independent or []) for x in arg.split(",") if x)
+    if args.formulation != "minimal":
+        if independent:
+            raise ValueError("--independent chooses the minimal form's independent "
+                             "coordinates: add --formulation minimal")
+        return args.formulation
+    return Partitioning(independent=independent)
 
 
 def _calculation(path: str) -> str | None:
@@ -378,7 +391,16 @@ def _print_quaternion_drift(result) -> None:
     if stiff:
         print(f"warning: {stiff['hint']}", file=sys.stderr)
     cd = result.stats.get("constraint_drift")
-    if cd:
+    if cd and cd.get("formulation") == "minimal":
+        parts = cd["partitions"]
+        print(f"minimal form: independent {', '.join(parts[0]['independent'])}"
+              + "".join(f", from t = {p['t']:.6g} {', '.join(p['independent'])}"
+                        for p in parts[1:])
+              + f" ({cd['repartitions']} re-partition{'s' if cd['repartitions'] != 1 else ''}"
+              f", condition limit {cd['condition_limit']:g})")
+        print(f"constraint drift (minimal form): max |Φ| = {cd['position']:.3g}, "
+              f"max |Φ't| = {cd['velocity']:.3g}")
+    elif cd:
         print(f"constraint drift ({cd['stabilization']}"
               + (f", {cd['projections']} projections" if cd["stabilization"] == "projection"
                  else "") + f"): max |Φ| = {cd['position']:.3g}, "
@@ -537,6 +559,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="largest integration step (default: no limit); stiff virtual "
                         "potentials need a fraction of their vibration period")
     p.add_argument("--points", type=int, default=501, help="number of output times (501)")
+    p.add_argument("--formulation", choices=("augmented", "minimal"), default="augmented",
+                   help="models with constraints (УРАВНЕНИЯ): augmented (default; all "
+                        "coordinates, multipliers solved with the accelerations, drift "
+                        "projected) or minimal (an ODE in the independent coordinates, "
+                        "chosen by pivoting and re-chosen where they degrade; NumPy engine)")
+    p.add_argument("--independent", action="append", metavar="NAMES",
+                   help="with --formulation minimal: the coordinates to start with as "
+                        "independent (comma-separated or repeated; default: by pivoting)")
     p.add_argument("--out", default=None,
                    help="output directory, replaced whole by this run's files (default: "
                         "kidym-out/MODEL_NAME)")

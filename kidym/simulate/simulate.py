@@ -31,6 +31,12 @@ from kidym.simulate.constrained import consistent_initial, given_states, measure
 from kidym.simulate.energy import POWER, energy_balance
 from kidym.simulate.events import RESET, STORM_HINT, TERMINAL, EventFunctions, crossed
 from kidym.simulate.jacobian import JacobianFunction, stiffness
+from kidym.simulate.minimal import (
+    Partitioning,
+    formulation_of,
+    require_minimal_form,
+    run_minimal,
+)
 from kidym.simulate.numpy_engine import generate_python, needs_accelerations
 from kidym.simulate.result import Result
 
@@ -519,7 +525,8 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
              quaternion_stabilization: float = 0.0,
              normalize_quaternions: bool = False,
              constraints: Stabilization | str = "projection",
-             jacobian: str = "auto") -> Result:
+             jacobian: str = "auto",
+             formulation: str | Partitioning = "augmented") -> Result:
     """Integrate the equations of motion over time.
 
     Parameters
@@ -577,6 +584,15 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
         difference quotients; ``auto`` (default) — analytic where available (a compiled
         library passed in without it uses difference quotients).
         ``result.stats["jacobian"]`` says which was used.
+    formulation : {"augmented", "minimal"} or Partitioning
+        For models with holonomic constraints: ``augmented`` (default) integrates all
+        coordinates and speeds with ``M ẇ = F + Gᵀλ``, ``G ẇ = γ``; ``minimal`` only
+        the independent coordinates and speeds, chosen by pivoting and re-chosen when
+        the partition degrades (:mod:`kidym.simulate.minimal`; a
+        :class:`~kidym.simulate.minimal.Partitioning` sets its condition limit). The
+        minimal form runs in the NumPy engine (``engine="compiled"`` with it is a
+        ``ValueError``, ``"auto"`` chooses NumPy and says so); it needs holonomic
+        constraints on coordinates whose speeds are their rates, and no events.
 
     Returns
     -------
@@ -597,6 +613,29 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
                   max_step=max_step, t_eval=t_eval)
     if isinstance(system, Model):
         system = derive(system)
+    partitioning = formulation_of(formulation)
+    if partitioning is not None:
+        eq_ = system if isinstance(system, Equations) else system.equations  # type: ignore[union-attr]
+        require_minimal_form(eq_)
+        if events:
+            raise ValueError("formulation='minimal' does not locate events (its restarts at "
+                             "re-partitions are events of their own): use "
+                             "formulation='augmented' for a run with events")
+        if engine == "compiled" or not isinstance(system, (Equations, NumpySystem)):
+            raise ValueError("formulation='minimal' runs in the NumPy engine only: use "
+                             "engine='numpy', or formulation='augmented' with the compiled "
+                             "engine")
+        if engine == "auto":
+            result = simulate(system, t_end=t_end, t_start=t_start, initial=initial,
+                              parameters=parameters, t_eval=t_eval, n_points=n_points,
+                              method=method, rtol=rtol, atol=atol, max_step=max_step,
+                              engine="numpy", raise_on_failure=raise_on_failure,
+                              quaternion_stabilization=quaternion_stabilization,
+                              normalize_quaternions=normalize_quaternions,
+                              constraints=constraints, formulation=partitioning)
+            result.stats["engine_choice"] = ("auto → numpy: formulation='minimal' runs in "
+                                             "the NumPy engine only")
+            return result
     if engine != "numpy" or not isinstance(system, (Equations, NumpySystem)):
         from kidym.simulate.compiled import simulate_with_engine
 
@@ -635,6 +674,10 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
     stab = constraints if isinstance(constraints, Stabilization) else Stabilization(
         method=constraints)
     adjusted: dict = {}
+    if partitioning is not None and stab.method == "baumgarte":
+        raise ValueError("constraints='baumgarte' stabilizes the augmented route; the "
+                         "minimal form (formulation='minimal') holds Φ = 0 and Φ't = 0 at "
+                         "every evaluation: leave constraints at 'projection'")
     if system.equations.constraints is not None:
         system = dataclasses.replace(system, stabilization=stab)
         y0, adjusted = consistent_initial(
@@ -665,7 +708,7 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
     started = _time.perf_counter()
     # implicit methods get the analytic Jacobian (kidym.simulate.jacobian)
     jac = None
-    if method in IMPLICIT_METHODS and jacobian != "fd":
+    if method in IMPLICIT_METHODS and jacobian != "fd" and partitioning is None:
         jfun = analytic_jacobian(system.equations)
 
         def jac(t: float, y: np.ndarray) -> np.ndarray:
@@ -682,8 +725,14 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
             method=solver, rtol=rtol, atol=atol, max_step=max_step, jac=jac)
 
     projections = 0
+    minimal_stats: dict = {}
     try:
-        if system.equations.constraints is not None and stab.method == "projection":
+        if partitioning is not None:
+            (ok, status, message, nfev, t_out, y_out, minimal_stats, fault) = run_minimal(
+                system, p, t0, t1, y0, times, options=partitioning,
+                tol=min(stab.tolerance * 1e-3, 1e-15), method=solver, rtol=rtol, atol=atol,
+                max_step=max_step)
+        elif system.equations.constraints is not None and stab.method == "projection":
             (ok, status, message, nfev, t_out, y_out, recorded, fault, projections
              ) = _projected_run(system, segment, p, t0, t1, y0, times, stab.tolerance)
         else:
@@ -710,8 +759,11 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
     if system.equations.constraints is not None:
         pos, vel = measure(system, t_out, y_out, p)
         constraint_stats.update({"constraint_drift": {
-            "position": pos, "velocity": vel, "stabilization": stab.method,
+            "position": pos, "velocity": vel,
+            "stabilization": stab.method if partitioning is None else "minimal",
             "projections": projections, "tolerance": stab.tolerance,
+            "formulation": "augmented" if partitioning is None else "minimal",
+            **minimal_stats,
             **({"alpha": stab.alpha, "beta": stab.beta} if stab.method == "baumgarte"
                else {})},
             "initial_adjusted": adjusted})

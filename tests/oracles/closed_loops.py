@@ -3,7 +3,8 @@
 The oracle for kidym's holonomic constraints (``УРАВНЕНИЯ``). Nothing from kidym is
 imported: the four-bar linkage and the slider-crank are written here from their
 mechanics (rods as rigid bodies in the plane, gravity, the loop-closure equations as
-``hol_coneqs``), and ``LagrangesMethod`` gives the augmented system
+``hol_coneqs``; the four-bar, the slider-crank on a moving guide and the five-bar
+parallel mechanism), and ``LagrangesMethod`` gives the augmented system
 
     M(q) q̈ = F(q, q̇, t) + Φ_qᵀ λ,     Φ_q q̈ = −(Φ_q q̇)_q q̇ − 2Φ_qt q̇ − Φ_tt
 
@@ -20,6 +21,7 @@ import sympy as sp
 from sympy.physics.mechanics import (
     LagrangesMethod,
     Lagrangian,
+    Particle,
     Point,
     ReferenceFrame,
     RigidBody,
@@ -140,6 +142,48 @@ def slider_crank(values: dict[str, float]) -> LoopOracle:
     lm.form_lagranges_equations()
     params = {x: values[str(x)] for x in (r, l_, m1, m2, ms, g, A_, W, M0)}
     return LoopOracle(["q1", "q2", "s"], lm, [q1, q2, s], [f1, f2], params)
+
+
+def five_bar(values: dict[str, float]) -> LoopOracle:
+    """The planar five-bar parallel mechanism: proximal links l1 (q1 from the ground x
+    axis at A1 = O) and l2 (q3 from the ground x axis at A2 = (d, 0)), distal links l3
+    on the first (q2 relative to it) and l4 on the second (q4 relative to it), uniform
+    rods; a point mass mp (the tool) at the far end of l3, where the loop closes on the
+    far end of l4. Motor torques ``T sin(W t) − b q̇1`` on l1 and ``T cos(W t) − b q̇3``
+    on l2 (against the ground); gravity −y."""
+    q1, q2, q3, q4 = dynamicsymbols("q1 q2 q3 q4")
+    l1, l2, l3, l4, d, m1, m2, m3, m4, mp, g, T, W, b = sp.symbols(
+        "l1 l2 l3 l4 d m1 m2 m3 m4 mp g T W b")
+    N = ReferenceFrame("N")
+    O = Point("O")
+    O.set_vel(N, 0)
+    _ORIGIN[id(N)] = O
+    A = N.orientnew("A", "Axis", (q1, N.z))
+    B = A.orientnew("B", "Axis", (q2, A.z))
+    C = N.orientnew("C", "Axis", (q3, N.z))
+    D = C.orientnew("D", "Axis", (q4, C.z))
+    prox1, _c1, P1 = _rod("prox1", A, O, l1, m1, g, N)
+    A2 = O.locatenew("A2", d * N.x)
+    A2.set_vel(N, 0)
+    prox2, _c2, P2 = _rod("prox2", C, A2, l2, m2, g, N)
+    dist1, _c3, E = _rod("dist1", B, P1, l3, m3, g, N)
+    dist2, _c4, _E2 = _rod("dist2", D, P2, l4, m4, g, N)
+    for body in (prox1, prox2, dist1, dist2):
+        body.masscenter.set_vel(N, body.masscenter.pos_from(O).dt(N))
+    E.set_vel(N, E.pos_from(O).dt(N))
+    tool = Particle("tool", E, mp)
+    tool.potential_energy = mp * g * _height(E, N)
+    L = Lagrangian(N, prox1, prox2, dist1, dist2, tool)
+    f1 = (l1 * sp.cos(q1) + l3 * sp.cos(q1 + q2)
+          - d - l2 * sp.cos(q3) - l4 * sp.cos(q3 + q4))
+    f2 = l1 * sp.sin(q1) + l3 * sp.sin(q1 + q2) - l2 * sp.sin(q3) - l4 * sp.sin(q3 + q4)
+    forces = [(A, (T * sp.sin(W * t) - b * q1.diff(t)) * N.z),
+              (C, (T * sp.cos(W * t) - b * q3.diff(t)) * N.z)]
+    lm = LagrangesMethod(L, [q1, q2, q3, q4], hol_coneqs=[f1, f2], forcelist=forces,
+                         frame=N)
+    lm.form_lagranges_equations()
+    params = {x: values[str(x)] for x in (l1, l2, l3, l4, d, m1, m2, m3, m4, mp, g, T, W, b)}
+    return LoopOracle(["q1", "q2", "q3", "q4"], lm, [q1, q2, q3, q4], [f1, f2], params)
 
 
 @dataclass
