@@ -317,8 +317,6 @@ def _time_mean(t, v) -> float:
 
 def _velocity_summary(model, eq) -> list[str]:
     """Kinematic equations and the integrability verdict for ``kidym check``."""
-    from kidym.eom.integrability import check_integrability
-
     if eq.n_q == eq.n_w and not model.velocity_definitions and not model.pseudo_velocities:
         if eq.constraints is None:
             return ["  constraints: none on velocities (holonomic system)"]
@@ -327,6 +325,8 @@ def _velocity_summary(model, eq) -> list[str]:
             return ["  constraints on velocities: none besides the holonomic ones above"]
         return [f"  velocity constraints of `УРАВНЕНИЯ`: {kinds.count(False)} (written "
                 "implicitly, A(q, t)·q't + a = 0)"]
+    from kidym.eom.integrability import check_integrability
+
     verdict = check_integrability(eq)
     lines = [f"  velocity equations q't = B w + β: {len(model.velocity_definitions)} given, "
              f"{eq.n_q - eq.n_w} constraint(s) on the velocities"]
