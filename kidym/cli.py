@@ -124,16 +124,23 @@ def cmd_equations(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from kidym.eom.equations import derive
     from kidym.outdir import check_replaceable
-    from kidym.simulate.simulate import defaulted_states, simulate
 
+    formats = _plot_formats(args)   # options are checked before anything is computed
     if _calculation(args.model) == "KINEMATICS":
         return cmd_run_kinematics(args)
-    model = _load(args.model)
+    rep = _reporter(args)
+    with rep.stage("model"):
+        model = _load(args.model)
     out = Path(args.out) if args.out else Path("kidym-out") / model.name
-    eq = derive(model)
+    with rep.stage("equations"):
+        from kidym.eom.equations import derive
+
+        eq = derive(model)
+    requests = _plot_requests(args, eq)   # `--plot nosuch` fails before the run
     check_replaceable(out, force=args.force, keep=[args.model])  # before the run, not after
+    from kidym.simulate.simulate import defaulted_states, simulate
+
     initial = _pairs(args.initial, "--initial")
     unset = defaulted_states([str(s) for s in (*eq.coordinates, *eq.speeds)], model, initial)
     if eq.constraints is not None:
@@ -141,19 +148,66 @@ def cmd_run(args: argparse.Namespace) -> int:
     if unset and not getattr(args, "quiet", False):
         print("note: no initial value given for " + ", ".join(unset) + "; taken as 0",
               file=sys.stderr)
+    system = _tracked(eq, args, model, rep)
     try:
-        result = simulate(_tracked(eq, args, model), t_end=args.t_end, initial=initial,
-                          parameters=_pairs(args.set, "--set"), engine=args.engine,
-                          method=args.method, rtol=args.rtol, atol=args.atol,
-                          n_points=args.points, max_step=args.max_step)
+        with rep.stage("simulation"):
+            result = simulate(system, t_end=args.t_end, initial=initial,
+                              parameters=_pairs(args.set, "--set"), engine=args.engine,
+                              method=args.method, rtol=args.rtol, atol=args.atol,
+                              n_points=args.points, max_step=args.max_step)
     except SimulationError as exc:
         # the results up to the failure are written (marked partial in results.json),
         # then the error is reported and the exit status is 2
         if exc.result is not None and exc.result.t.size:
-            _write_outputs(args, model, eq, exc.result, out)
+            _write_outputs(args, model, eq, exc.result, out, rep=rep, requests=requests,
+                           plot_formats=formats)
         raise
-    _write_outputs(args, model, eq, result, out)
+    _write_outputs(args, model, eq, result, out, rep=rep, requests=requests,
+                   plot_formats=formats)
     return 0
+
+
+#: file formats of ``--plot-format`` (matplotlib's Agg backend draws all three)
+PLOT_FORMATS = ("png", "svg", "pdf")
+
+
+def _plot_formats(args: argparse.Namespace) -> tuple[str, ...]:
+    """The ``--plot-format`` list, checked (PNG alone by default: SVG doubles the time of
+    the plots)."""
+    text = getattr(args, "plot_format", None) or "png"
+    formats = tuple(dict.fromkeys(f.strip().lower() for f in text.split(",") if f.strip()))
+    bad = [f for f in formats if f not in PLOT_FORMATS]
+    if bad or not formats:
+        raise SystemExit(f"kidym: error: --plot-format: `{text}` is not a list of "
+                         f"{', '.join(PLOT_FORMATS)} (e.g. --plot-format png,svg)")
+    return formats
+
+
+def _plot_requests(args: argparse.Namespace, eq) -> list:
+    """The ``--plot`` requests, each name checked against what the run will record
+    (coordinates, speeds, outputs, energy, multipliers, ``t``) before the run."""
+    if not args.plot or args.no_plots:
+        return []
+    from kidym.report.plots import parse_plot_option
+    from kidym.simulate.energy import POWER
+
+    known = ["t", *map(str, eq.coordinates), *map(str, eq.speeds), *eq.outputs_named,
+             "energy", POWER,
+             *(eq.constraints.multiplier_names if eq.constraints is not None else ())]
+    requests = [parse_plot_option(x) for x in args.plot]
+    for text, request in zip(args.plot, requests):
+        for name in (*request.curves, *request.against):
+            if name not in known:
+                import difflib
+
+                close = difflib.get_close_matches(name, known, n=1)
+                raise SystemExit(
+                    f"kidym: error: --plot {text}: no quantity `{name}` in this model"
+                    + (f" (did you mean `{close[0]}`?)" if close else "")
+                    + "; it records: " + ", ".join(known))
+        if not request.curves:
+            raise SystemExit(f"kidym: error: --plot {text}: no quantity to plot")
+    return requests
 
 
 def _calculation(path: str) -> str | None:
@@ -509,6 +563,9 @@ def _add_run_output_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--plot", action="append", metavar="SPEC",
                    help="an extra plot: `a,b` (time histories), `y(x)` or `z(x,y)` (repeatable)")
     p.add_argument("--no-plots", action="store_true", help="write no plot files")
+    p.add_argument("--plot-format", default="png", metavar="FORMATS",
+                   help="plot file formats, comma-separated from png, svg, pdf (png: "
+                        "matplotlib's Agg backend; each further format adds its own drawing)")
     _add_verbosity(p)
 
 
@@ -531,10 +588,10 @@ def _compiled(eq, rep):
     return system
 
 
-def _tracked(eq, args: argparse.Namespace, model):
+def _tracked(eq, args: argparse.Namespace, model, rep=None):
     """``eq``; for the compiled engine its library (built with a progress bar), for the
     NumPy engine on a terminal a system that moves a progress bar."""
-    rep = _reporter(args)
+    rep = rep if rep is not None else _reporter(args)
     if getattr(args, "engine", "numpy") == "compiled":
         return _compiled(eq, rep)
     if not rep.bars or getattr(args, "engine", "numpy") != "numpy":
@@ -558,12 +615,12 @@ def _tracked(eq, args: argparse.Namespace, model):
     return _Tracked(**{f.name: getattr(base, f.name) for f in dataclasses.fields(base)})
 
 
-def _write_outputs(args: argparse.Namespace, model, eq, result, out: Path) -> None:
+def _write_outputs(args: argparse.Namespace, model, eq, result, out: Path, *, rep=None,
+                   requests=None, plot_formats: tuple[str, ...] = ("png",)) -> None:
     from kidym.outdir import staged
-    from kidym.report.plots import parse_plot_option, plot_run
     from kidym.simulate.energy import energy_balance
 
-    rep = _reporter(args)
+    rep = rep if rep is not None else _reporter(args)
     formats = tuple(dict.fromkeys(["csv", *(f.strip() for f in args.format.split(",")
                                             if f.strip())]))
     with staged(out, force=args.force, command="kidym run", keep=[args.model]) as stage:
@@ -581,9 +638,13 @@ def _write_outputs(args: argparse.Namespace, model, eq, result, out: Path) -> No
                 poses = body_poses(model, result) if model.bodies else None
         plots: list[Path] = []
         if not args.no_plots:
-            requests = [parse_plot_option(x) for x in args.plot or ()]
+            from kidym.report.plots import parse_plot_option, plot_run
+
+            if requests is None:
+                requests = [parse_plot_option(x) for x in args.plot or ()]
             with rep.stage("plots"):
-                plots = plot_run(result, model, stage.path, requests=requests, poses=poses)
+                plots = plot_run(result, model, stage.path, requests=requests, poses=poses,
+                                 formats=plot_formats)
         animation = None
         if args.animate and poses is not None:
             from kidym.report.animation import write_animation
@@ -618,9 +679,10 @@ def _write_outputs(args: argparse.Namespace, model, eq, result, out: Path) -> No
               f"({result.failure['kind']}); the files end at the last output time before it")
     for f in files:
         print(f"results: {f}")
+    others = "".join(f" + .{f}" for f in plot_formats[1:])
     for p in plots:
-        if p.suffix == ".png":
-            print(f"plot:    {p}  (+ .svg)")
+        if p.suffix == "." + plot_formats[0]:
+            print(f"plot:    {p}" + (f"  ({others.strip()})" if others else ""))
     if animation:
         print(f"animation: {animation}")
     for r in reports:
