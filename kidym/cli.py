@@ -739,7 +739,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     terminal.install()  # model text is shown, never obeyed: control characters escaped
     args = build_parser().parse_args(argv)
     try:
-        return args.func(args)
+        status = args.func(args)
+        sys.stdout.flush()   # a closed pipe shows here, not at interpreter exit
+        return status
+    except BrokenPipeError:
+        # `kidym run … | head`: the reader has gone; no traceback, and nothing more is
+        # written to the pipe (Python flushes stdout again at exit)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141   # as a command killed by SIGPIPE (128 + 13)
     except ParseError as exc:
         print(exc.render(), file=sys.stderr)
         n = len(exc.errors)

@@ -97,6 +97,20 @@ def integrability(eq: Equations) -> str:
             f"{check_integrability(eq).describe()}")
 
 
+def gravity_text(model: Model) -> str:
+    """The ``GRAVITY`` vector, or where a weight is given instead: a model without the
+    instruction may still have its weight as a force element (the ball's
+    ``Pg.zC = -m*g``), so "none" would mislead."""
+    if model.gravity:
+        return ", ".join(map(str, model.gravity))
+    forces = [e for e in model.elements if e.kind == "P"]
+    if not forces:
+        return "none (no GRAVITY instruction and no force elements)"
+    return ("no GRAVITY instruction; weight as an element, if any, among the force "
+            "elements: " + ", ".join(f"{e.name}.{e.coordinate} = {e.characteristic}"
+                                     for e in forces))
+
+
 def summary_rows(eq: Equations) -> list[tuple[str, str]]:
     """Model summary as (item, value) rows."""
     m = eq.model
@@ -111,10 +125,15 @@ def summary_rows(eq: Equations) -> list[tuple[str, str]]:
             if eq.constraints is not None else "")),
         ("constraints", integrability(eq)),
         ("force elements", ", ".join(f"{e.name}.{e.coordinate}" for e in m.elements) or "none"),
-        ("gravity", ", ".join(map(str, m.gravity)) if m.gravity else "none"),
+        ("gravity", gravity_text(m)),
         ("named quantities", str(len(eq.intermediates()))),
         ("model SHA-256", model_hash(m)),
     ]
+
+
+def _outcome_detail(message: str) -> str:
+    """``": MESSAGE"`` unless the message only repeats the outcome."""
+    return "" if message.strip() in ("", "reached the end") else f": {message}"
 
 
 def run_rows(result: Result) -> list[tuple[str, str]]:
@@ -126,7 +145,7 @@ def run_rows(result: Result) -> list[tuple[str, str]]:
             ("engine", str(st.get("engine", "?"))),
             ("outcome", ("reached the end" if result.success else
                          "FAILED (partial results, up to the failure)" if result.partial
-                         else "FAILED") + f": {result.message}"),
+                         else "FAILED") + _outcome_detail(result.message)),
             ("right-hand-side evaluations", str(result.nfev))]
     for key, name in (("nsteps", "steps"), ("njev", "Jacobian evaluations"),
                       ("nlu", "LU decompositions")):
