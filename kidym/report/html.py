@@ -133,7 +133,9 @@ def summary_rows(eq: Equations) -> list[tuple[str, str]]:
 
 def _outcome_detail(message: str) -> str:
     """``": MESSAGE"`` unless the message only repeats the outcome."""
-    return "" if message.strip() in ("", "reached the end") else f": {message}"
+    # kidym's compiled loop says "reached the end", SciPy "The solver successfully
+    # reached the end of the integration interval."
+    return "" if not message.strip() or "reached the end" in message.lower() else f": {message}"
 
 
 def run_rows(result: Result) -> list[tuple[str, str]]:
