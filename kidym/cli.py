@@ -114,6 +114,8 @@ def cmd_equations(args: argparse.Namespace) -> int:
     from kidym.eom.equations import derive
     from kidym.report.equations import to_json
 
+    if _calculation(args.model) == "KINEMATICS":
+        return equations_kinematics(args)
     eq = derive(_load(args.model, quiet=args.format == "json"), formation=args.formation)
     if args.format == "json":
         sys.stdout.write(to_json(eq, expanded=args.expanded or None,
@@ -218,6 +220,24 @@ def _calculation(path: str) -> str | None:
         return load(path).calculation
     except (ParseError, OSError):
         return None
+
+
+def equations_kinematics(args: argparse.Namespace) -> int:
+    """``kidym equations`` on a kinematics file: its formulas and derivatives, every task
+    (text; other formats are for equations of motion)."""
+    from kidym.calc.kinematics import kinematics_text
+    from kidym.lang import load_tasks
+
+    if args.format != "text":
+        raise SystemExit(f"kidym: error: {args.model} is a kinematics calculation (РАСЧЕТ := "
+                         "КИНЕМАТИКА): it has no equations of motion to give as "
+                         f"{args.format}; `kidym equations` prints its formulas as text, "
+                         "`kidym run` computes them")
+    texts = [kinematics_text(m) if m.calculation == "KINEMATICS" and not m.bodies else
+             f"Model {m.name}: calculation {m.calculation} (see `kidym equations` on a file "
+             "holding this task alone)\n" for m in load_tasks(args.model)]
+    sys.stdout.write("\n".join(texts))
+    return 0
 
 
 def check_kinematics(path: str) -> int:
