@@ -547,6 +547,9 @@ def _add_equations_options(p: argparse.ArgumentParser) -> None:
                         "pseudo-velocities); cauchy: q' = B w + beta, M, F (default for text)")
     p.add_argument("--simplify-budget", type=float, default=10.0, metavar="SECONDS",
                    help="time allowed for simplifying the --expanded form (10)")
+    p.add_argument("--budget", type=float, default=None, metavar="SECONDS",
+                   help="time allowed for expanding (--expanded); what is not expanded "
+                        "in time is named in a warning (default: no limit)")
     p.add_argument("--formation", choices=("auto", "composite", "structural"), default="auto",
                    help="how M and F are summed: composite bodies (auto; not with principal "
                         "axes), or body by body over partial velocities "
@@ -560,9 +563,19 @@ def _print_equations(eq, args: argparse.Namespace) -> str:
 
     stage = args.stage or ("cauchy" if args.format == "text" else "final")
     rep = _reporter(args)
+    bars = []
+
+    def progress(done: int, total: int) -> None:
+        if not bars:
+            bars.append(rep.bar("expanding", 0, total))
+        bars[0].update(done)
+
     with rep.stage("equations"):
         es = equation_set(eq, stage=stage, expanded=args.expanded,
-                          simplify_budget=args.simplify_budget)
+                          simplify_budget=args.simplify_budget,
+                          expand_budget=args.budget, progress=progress)
+    for bar in bars:
+        bar.close()
     for w in es.warnings:
         rep.note(f"warning: {w}")
     if args.format == "latex":

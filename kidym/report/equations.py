@@ -225,7 +225,8 @@ def _ops(exprs) -> int:
 
 
 def equation_set(eq: Equations, *, stage: str = "final", expanded: bool = False,
-                 simplify_budget: float = 10.0) -> EquationSet:
+                 simplify_budget: float = 10.0, expand_budget: float | None = None,
+                 progress=None) -> EquationSet:
     """Collect what to print for ``eq`` at ``stage``.
 
     Parameters
@@ -238,6 +239,11 @@ def equation_set(eq: Equations, *, stage: str = "final", expanded: bool = False,
         Also give them with every named quantity substituted.
     simplify_budget : float
         Seconds allowed for simplifying the expanded form (0: none).
+    expand_budget : float, optional
+        Seconds allowed for expanding (substituting the named quantities); the
+        relations not expanded in time are named in ``warnings``. Default: no limit.
+    progress : callable, optional
+        ``progress(done, total)`` after each relation is expanded.
 
     Raises
     ------
@@ -274,19 +280,34 @@ def equation_set(eq: Equations, *, stage: str = "final", expanded: bool = False,
              "named": _ops([r.rhs for r in inter]), "named_count": len(inter)}
     out = EquationSet(eq_s, stage, kinematic, motion, mass, forcing, inter, sizes=sizes)
     if expanded:
-        _add_expanded(out, simplify_budget)
+        _add_expanded(out, simplify_budget, expand_budget, progress)
     return out
 
 
-def _add_expanded(es: EquationSet, budget: float) -> None:
+def _add_expanded(es: EquationSet, budget: float, expand_budget: float | None = None,
+                  progress=None) -> None:
+    import time
+
     eq = es.equations
     g = eq.graph
     if es.stage == "cauchy":
-        pairs = [(r.lhs, g.expand(r.rhs)) for r in (*es.kinematic, *es.mass_matrix,
-                                                   *es.forcing)]
+        todo = [(r.lhs, r.rhs) for r in (*es.kinematic, *es.mass_matrix, *es.forcing)]
     else:
-        pairs = [(r.lhs, g.expand(r.rhs)) for r in es.kinematic]
-        pairs += [(se.Symbol(f"U[{r.label}]"), g.expand(r.lhs)) for r in es.motion]
+        todo = [(r.lhs, r.rhs) for r in es.kinematic]
+        todo += [(se.Symbol(f"U[{r.label}]"), r.lhs) for r in es.motion]
+    start = time.perf_counter()
+    pairs = []
+    for k, (lhs, x) in enumerate(todo):
+        if expand_budget is not None and time.perf_counter() - start > expand_budget:
+            left = [str(lhs) for lhs, _ in todo[k:]]
+            es.warnings.append(
+                f"expansion stopped at the time budget ({expand_budget:g} s): {len(left)} of "
+                f"{len(todo)} not expanded: " + ", ".join(left)
+                + " (raise --budget, or read the structural form)")
+            break
+        pairs.append((lhs, g.expand(x)))
+        if progress is not None:
+            progress(k + 1, len(todo))
     size = _ops([x for _, x in pairs])
     es.sizes["expanded"] = size
     if size > EXPANDED_WARN:
@@ -294,7 +315,7 @@ def _add_expanded(es: EquationSet, budget: float) -> None:
             f"the expanded form has {size} operations against {es.sizes['structural']} in "
             f"the structural equations (+ {es.sizes['named']} in {es.sizes['named_count']} "
             "named quantities); it is printed unsimplified — prefer the structural form")
-        exprs = [sympy.sympify(x) for _, x in pairs]
+        exprs = [x for _, x in pairs]   # (SymPy's conversion of long sums takes minutes)
     else:
         exprs, warns = simplify_with_budget([sympy.sympify(x) for _, x in pairs], budget)
         es.warnings.extend(warns)
