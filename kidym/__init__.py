@@ -17,34 +17,102 @@ Examples
 1
 """
 
-from kidym.analysis import (
-    Continuation,
-    Equilibrium,
-    Linearization,
-    Modes,
-    continuation,
-    equilibrium,
-    linearize,
-    modes,
-)
-from kidym.analysis.integrals import first_integrals, integral_drift
-from kidym.eom.equations import Equations, derive
-from kidym.errors import (
-    CompileError,
-    DerivationError,
-    Diagnostic,
-    ModelError,
-    ParseError,
-    SimulationError,
-    Span,
-)
-from kidym.lang import load, parse
-from kidym.model.model import Body, Element, Inertia, Model, Parameter, Transform
-from kidym.simulate.batch import simulate_batch
-from kidym.simulate.compiled import CompiledSystem
-from kidym.simulate.events import Event
-from kidym.simulate.result import Result
-from kidym.simulate.simulate import simulate
+import sys
+import types
+from typing import TYPE_CHECKING
+
+# The public names are imported on first use (PEP 562): ``import kidym`` and ``kidym
+# --help`` load no SymPy, SymEngine, SciPy, matplotlib or pint — a command loads what
+# it needs (docs/cli.md, "Start-up time"; tests/test_imports.py).
+_PUBLIC = {
+    **dict.fromkeys(["Continuation", "Equilibrium", "Linearization", "Modes", "continuation",
+                     "equilibrium", "linearize", "modes"], "kidym.analysis"),
+    "first_integrals": "kidym.analysis.integrals",
+    "integral_drift": "kidym.analysis.integrals",
+    "Equations": "kidym.eom.equations",
+    "derive": "kidym.eom.equations",
+    "CompileError": "kidym.errors",
+    "DerivationError": "kidym.errors",
+    "Diagnostic": "kidym.errors",
+    "ModelError": "kidym.errors",
+    "ParseError": "kidym.errors",
+    "SimulationError": "kidym.errors",
+    "Span": "kidym.errors",
+    "load": "kidym.lang",
+    "parse": "kidym.lang",
+    "Body": "kidym.model.model",
+    "Element": "kidym.model.model",
+    "Inertia": "kidym.model.model",
+    "Model": "kidym.model.model",
+    "Parameter": "kidym.model.model",
+    "Transform": "kidym.model.model",
+    "simulate_batch": "kidym.simulate.batch",
+    "CompiledSystem": "kidym.simulate.compiled",
+    "Event": "kidym.simulate.events",
+    "Result": "kidym.simulate.result",
+    "simulate": "kidym.simulate.simulate",
+}
+
+if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerly
+    from kidym.analysis import (
+        Continuation,
+        Equilibrium,
+        Linearization,
+        Modes,
+        continuation,
+        equilibrium,
+        linearize,
+        modes,
+    )
+    from kidym.analysis.integrals import first_integrals, integral_drift
+    from kidym.eom.equations import Equations, derive
+    from kidym.errors import (
+        CompileError,
+        DerivationError,
+        Diagnostic,
+        ModelError,
+        ParseError,
+        SimulationError,
+        Span,
+    )
+    from kidym.lang import load, parse
+    from kidym.model.model import Body, Element, Inertia, Model, Parameter, Transform
+    from kidym.simulate.batch import simulate_batch
+    from kidym.simulate.compiled import CompiledSystem
+    from kidym.simulate.events import Event
+    from kidym.simulate.result import Result
+    from kidym.simulate.simulate import simulate
+
+
+def __getattr__(name: str):
+    """Import a public name of kidym on first use (module ``__getattr__``, PEP 562)."""
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module 'kidym' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_PUBLIC})
+
+
+class _Kidym(types.ModuleType):
+    """The ``kidym`` module: importing the subpackage ``kidym.simulate`` binds it as an
+    attribute of its parent, which would hide the function ``kidym.simulate`` that is
+    imported lazily; a public name is never rebound to a module."""
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name in _PUBLIC and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Kidym
+
 
 __version__ = "0.1.0"
 

@@ -130,6 +130,8 @@ def cmd_equations(args: argparse.Namespace) -> int:
     from kidym.eom.equations import derive
     from kidym.report.equations import to_json
 
+    if _calculation(args.model) == "KINEMATICS":
+        return equations_kinematics(args)
     eq = derive(_load(args.model, quiet=args.format == "json"), formation=args.formation)
     if args.format == "json":
         sys.stdout.write(to_json(eq, expanded=args.expanded or None,
@@ -140,22 +142,29 @@ def cmd_equations(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from kidym.eom.equations import derive
     from kidym.outdir import check_replaceable
-    from kidym.simulate.simulate import defaulted_states, simulate
 
+    formats = _plot_formats(args)   # options are checked before anything is computed
     if _calculation(args.model) == "KINEMATICS":
         return cmd_run_kinematics(args)
     if _calculation(args.model) == "INVERSE_KINEMATICS":
         return cmd_run_inverse_kinematics(args)
-    model = _load(args.model)
+    rep = _reporter(args)
+    with rep.stage("model"):
+        model = _load(args.model)
     out = Path(args.out) if args.out else Path("kidym-out") / model.name
-    eq = derive(model)
+    with rep.stage("equations"):
+        from kidym.eom.equations import derive
+
+        eq = derive(model)
+    requests = _plot_requests(args, eq)   # `--plot nosuch` fails before the run
     check_replaceable(out, force=args.force, keep=[args.model])  # before the run, not after
     if model.calculation in ("STATICS", "FREE_VIBRATIONS"):
         from kidym.analysis.commands import run_analysis
 
         return run_analysis(args, model, eq, _pairs)
+    from kidym.simulate.simulate import defaulted_states, simulate
+
     initial = _pairs(args.initial, "--initial")
     unset = defaulted_states([str(s) for s in (*eq.coordinates, *eq.speeds)], model, initial)
     if eq.constraints is not None:
@@ -163,21 +172,25 @@ def cmd_run(args: argparse.Namespace) -> int:
     if unset and not getattr(args, "quiet", False):
         print("note: no initial value given for " + ", ".join(unset) + "; taken as 0",
               file=sys.stderr)
+    system = _tracked(eq, args, model, rep)
     try:
-        result = simulate(_tracked(eq, args, model), t_end=args.t_end, initial=initial,
-                          parameters=_pairs(args.set, "--set"), engine=args.engine,
-                          method=args.method, rtol=args.rtol, atol=args.atol,
-                          n_points=args.points, max_step=args.max_step,
-                          jacobian=args.jacobian, formulation=_formulation(args))
+        with rep.stage("simulation"):
+            result = simulate(system, t_end=args.t_end, initial=initial,
+                              parameters=_pairs(args.set, "--set"), engine=args.engine,
+                              method=args.method, rtol=args.rtol, atol=args.atol,
+                              n_points=args.points, max_step=args.max_step,
+                              jacobian=args.jacobian, formulation=_formulation(args))
     except SimulationError as exc:
         # the results up to the failure are written (marked partial in results.json),
         # then the error is reported and the exit status is 2
         if exc.result is not None and exc.result.t.size:
-            _write_outputs(args, model, eq, exc.result, out)
+            _write_outputs(args, model, eq, exc.result, out, rep=rep, requests=requests,
+                           plot_formats=formats)
         raise
     if not args.no_integrals:
         _monitor_integrals(model, result, _pairs(args.set, "--set"))
-    _write_outputs(args, model, eq, result, out)
+    _write_outputs(args, model, eq, result, out, rep=rep, requests=requests,
+                   plot_formats=formats)
     return 0
 
 
@@ -209,6 +222,49 @@ def _formulation(args: argparse.Namespace):
     return Partitioning(independent=independent)
 
 
+#: file formats of ``--plot-format`` (matplotlib's Agg backend draws all three)
+PLOT_FORMATS = ("png", "svg", "pdf")
+
+
+def _plot_formats(args: argparse.Namespace) -> tuple[str, ...]:
+    """The ``--plot-format`` list, checked (PNG alone by default: SVG doubles the time of
+    the plots)."""
+    text = getattr(args, "plot_format", None) or "png"
+    formats = tuple(dict.fromkeys(f.strip().lower() for f in text.split(",") if f.strip()))
+    bad = [f for f in formats if f not in PLOT_FORMATS]
+    if bad or not formats:
+        raise SystemExit(f"kidym: error: --plot-format: `{text}` is not a list of "
+                         f"{', '.join(PLOT_FORMATS)} (e.g. --plot-format png,svg)")
+    return formats
+
+
+def _plot_requests(args: argparse.Namespace, eq) -> list:
+    """The ``--plot`` requests, each name checked against what the run will record
+    (coordinates, speeds, outputs, energy, multipliers, ``t``) before the run."""
+    if not args.plot or args.no_plots:
+        return []
+    from kidym.report.plots import parse_plot_option
+    from kidym.simulate.energy import POWER
+
+    known = ["t", *map(str, eq.coordinates), *map(str, eq.speeds), *eq.outputs_named,
+             "energy", POWER,
+             *(eq.constraints.multiplier_names if eq.constraints is not None else ())]
+    requests = [parse_plot_option(x) for x in args.plot]
+    for text, request in zip(args.plot, requests):
+        for name in (*request.curves, *request.against):
+            if name not in known:
+                import difflib
+
+                close = difflib.get_close_matches(name, known, n=1)
+                raise SystemExit(
+                    f"kidym: error: --plot {text}: no quantity `{name}` in this model"
+                    + (f" (did you mean `{close[0]}`?)" if close else "")
+                    + "; it records: " + ", ".join(known))
+        if not request.curves:
+            raise SystemExit(f"kidym: error: --plot {text}: no quantity to plot")
+    return requests
+
+
 def _calculation(path: str) -> str | None:
     """The calculation type of the first task of ``path`` (errors surface later)."""
     from kidym.lang import load
@@ -217,6 +273,24 @@ def _calculation(path: str) -> str | None:
         return load(path).calculation
     except (ParseError, OSError):
         return None
+
+
+def equations_kinematics(args: argparse.Namespace) -> int:
+    """``kidym equations`` on a kinematics file: its formulas and derivatives, every task
+    (text; other formats are for equations of motion)."""
+    from kidym.calc.kinematics import kinematics_text
+    from kidym.lang import load_tasks
+
+    if args.format != "text":
+        raise SystemExit(f"kidym: error: {args.model} is a kinematics calculation (РАСЧЕТ := "
+                         "КИНЕМАТИКА): it has no equations of motion to give as "
+                         f"{args.format}; `kidym equations` prints its formulas as text, "
+                         "`kidym run` computes them")
+    texts = [kinematics_text(m) if m.calculation == "KINEMATICS" and not m.bodies else
+             f"Model {m.name}: calculation {m.calculation} (see `kidym equations` on a file "
+             "holding this task alone)\n" for m in load_tasks(args.model)]
+    sys.stdout.write("\n".join(texts))
+    return 0
 
 
 def check_kinematics(path: str) -> int:
@@ -433,8 +507,6 @@ def _time_mean(t, v) -> float:
 
 def _velocity_summary(model, eq) -> list[str]:
     """Kinematic equations and the integrability verdict for ``kidym check``."""
-    from kidym.eom.integrability import check_integrability
-
     if eq.n_q == eq.n_w and not model.velocity_definitions and not model.pseudo_velocities:
         if eq.constraints is None:
             return ["  constraints: none on velocities (holonomic system)"]
@@ -443,6 +515,8 @@ def _velocity_summary(model, eq) -> list[str]:
             return ["  constraints on velocities: none besides the holonomic ones above"]
         return [f"  velocity constraints of `УРАВНЕНИЯ`: {kinds.count(False)} (written "
                 "implicitly, A(q, t)·q't + a = 0)"]
+    from kidym.eom.integrability import check_integrability
+
     verdict = check_integrability(eq)
     lines = [f"  velocity equations q't = B w + β: {len(model.velocity_definitions)} given, "
              f"{eq.n_q - eq.n_w} constraint(s) on the velocities"]
@@ -614,6 +688,9 @@ def _add_equations_options(p: argparse.ArgumentParser) -> None:
                         "pseudo-velocities); cauchy: q' = B w + beta, M, F (default for text)")
     p.add_argument("--simplify-budget", type=float, default=10.0, metavar="SECONDS",
                    help="time allowed for simplifying the --expanded form (10)")
+    p.add_argument("--budget", type=float, default=None, metavar="SECONDS",
+                   help="time allowed for expanding (--expanded); what is not expanded "
+                        "in time is named in a warning (default: no limit)")
     p.add_argument("--formation", choices=("auto", "composite", "structural"), default="auto",
                    help="how M and F are summed: composite bodies (auto; not with principal "
                         "axes), or body by body over partial velocities "
@@ -627,9 +704,19 @@ def _print_equations(eq, args: argparse.Namespace) -> str:
 
     stage = args.stage or ("cauchy" if args.format == "text" else "final")
     rep = _reporter(args)
+    bars = []
+
+    def progress(done: int, total: int) -> None:
+        if not bars:
+            bars.append(rep.bar("expanding", 0, total))
+        bars[0].update(done)
+
     with rep.stage("equations"):
         es = equation_set(eq, stage=stage, expanded=args.expanded,
-                          simplify_budget=args.simplify_budget)
+                          simplify_budget=args.simplify_budget,
+                          expand_budget=args.budget, progress=progress)
+    for bar in bars:
+        bar.close()
     for w in es.warnings:
         rep.note(f"warning: {w}")
     if args.format == "latex":
@@ -650,6 +737,9 @@ def _add_run_output_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--plot", action="append", metavar="SPEC",
                    help="an extra plot: `a,b` (time histories), `y(x)` or `z(x,y)` (repeatable)")
     p.add_argument("--no-plots", action="store_true", help="write no plot files")
+    p.add_argument("--plot-format", default="png", metavar="FORMATS",
+                   help="plot file formats, comma-separated from png, svg, pdf (png: "
+                        "matplotlib's Agg backend; each further format adds its own drawing)")
     _add_verbosity(p)
 
 
@@ -673,10 +763,10 @@ def _compiled(eq, rep, *, jacobian: bool = False):
     return system
 
 
-def _tracked(eq, args: argparse.Namespace, model):
+def _tracked(eq, args: argparse.Namespace, model, rep=None):
     """``eq``; for the compiled engine its library (built with a progress bar), for the
     NumPy engine on a terminal a system that moves a progress bar."""
-    rep = _reporter(args)
+    rep = rep if rep is not None else _reporter(args)
     if getattr(args, "engine", "numpy") == "compiled":
         return _compiled(eq, rep, jacobian=getattr(args, "method", "") == "BDF"
                          and getattr(args, "jacobian", "auto") != "fd")
@@ -701,12 +791,12 @@ def _tracked(eq, args: argparse.Namespace, model):
     return _Tracked(**{f.name: getattr(base, f.name) for f in dataclasses.fields(base)})
 
 
-def _write_outputs(args: argparse.Namespace, model, eq, result, out: Path) -> None:
+def _write_outputs(args: argparse.Namespace, model, eq, result, out: Path, *, rep=None,
+                   requests=None, plot_formats: tuple[str, ...] = ("png",)) -> None:
     from kidym.outdir import staged
-    from kidym.report.plots import parse_plot_option, plot_run
     from kidym.simulate.energy import energy_balance
 
-    rep = _reporter(args)
+    rep = rep if rep is not None else _reporter(args)
     formats = tuple(dict.fromkeys(["csv", *(f.strip() for f in args.format.split(",")
                                             if f.strip())]))
     with staged(out, force=args.force, command="kidym run", keep=[args.model]) as stage:
@@ -724,9 +814,13 @@ def _write_outputs(args: argparse.Namespace, model, eq, result, out: Path) -> No
                 poses = body_poses(model, result) if model.bodies else None
         plots: list[Path] = []
         if not args.no_plots:
-            requests = [parse_plot_option(x) for x in args.plot or ()]
+            from kidym.report.plots import parse_plot_option, plot_run
+
+            if requests is None:
+                requests = [parse_plot_option(x) for x in args.plot or ()]
             with rep.stage("plots"):
-                plots = plot_run(result, model, stage.path, requests=requests, poses=poses)
+                plots = plot_run(result, model, stage.path, requests=requests, poses=poses,
+                                 formats=plot_formats)
         animation = None
         if args.animate and poses is not None:
             from kidym.report.animation import write_animation
@@ -766,9 +860,10 @@ def _write_outputs(args: argparse.Namespace, model, eq, result, out: Path) -> No
               f"({result.failure['kind']}); the files end at the last output time before it")
     for f in files:
         print(f"results: {f}")
+    others = "".join(f" + .{f}" for f in plot_formats[1:])
     for p in plots:
-        if p.suffix == ".png":
-            print(f"plot:    {p}  (+ .svg)")
+        if p.suffix == "." + plot_formats[0]:
+            print(f"plot:    {p}" + (f"  ({others.strip()})" if others else ""))
     if animation:
         print(f"animation: {animation}")
     for r in reports:
@@ -825,7 +920,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     terminal.install()  # model text is shown, never obeyed: control characters escaped
     args = build_parser().parse_args(argv)
     try:
-        return args.func(args)
+        status = args.func(args)
+        sys.stdout.flush()   # a closed pipe shows here, not at interpreter exit
+        return status
+    except BrokenPipeError:
+        # `kidym run … | head`: the reader has gone; no traceback, and nothing more is
+        # written to the pipe (Python flushes stdout again at exit)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141   # as a command killed by SIGPIPE (128 + 13)
     except ParseError as exc:
         print(exc.render(), file=sys.stderr)
         n = len(exc.errors)

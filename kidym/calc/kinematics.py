@@ -286,3 +286,32 @@ def run_kinematics(model: Model, out: str | Path, *, n_points: int = 601) -> lis
     written = [write_atomically(out / "results.csv", result.csv_text())]
     written += plot_kinematics(result, model, out)
     return written
+
+
+def kinematics_text(model: Model) -> str:
+    """What ``kidym equations`` prints for a kinematics calculation: no equations of
+    motion, but the formulas of time it evaluates and the derivatives it forms (each a
+    short formula over named quantities, dependencies first)."""
+    from kidym.report.equations import text
+
+    if model.bodies or model.coordinates:
+        raise KinematicsError(f"model `{model.name}`: a kinematics calculation with bodies "
+                              "or generalized coordinates is not supported yet")
+    names = requested(model)
+    named = NamedDerivatives(model)
+    for n in names:
+        named.define(n)
+    order = named.order(names)
+    given = {d.name for d in model.definitions}
+    title = f" — {model.title}" if model.title else ""
+    out = [f"Model {model.name}{title}: kinematics calculation (РАСЧЕТ := КИНЕМАТИКА), "
+           f"t from {model.t_start:g} to {model.t_end:g}",
+           "No equations of motion: every quantity is a formula of time t; the time "
+           "derivatives (x't) are formed analytically by the chain rule.",
+           "parameters:    " + (", ".join(f"{p} = {v:g}" for p, v in named.parameters.items())
+                                or "none"),
+           "computed:      " + ", ".join(names), "",
+           f"Formulas and derivatives ({len(order)}, in evaluation order; "
+           "* = derivative formed by kidym):"]
+    out += [f"  {'' if n in given else '* '}{n} = {text(named.formulas[n])}" for n in order]
+    return "\n".join(out) + "\n"

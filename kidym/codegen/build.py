@@ -33,6 +33,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from kidym.cache import cache_dir
 from kidym.codegen.emit import CCode
 from kidym.errors import CompileError
 
@@ -57,15 +58,6 @@ COMPILE_TIMEOUT = 600
 _INSTALL_HINT = ("install a C compiler and SUNDIALS (`bash .ci/system-deps`, i.e. gcc and "
                  "libsundials-dev on Debian/Ubuntu), set CC to a working compiler, or use "
                  "engine='numpy'")
-
-
-def cache_dir() -> Path:
-    """Where compiled models are kept."""
-    env = os.environ.get("KIDYM_CACHE_DIR")
-    if env:
-        return Path(env)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg) if xdg else Path.home() / ".cache") / "kidym"
 
 
 def compiler() -> list[str]:

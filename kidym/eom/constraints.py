@@ -35,7 +35,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import symengine as se
-from scipy import linalg
 
 from kidym.errors import DerivationError, Diagnostic, ModelError
 from kidym.model.model import Model
@@ -389,6 +388,8 @@ def solve_augmented(M: np.ndarray, F: np.ndarray, block: Block,
     Range-space method: Cholesky of ``M``, then of ``S = G M⁻¹ Gᵀ``. A singular ``S``
     means dependent constraints (or a configuration where the loop locks).
     """
+    from scipy import linalg  # SciPy is loaded by the runs that need it
+
     try:
         cf = linalg.cho_factor(M)
     except linalg.LinAlgError as exc:
@@ -432,6 +433,8 @@ def choose_dependent(J: np.ndarray, tiers: Sequence[Sequence[int]]) -> list[int]
 
     Raises ``ValueError`` when ``J`` has rank below ``m`` (redundant constraints).
     """
+    from scipy import linalg  # SciPy is loaded by the runs that need it
+
     m, n = J.shape
     listed = [j for tier in tiers for j in tier]
     pools = [list(t) for t in tiers] + [[j for j in range(n) if j not in listed]]

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 import symengine as se
-import sympy
 
 from kidym.eom.constraints import (
     ConstraintEquations,
@@ -28,10 +28,15 @@ from kidym.errors import DerivationError
 from kidym.model.model import Model
 from kidym.symbolic.graph import Graph
 
+if TYPE_CHECKING:  # SymPy is loaded when a SymPy form is asked for (0.3-0.8 s)
+    import sympy
+
 Expr = se.Basic
 
 
 def _to_sympy(expr: Expr) -> sympy.Expr:
+    import sympy
+
     return sympy.sympify(expr)
 
 
@@ -179,6 +184,8 @@ class Equations:
 
     # ---------------------------------------------------------- SymPy views
     def _expand_matrix(self, rows: list[list[Expr]]) -> sympy.Matrix:
+        import sympy
+
         return sympy.Matrix([[_to_sympy(self.graph.expand(x)) for x in row] for row in rows])
 
     @cached_property

@@ -36,12 +36,15 @@ from __future__ import annotations
 import math
 import multiprocessing
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import symengine as se
-import sympy as sp
 
 from kidym.symbolic.derivatives import derivative
+
+if TYPE_CHECKING:  # SymPy is loaded by the symbolic tests only
+    import sympy as sp
 
 #: Wall-clock seconds allowed to the symbolic confirmation (SymPy on the expanded ``B``).
 SYMBOLIC_BUDGET_S = 10.0
@@ -249,6 +252,8 @@ def _mixed_unequal(dB: np.ndarray, q: list, independent: list[int]
 
 # ------------------------------------------------------------------- symbolic tests
 def _is_zero(expr: sp.Expr) -> bool:
+    import sympy as sp
+
     return sp.simplify(expr) == 0
 
 
@@ -256,6 +261,8 @@ def frobenius(B: sp.Matrix, q: list[sp.Symbol], names: list[str]
               ) -> tuple[bool, tuple[str, str] | None]:
     """Involutivity of the column fields of ``B(q)`` (SymPy, exact); the first witness pair
     if not."""
+    import sympy as sp
+
     k = B.shape[1]
     cols = [B[:, j] for j in range(k)]
     rank = B.rank(simplify=True)
@@ -277,6 +284,8 @@ def mixed_derivatives(B: sp.Matrix, q: list[sp.Symbol], independent: list[int],
     ``B`` rows of the dependent coordinates give ``a_lk``; returns the first
     ``(l, k, j)`` (coordinate indices) with ``∂a_lk/∂q_j ≠ ∂a_lj/∂q_k``.
     """
+    import sympy as sp
+
     dep = [r for r in range(len(q)) if r not in independent]
     for l in dep:
         for a, k in enumerate(independent):
@@ -293,6 +302,8 @@ def mixed_derivatives(B: sp.Matrix, q: list[sp.Symbol], independent: list[int],
 
 def _symbolic(eq, extended: bool, independent: list[int] | None, names: list[str]):
     """Both tests in SymPy on the expanded ``B`` (what may be slow: run in a child)."""
+    import sympy as sp
+
     q = [sp.Symbol(str(s)) for s in eq.coordinates]
     B = eq.B
     if extended:

@@ -65,10 +65,38 @@ _lark: Lark | None = None
 def _grammar() -> Lark:
     global _lark
     if _lark is None:
-        _lark = Lark.open("grammar.lark", rel_to=__file__, parser="lalr",
-                          start=["assignment", "body", "items"],
-                          propagate_positions=True, maybe_placeholders=True)
+        _lark = _open_grammar()
     return _lark
+
+
+def _open_grammar() -> Lark:
+    """The LALR parser of ``grammar.lark``. Building its tables takes 0.1-0.2 s, a third
+    of ``kidym check``; they are kept in the cache directory (:func:`kidym.cache.cache_dir`)
+    under the grammar's and Lark's hash — Lark checks that hash again when it loads
+    them — published by an atomic rename, so parallel runs never read half a file.
+    Without a writable cache the tables are built every time."""
+    import hashlib
+    import os
+
+    import lark
+
+    from kidym.cache import cache_dir
+
+    options = dict(parser="lalr", start=["assignment", "body", "items"],
+                   propagate_positions=True, maybe_placeholders=True)
+    text = Path(__file__).with_name("grammar.lark").read_text(encoding="utf-8")
+    key = hashlib.sha256(f"{text}{sorted(options.items())}{lark.__version__}".encode())
+    path = cache_dir() / "parser" / f"grammar-{key.hexdigest()[:24]}.lark"
+    if path.is_file():
+        return Lark(text, cache=str(path), **options)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        parser = Lark(text, cache=str(tmp), **options)
+        os.replace(tmp, path)
+    except OSError:
+        return Lark(text, **options)
+    return parser
 
 
 class _StatementError(Exception):

@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-
-import pint
+from typing import TYPE_CHECKING
 
 from kidym.lang import ast
+
+if TYPE_CHECKING:  # pint is imported when a file has units (its import takes 0.3 s)
+    import pint
 
 #: Russian unit names of the original → pint names.
 NAMES = {
@@ -47,9 +49,17 @@ _TOKEN = re.compile(r"[^\W\d_]+|°")
 @lru_cache(maxsize=1)
 def registry() -> pint.UnitRegistry:
     """The unit registry (pint), with the original's 30-day month."""
+    import pint
+
     ureg = pint.UnitRegistry()
     ureg.define("month30 = 30 * day")
     return ureg
+
+
+def _pint_error() -> type[Exception]:
+    import pint
+
+    return pint.errors.PintError
 
 
 class UnitError(ValueError):
@@ -63,7 +73,7 @@ def parse_unit(text: str) -> pint.Unit:
     translated = translated.replace("^", "**")
     try:
         unit = ureg.parse_units(translated)
-    except (pint.errors.PintError, AttributeError, TypeError, ValueError, SyntaxError) as e:
+    except (_pint_error(), AttributeError, TypeError, ValueError, SyntaxError) as e:
         raise UnitError(f"unknown unit `{text}` ({e}); use names such as м, см, с, кг, Н or "
                         "m, cm, s, kg, N") from None
     return unit

@@ -28,6 +28,7 @@ silent blow-up. LaTeX and Markdown are in :mod:`kidym.report.latex`.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 
 import symengine as se
@@ -173,10 +174,30 @@ def constraint_lines(eq: Equations) -> list[str]:
     for k, name in enumerate(cons.names):
         kind = "holonomic" if not cons.holonomic or cons.holonomic[k] else "velocity"
         out.append(f"  {name} = 0  ({kind})")
-        row = ", ".join(f"{w}: {g}" for w, g in zip(eq.speeds, cons.jacobian[k]) if g != 0)
+        row = ", ".join(f"{w}: {text(g)}" for w, g in zip(eq.speeds, cons.jacobian[k]) if g != 0)
         out.append(f"    G[{name}] = ∂{name}'t/∂w = {{{row}}}")
-        out.append(f"    γ[{name}] = {cons.gamma[k]}")
+        out.append(f"    γ[{name}] = {text(cons.gamma[k])}")
     return out
+
+
+#: SymEngine writes a product with a negative rational coefficient inside a sum as
+#: ``a + (-1/2)*b``; the same term with its sign outside is ``a - (1/2)*b``
+_NEGATIVE_COEFFICIENT = re.compile(r" \+ \(-(\d+/\d+)\)\*")
+
+
+def text(expr) -> str:
+    """An expression as text (SymEngine's form, parsable by ``sympify`` once names are
+    identifiers), never with ``+ -``: a negative term of a sum is written ``a - b``."""
+    return _NEGATIVE_COEFFICIENT.sub(r" - (\1)*", str(expr))
+
+
+def _signed(sign: str, term) -> str:
+    """``sign`` (``+`` or ``-``) and ``term`` as one term of a sum: ``- b``, never
+    ``+ -b`` or ``+ (-b)``; a sum is put in parentheses."""
+    body = text(term)
+    if body.startswith(("-", "(-")) and not text(-term).startswith(("-", "(-")):
+        sign, body = ("-" if sign == "+" else "+"), text(-term)
+    return f"{sign} ({body})" if term.is_Add else f"{sign} {body}"
 
 
 def motion_text(eq: Equations, i: int) -> str:
@@ -185,23 +206,18 @@ def motion_text(eq: Equations, i: int) -> str:
     for m, acc in zip(eq.mass_matrix_named[i], accelerations(eq)):
         if m == 0:
             continue
-        coef = str(m)
-        if m == 1:
-            parts.append(f"+ {acc}")
-        elif m.is_Add:
-            parts.append(f"+ ({coef})*{acc}")
-        else:
-            parts.append(f"+ {coef}*{acc}")
+        parts.append(f"+ {acc}" if m == 1 else f"{_signed('+', m)}*{acc}")
     for k, lk in enumerate(multipliers(eq)):
         g = eq.constraints.jacobian[k][i]
         if g != 0:
-            parts.append(f"- ({g})*{lk}" if g.is_Add else f"- {g}*{lk}")
+            parts.append(f"{_signed('-', g)}*{lk}")
     f = eq.forcing_named[i]
     if f != 0:
-        parts.append(f"- ({f})" if f.is_Add else f"- {f}" if not str(f).startswith("-")
-                     else f"+ {str(f)[1:]}")
-    text = " ".join(parts) or "0"
-    return text[2:] if text.startswith("+ ") else text
+        parts.append(_signed("-", f))
+    out = " ".join(parts) or "0"
+    if out.startswith("+ "):
+        return out[2:]
+    return "-" + out[2:] if out.startswith("- ") else out
 
 
 def _ops(exprs) -> int:
@@ -209,7 +225,8 @@ def _ops(exprs) -> int:
 
 
 def equation_set(eq: Equations, *, stage: str = "final", expanded: bool = False,
-                 simplify_budget: float = 10.0) -> EquationSet:
+                 simplify_budget: float = 10.0, expand_budget: float | None = None,
+                 progress=None) -> EquationSet:
     """Collect what to print for ``eq`` at ``stage``.
 
     Parameters
@@ -222,6 +239,11 @@ def equation_set(eq: Equations, *, stage: str = "final", expanded: bool = False,
         Also give them with every named quantity substituted.
     simplify_budget : float
         Seconds allowed for simplifying the expanded form (0: none).
+    expand_budget : float, optional
+        Seconds allowed for expanding (substituting the named quantities); the
+        relations not expanded in time are named in ``warnings``. Default: no limit.
+    progress : callable, optional
+        ``progress(done, total)`` after each relation is expanded.
 
     Raises
     ------
@@ -258,19 +280,34 @@ def equation_set(eq: Equations, *, stage: str = "final", expanded: bool = False,
              "named": _ops([r.rhs for r in inter]), "named_count": len(inter)}
     out = EquationSet(eq_s, stage, kinematic, motion, mass, forcing, inter, sizes=sizes)
     if expanded:
-        _add_expanded(out, simplify_budget)
+        _add_expanded(out, simplify_budget, expand_budget, progress)
     return out
 
 
-def _add_expanded(es: EquationSet, budget: float) -> None:
+def _add_expanded(es: EquationSet, budget: float, expand_budget: float | None = None,
+                  progress=None) -> None:
+    import time
+
     eq = es.equations
     g = eq.graph
     if es.stage == "cauchy":
-        pairs = [(r.lhs, g.expand(r.rhs)) for r in (*es.kinematic, *es.mass_matrix,
-                                                   *es.forcing)]
+        todo = [(r.lhs, r.rhs) for r in (*es.kinematic, *es.mass_matrix, *es.forcing)]
     else:
-        pairs = [(r.lhs, g.expand(r.rhs)) for r in es.kinematic]
-        pairs += [(se.Symbol(f"U[{r.label}]"), g.expand(r.lhs)) for r in es.motion]
+        todo = [(r.lhs, r.rhs) for r in es.kinematic]
+        todo += [(se.Symbol(f"U[{r.label}]"), r.lhs) for r in es.motion]
+    start = time.perf_counter()
+    pairs = []
+    for k, (lhs, x) in enumerate(todo):
+        if expand_budget is not None and time.perf_counter() - start > expand_budget:
+            left = [str(lhs) for lhs, _ in todo[k:]]
+            es.warnings.append(
+                f"expansion stopped at the time budget ({expand_budget:g} s): {len(left)} of "
+                f"{len(todo)} not expanded: " + ", ".join(left)
+                + " (raise --budget, or read the structural form)")
+            break
+        pairs.append((lhs, g.expand(x)))
+        if progress is not None:
+            progress(k + 1, len(todo))
     size = _ops([x for _, x in pairs])
     es.sizes["expanded"] = size
     if size > EXPANDED_WARN:
@@ -278,7 +315,7 @@ def _add_expanded(es: EquationSet, budget: float) -> None:
             f"the expanded form has {size} operations against {es.sizes['structural']} in "
             f"the structural equations (+ {es.sizes['named']} in {es.sizes['named_count']} "
             "named quantities); it is printed unsimplified — prefer the structural form")
-        exprs = [sympy.sympify(x) for _, x in pairs]
+        exprs = [x for _, x in pairs]   # (SymPy's conversion of long sums takes minutes)
     else:
         exprs, warns = simplify_with_budget([sympy.sympify(x) for _, x in pairs], budget)
         es.warnings.extend(warns)
@@ -336,11 +373,11 @@ def text_of(es: EquationSet) -> str:
     out.append("")
     out.append("Kinematic equations  q̇ = B·w + β:")
     for r in es.kinematic:
-        out.append(f"  d{r.label}/dt = {r.rhs}")
+        out.append(f"  d{r.label}/dt = {text(r.rhs)}")
     out.append("")
     out.append(f"Named quantities ({len(es.intermediates)}, in evaluation order):")
     for r in es.intermediates:
-        out.append(f"  {r.lhs} = {r.rhs}")
+        out.append(f"  {r.lhs} = {text(r.rhs)}")
     if es.motion:
         out.append("")
         out.append("Equations of motion, one per independent speed (ẇ written w't):")
@@ -350,19 +387,19 @@ def text_of(es: EquationSet) -> str:
         out.append("")
         out.append(f"Mass matrix M (symmetric, {eq.n_w}×{eq.n_w}), upper triangle:")
         for r in es.mass_matrix:
-            out.append(f"  {r.lhs} = {r.rhs}")
+            out.append(f"  {r.lhs} = {text(r.rhs)}")
     if es.forcing:
         out.append("")
         out.append("Forcing F  (M·ẇ = F" + (" + Gᵀλ" if eq.constraints is not None
                                              else "") + "):")
         for r in es.forcing:
-            out.append(f"  {r.lhs} = {r.rhs}")
+            out.append(f"  {r.lhs} = {text(r.rhs)}")
     out.extend(constraint_lines(eq))
     if es.expanded:
         out.append("")
         out.append("Expanded form (every named quantity substituted):")
         for r in es.expanded:
-            out.append(f"  {r.lhs} = {r.rhs}")
+            out.append(f"  {r.lhs} = {text(r.rhs)}")
     for w in es.warnings:
         out.append(f"warning: {w}")
     return "\n".join(out) + "\n"

@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -96,6 +97,20 @@ def integrability(eq: Equations) -> str:
             f"{check_integrability(eq).describe()}")
 
 
+def gravity_text(model: Model) -> str:
+    """The ``GRAVITY`` vector, or where a weight is given instead: a model without the
+    instruction may still have its weight as a force element (the ball's
+    ``Pg.zC = -m*g``), so "none" would mislead."""
+    if model.gravity:
+        return ", ".join(map(str, model.gravity))
+    forces = [e for e in model.elements if e.kind == "P"]
+    if not forces:
+        return "none (no GRAVITY instruction and no force elements)"
+    return ("no GRAVITY instruction; weight as an element, if any, among the force "
+            "elements: " + ", ".join(f"{e.name}.{e.coordinate} = {e.characteristic}"
+                                     for e in forces))
+
+
 def summary_rows(eq: Equations) -> list[tuple[str, str]]:
     """Model summary as (item, value) rows."""
     m = eq.model
@@ -110,10 +125,17 @@ def summary_rows(eq: Equations) -> list[tuple[str, str]]:
             if eq.constraints is not None else "")),
         ("constraints", integrability(eq)),
         ("force elements", ", ".join(f"{e.name}.{e.coordinate}" for e in m.elements) or "none"),
-        ("gravity", ", ".join(map(str, m.gravity)) if m.gravity else "none"),
+        ("gravity", gravity_text(m)),
         ("named quantities", str(len(eq.intermediates()))),
         ("model SHA-256", model_hash(m)),
     ]
+
+
+def _outcome_detail(message: str) -> str:
+    """``": MESSAGE"`` unless the message only repeats the outcome."""
+    # kidym's compiled loop says "reached the end", SciPy "The solver successfully
+    # reached the end of the integration interval."
+    return "" if not message.strip() or "reached the end" in message.lower() else f": {message}"
 
 
 def run_rows(result: Result) -> list[tuple[str, str]]:
@@ -125,7 +147,7 @@ def run_rows(result: Result) -> list[tuple[str, str]]:
             ("engine", str(st.get("engine", "?"))),
             ("outcome", ("reached the end" if result.success else
                          "FAILED (partial results, up to the failure)" if result.partial
-                         else "FAILED") + f": {result.message}"),
+                         else "FAILED") + _outcome_detail(result.message)),
             ("right-hand-side evaluations", str(result.nfev))]
     for key, name in (("nsteps", "steps"), ("njev", "Jacobian evaluations"),
                       ("nlu", "LU decompositions")):
@@ -165,10 +187,47 @@ def _inline_math(text: str) -> str:
     return "".join(out)
 
 
+_MIME = {".png": "image/png", ".svg": "image/svg+xml"}
+
+
+def shown_plots(plots: Sequence[Path]) -> list[Path]:
+    """One file per plot for a report, in order: its PNG, else its SVG, else its PDF
+    (``--plot-format`` chooses which are written)."""
+    best: dict[str, Path] = {}
+    rank = {".png": 0, ".svg": 1, ".pdf": 2}
+    for p in plots:
+        if p.suffix in rank and (p.stem not in best
+                                 or rank[p.suffix] < rank[best[p.stem].suffix]):
+            best[p.stem] = p
+    return list(best.values())
+
+
 def _img(path: Path) -> str:
+    if path.suffix not in _MIME:   # a PDF: linked, browsers show it in a tab of its own
+        return f'<p><a href="{_e(path.name)}">{_e(path.name)}</a></p>'
     data = base64.b64encode(path.read_bytes()).decode("ascii")
     return (f'<figure><img class="plot" alt="{_e(path.stem)}" '
-            f'src="data:image/png;base64,{data}"></figure>')
+            f'src="data:{_MIME[path.suffix]};base64,{data}"></figure>')
+
+
+#: characters with a meaning in Markdown text, escaped with a backslash
+_MD_SPECIAL = "\\`*_{}[]()<>#+-.!|~"
+
+
+def markdown_text(text: str) -> str:
+    """``text`` as literal Markdown: every character with a meaning escaped, line breaks
+    as spaces (a model's name may hold any character: ``*my_model*`` stays that)."""
+    return "".join("\\" + c if c in _MD_SPECIAL else c
+                   for c in " ".join(text.splitlines()))
+
+
+def markdown_code(text: str) -> str:
+    """``text`` as a Markdown code span, fenced by more backticks than it holds."""
+    text = " ".join(text.splitlines())
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def report_html(model: Model, eq: Equations, result: Result, *,
@@ -210,7 +269,7 @@ def report_html(model: Model, eq: Equations, result: Result, *,
     if animation:
         parts.append(f'<p>3-D animation: <a href="{_e(animation)}">{_e(animation)}</a></p>')
     parts.append("<h2>Plots</h2>")
-    parts += [_img(p) for p in plots if p.suffix == ".png"]
+    parts += [_img(p) for p in shown_plots(plots)]
     parts += ["<h2>Model source</h2>", f"<pre>{_e(model.source or '')}</pre>",
               f"<script>{assets.katex_js()}</script>", f"<script>{_RENDER}</script>",
               "</body>", "</html>"]
@@ -228,7 +287,8 @@ def report_markdown(model: Model, eq: Equations, result: Result, *,
         out += ["| " + " | ".join(str(c).replace("|", "\\|") for c in r) + " |" for r in rows]
         return [*out, ""]
 
-    lines = [f"# {model.name}", "", f"Report by kidym from `{model.filename}`.", "",
+    lines = [f"# {markdown_text(model.name)}", "",
+             f"Report by kidym from {markdown_code(str(model.filename))}.", "",
              "## Summary", "", *table(summary_rows(eq), ("item", "value")),
              markdown_of(es, level=2), "## Parameters", ""]
     lines += table([(p.name, f"{result.parameters.get(p.name, p.value):g}", p.unit or "")
@@ -239,7 +299,8 @@ def report_markdown(model: Model, eq: Equations, result: Result, *,
     if animation:
         lines += [f"3-D animation: [{animation}]({animation})", ""]
     lines += ["## Plots", ""]
-    lines += [f"![{p.stem}]({p.name})" for p in plots if p.suffix == ".png"]
+    lines += [f"![{markdown_text(p.stem)}](<{p.name}>)" if p.suffix in _MIME
+              else f"[{markdown_text(p.name)}](<{p.name}>)" for p in shown_plots(plots)]
     lines += ["", "## Model source", "", "```", model.source or "", "```", ""]
     return "\n".join(lines)
 

@@ -89,6 +89,9 @@ class LatexPrinter:
             sign = "+ "
             if acc is None:
                 sign, c = "- ", -c
+            if self.expr(c).startswith("-") and not self.expr(-c).startswith("-"):
+                # `+ \left(- a - b\right) ẅ` is written `- \left(a + b\right) ẅ`
+                sign, c = ("- " if sign == "+ " else "+ "), -c
             sub = self.chunks(c)
             if not isinstance(c, sympy.Add):
                 pieces.append(sign + sub[0] + (r" \cdot" + tail if tail else ""))

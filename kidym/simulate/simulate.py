@@ -256,6 +256,19 @@ def _norm_drift(groups: dict[str, list[int]], y: np.ndarray) -> dict[str, float]
             for b, idx in groups.items()}
 
 
+def engine_error(engine: object) -> str:
+    """The message for an ``engine`` that is not a name: says what was passed by its type
+    (a compiled system's repr holds its whole C source) and how to pass a system."""
+    got = repr(engine) if isinstance(engine, str) else f"a {type(engine).__name__}"
+    if len(got) > 80:
+        got = got[:77] + "..."
+    hint = ""
+    if not isinstance(engine, str) and hasattr(engine, "equations"):
+        hint = (f" (a {type(engine).__name__} is the system itself: pass it as the first "
+                "argument, `simulate(system, ...)`)")
+    return f"engine must be one of {', '.join(ENGINES)}, got {got}{hint}"
+
+
 def check_options(*, t_start: float | None, t_end: float | None, n_points: int,
                   rtol: float, atol: float, max_step: float,
                   t_eval: Sequence[float] | None) -> None:
@@ -605,8 +618,8 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
         Singular mass matrix, a non-finite right-hand side, or integrator failure;
         the message names the time, the state and what to try.
     """
-    if engine not in ENGINES:
-        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+    if not isinstance(engine, str) or engine not in ENGINES:
+        raise ValueError(engine_error(engine))
     if jacobian not in JACOBIAN_CHOICES:
         raise ValueError(f"jacobian must be one of {JACOBIAN_CHOICES}, got {jacobian!r}")
     check_options(t_start=t_start, t_end=t_end, n_points=n_points, rtol=rtol, atol=atol,

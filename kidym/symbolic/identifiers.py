@@ -17,8 +17,6 @@ import keyword
 import re
 import unicodedata
 
-from sympy.abc import _clash  # names sympify would read as SymPy objects (S, E, gamma…)
-
 _GREEK = {
     "α": "alpha", "β": "beta", "γ": "gamma", "δ": "delta", "ε": "epsilon", "ζ": "zeta",
     "η": "eta", "θ": "theta", "ι": "iota", "κ": "kappa", "λ": "lambda", "μ": "mu",
@@ -33,6 +31,10 @@ _CYRILLIC = dict(zip(
      "m", "n", "o", "p", "r", "s", "t", "u", "f", "kh", "ts", "ch", "sh", "shch", "", "y", "",
      "e", "yu", "ya"]))
 _PUNCT = {"'": "_d", "#": "_n", "~": "_v", "@": "_at_", "$": "_s", ".": "_"}
+
+#: Names ``sympify`` would read as SymPy objects (``sympy.abc._clash``, written out so
+#: that generating code does not import SymPy; tests/test_imports.py pins it to SymPy's)
+SYMPY_CLASH = frozenset({"E", "I", "N", "O", "Q", "S", "beta", "gamma", "pi", "zeta"})
 
 #: Names a generated identifier must never take (C and Python keywords, libm).
 RESERVED = frozenset(keyword.kwlist) | {
@@ -54,7 +56,7 @@ RESERVED = frozenset(keyword.kwlist) | {
     "acot", "True", "False", "None", "dtype", "isfinite", "isinf", "isnan", "isnormal",
     "isgreater", "isgreaterequal", "isless", "islessequal", "islessgreater", "isunordered",
     "math_errhandling", "float_t", "double_t",
-} | frozenset(_clash)
+} | SYMPY_CLASH
 
 #: Patterns no generated identifier may match: names the C implementation reserves
 #: (``_x``), the prefixes of ``<math.h>`` macros (``FP_…``, ``M_…`` as in ``M_PIl``),

@@ -1,0 +1,79 @@
+"""What ``import kidym`` and the quick commands load (issue 18: instant commands).
+
+Structural, not timed: each case runs in a fresh interpreter and lists the heavy
+libraries present in ``sys.modules`` afterwards. The times are measured by
+``benchmarks/cli.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+HEAVY = ("sympy", "matplotlib", "pint", "scipy")
+
+
+def loaded_after(code: str) -> list[str]:
+    """The HEAVY top-level packages imported by running ``code`` in a fresh Python."""
+    probe = (f"{code}\nimport sys, json\n"
+             "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules} "
+             f"& {set(HEAVY)!r})))")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         env=env, cwd=ROOT, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_import_kidym_loads_no_heavy_library():
+    assert loaded_after("import kidym") == []
+
+
+def test_help_loads_no_heavy_library():
+    code = ("from kidym.cli import main\n"
+            "import contextlib, io\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    try:\n        main(['--help'])\n    except SystemExit:\n        pass")
+    assert loaded_after(code) == []
+
+
+def test_check_of_a_holonomic_model_loads_no_sympy_pint_scipy_matplotlib():
+    code = ("from kidym.cli import main\n"
+            "import contextlib, io\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    assert main(['check', 'examples/biped/biped.kdm']) == 0")
+    assert loaded_after(code) == []
+
+
+def test_public_names_resolve_on_first_use():
+    code = ("import kidym\n"
+            "missing = [n for n in kidym.__all__ if getattr(kidym, n, None) is None]\n"
+            "assert not missing, missing\n"
+            "import kidym.simulate.result\n"   # the subpackage never hides the function
+            "assert callable(kidym.simulate) and kidym.simulate.__module__ == "
+            "'kidym.simulate.simulate'")
+    loaded_after(code)
+
+
+def test_a_model_with_units_still_converts_them():
+    """pint is imported when a file has ``РАЗМЕРНОСТИ``, and converts as before."""
+    import kidym
+
+    model = kidym.parse("РАЗМЕРНОСТИ := m(кг), l(м), t(с);\nl = 30, см;\nm = 1;\n"
+                        "Rod | Rz(phi) | Sx(l/2), m, 0, m*l^2/12, m*l^2/12;\n")
+    assert {p.name: p.value for p in model.parameters}["l"] == pytest.approx(0.3)
+
+
+def test_sympy_clash_names_are_sympys():
+    """The written-out list of names ``sympify`` reads as SymPy objects is SymPy's own."""
+    from sympy.abc import _clash
+
+    from kidym.symbolic.identifiers import RESERVED, SYMPY_CLASH
+
+    assert set(_clash) <= SYMPY_CLASH <= RESERVED
