@@ -66,7 +66,7 @@ def _grammar() -> Lark:
     global _lark
     if _lark is None:
         _lark = Lark.open("grammar.lark", rel_to=__file__, parser="lalr",
-                          start=["assignment", "body", "items"],
+                          start=["assignment", "body", "items", "event_items"],
                           propagate_positions=True, maybe_placeholders=True)
     return _lark
 
@@ -154,6 +154,14 @@ class _ToAst(Transformer_NonRecursive):
         return ast.BodyRecord(name=self._name(name),
                               base=None if base is None else self._name(base),
                               transforms=transforms, tail=tail, **self._meta(meta))
+
+    def event_items(self, meta: Any, ch: list[Any]) -> tuple[ast.Item, ...]:
+        return tuple(c for c in ch if c is not None)
+
+    def event_item(self, meta: Any, ch: list[Any]) -> ast.EventItem:
+        return ast.EventItem(name=self._name(ch[0]),
+                             args=tuple(c for c in ch[1:] if c is not None),
+                             **self._meta(meta))
 
     def named_item(self, meta: Any, ch: list[Any]) -> ast.NamedItem:
         return ast.NamedItem(name=self._name(ch[0]), value=ch[1], **self._meta(meta))
@@ -402,7 +410,8 @@ class _StatementParser:
         if key in keywords.PARSED_ITEMS:
             text = chunk.text
             padded = "".join(c if c.isspace() else " " for c in text[:list_start])
-            items = self.run("items", padded + text[list_start:], chunk)
+            rule = "event_items" if key == "EVENTS" else "items"
+            items = self.run(rule, padded + text[list_start:], chunk)
             if items is None:
                 return None
             return ast.Instruction(key=key, written=written, name_span=name_span,

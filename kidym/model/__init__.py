@@ -20,6 +20,7 @@ from kidym.model.model import (
     Rolling,
     Transform,
     VelocityDefinition,
+    ModelEvent,
     VirtualConstraint,
 )
 
@@ -38,5 +39,6 @@ __all__ = [
     "Rolling",
     "Transform",
     "VelocityDefinition",
+    "ModelEvent",
     "VirtualConstraint",
 ]

@@ -235,6 +235,35 @@ class VirtualConstraint:
 
 
 @dataclass(frozen=True)
+class ModelEvent:
+    """An event of ``СОБЫТИЯ`` / ``EVENTS`` (seed 002's hybrid motion).
+
+    Attributes
+    ----------
+    name : str
+        The event's label (in the results and on the plots).
+    function : Expr
+        ``g(q, w, t)`` over model names: the event happens where it crosses zero.
+    direction : {-1, 0, 1}
+        Crossings from positive to negative (-1, ``ВНИЗ``), negative to positive (+1,
+        ``ВВЕРХ``) or both (0, ``ОБА``).
+    stop : bool
+        The run ends at the event (``СТОП``).
+    resets : tuple of (str, Expr)
+        New values of states (coordinates, independent speeds), as formulas of the
+        state just before the event; applied together (every formula sees the state
+        before the event).
+    """
+
+    name: str
+    function: Expr
+    direction: int = 0
+    stop: bool = False
+    resets: tuple[tuple[str, Expr], ...] = ()
+    span: Span | None = None
+
+
+@dataclass(frozen=True)
 class Plot:
     """One plot a model asks for (``ПОКАЗАТЬ``, ``СРАВНИТЬ``, ``СОВМЕСТИТЬ``).
 
@@ -359,6 +388,9 @@ class Model:
         Constraints and bounding surfaces held by virtual potentials (seed 001;
         ``ВИРТУАЛЬНЫЕ СВЯЗИ``, ``ОГРАНИЧИВАЮЩИЕ ПОВЕРХНОСТИ``); see
         :mod:`kidym.eom.virtual`.
+    events : tuple of ModelEvent
+        Zero crossings with a stop or state resets (``СОБЫТИЯ``); see
+        :mod:`kidym.model.events` and :mod:`kidym.simulate.events`.
     """
 
     name: str
@@ -388,6 +420,7 @@ class Model:
     constraints: tuple[Constraint, ...] = ()
     rolling: tuple[Rolling, ...] = ()
     virtual_constraints: tuple[VirtualConstraint, ...] = ()
+    events: tuple[ModelEvent, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "initial", MappingProxyType(dict(self.initial)))
