@@ -14,13 +14,13 @@ from kidym.model.model import (
     Element,
     Inertia,
     Model,
+    ModelEvent,
     Parameter,
     Plot,
     QuaternionInstruction,
     Rolling,
     Transform,
     VelocityDefinition,
-    ModelEvent,
     VirtualConstraint,
 )
 
@@ -33,12 +33,12 @@ __all__ = [
     "Element",
     "Inertia",
     "Model",
+    "ModelEvent",
     "Parameter",
     "Plot",
     "QuaternionInstruction",
     "Rolling",
     "Transform",
     "VelocityDefinition",
-    "ModelEvent",
     "VirtualConstraint",
 ]
