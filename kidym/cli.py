@@ -610,6 +610,7 @@ def _write_outputs(args: argparse.Namespace, model, eq, result, out: Path) -> No
         # E(t) - E(0) - W(t): W is the work of what E leaves out (dampers, driving forces,
         # prescribed motions), so this is conserved by every model (kidym.simulate.energy)
         print(f"energy balance: {balance.describe()}")
+    _print_events(result)
     _print_quaternion_drift(result)
     if model.calculation == "KINETOSTATICS":
         _print_multipliers(eq, result)
@@ -625,6 +626,20 @@ def _write_outputs(args: argparse.Namespace, model, eq, result, out: Path) -> No
         print(f"animation: {animation}")
     for r in reports:
         print(f"report:  {r}")
+
+
+def _print_events(result) -> None:
+    """``events: 4 (Удар 4×) at t = 0.4515 … 2.214``: what the run's events did."""
+    ev = result.stats.get("events")
+    if not isinstance(ev, dict) or not len(ev.get("t", ())):
+        return
+    counts: dict[str, int] = {}
+    for name in ev["name"]:
+        counts[name] = counts.get(name, 0) + 1
+    t = ev["t"]
+    print(f"events: {len(t)} (" + ", ".join(f"{n} {c}×" for n, c in counts.items())
+          + f") at t = {t[0]:.6g}" + (f" … {t[-1]:.6g}" if len(t) > 1 else "")
+          + "; each with the state before and after it in events.csv")
 
 
 def cmd_animate(args: argparse.Namespace) -> int:
