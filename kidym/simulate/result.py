@@ -3,8 +3,8 @@
 Files (all written atomically, :func:`write_atomically`): ``results.csv`` always;
 ``results.npz`` (NumPy) and ``results.parquet`` (Apache Parquet, needs the optional
 ``pyarrow``) on request; ``events.csv`` when the run had events (each event's time,
-name, and the state before and after it); ``results.json`` beside them, the sidecar that records what
-produced the numbers — the model source and its SHA-256, the parameter values, the
+name, and the state before and after it); ``results.json`` beside them, the sidecar
+that records what produced the numbers — the model source and its SHA-256, the parameter values, the
 initial conditions, the solver and its statistics — so that a results directory is
 enough to reproduce, plot or animate the run (:func:`load_results`).
 """

@@ -388,6 +388,7 @@ def _solve_with_events(fun, evf: EventFunctions, p: np.ndarray, t0: float, t1: f
     nfev, status, message, ok = 0, 0, "reached the end", True
     fault: faults.Fault | None = None
     repeats = 0
+    due: list[int] = []   # the events handled at the last instant
     zeno = faults.ZenoWatch(t1 - t0)
     values = _checked(evf.values, "an event function")
     reset = _checked(evf.reset, "an event's reset")
@@ -402,13 +403,19 @@ def _solve_with_events(fun, evf: EventFunctions, p: np.ndarray, t0: float, t1: f
     try:
         while True:
             g0 = values(t, y, p)
-            if np.any(g0 == 0.0):
+            handled = np.zeros(len(g0), dtype=bool)
+            handled[list(due)] = True
+            if np.any(g0 == 0.0) or handled.any():
                 # a function exactly zero at the start (a reset onto the event surface)
                 # counts with the sign it takes just after (CVODE and ARKODE mask it until
-                # it leaves zero): no root at the start, and its next crossing is seen
+                # it leaves zero): no root at the start, and its next crossing is seen.
+                # So does that of an event just handled: its root, located within the
+                # root finder's tolerance, may lie a few ulps short of the surface, and a
+                # reset that does not move the state off it (a mode switch, a record)
+                # would find it again at once, again and again
                 dt = 1e-8 * max(1.0, abs(t))
                 ahead = values(t + dt, y + dt * fun(t, y), p)
-                g0 = np.where(g0 == 0.0, ahead, g0)
+                g0 = np.where((g0 == 0.0) | handled, ahead, g0)
             seg_times = times[(times >= t) & (times <= t1)]
             if t >= t1:
                 ts.append(seg_times)
