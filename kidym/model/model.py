@@ -260,7 +260,7 @@ class ModelEvent:
     direction: int = 0
     stop: bool = False
     resets: tuple[tuple[str, Expr], ...] = ()
-    span: Span | None = None
+    span: Span | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
