@@ -64,6 +64,9 @@ def _summary(model, eq) -> str:
         lines.append(f"  virtual potentials ({len(model.virtual_constraints)}): " + ", ".join(
             f"{v.name} {'= 0' if v.kind == 'equality' else '> 0'} ({v.approximation}, "
             f"α = {v.alpha})" for v in model.virtual_constraints))
+    if model.events:
+        lines.append(f"  events ({len(model.events)}): " + "; ".join(
+            _event_summary(ev) for ev in model.events))
     lines.append(f"  parameters ({len(model.parameters)}): "
                  + ", ".join(f"{p.name}={p.value:g}" for p in model.parameters))
     if model.elements:
@@ -626,6 +629,14 @@ def _write_outputs(args: argparse.Namespace, model, eq, result, out: Path) -> No
         print(f"animation: {animation}")
     for r in reports:
         print(f"report:  {r}")
+
+
+def _event_summary(ev) -> str:
+    """``Удар: z = 0 falling → z't = -e*z't``: one event of ``СОБЫТИЯ`` in words."""
+    way = {-1: "falling", 1: "rising", 0: "either way"}[ev.direction]
+    then = ("stop" if ev.stop else ", ".join(f"{n} = {v}" for n, v in ev.resets)
+            if ev.resets else "record")
+    return f"{ev.name}: {ev.function} = 0 {way} → {then}"
 
 
 def _print_events(result) -> None:
