@@ -213,3 +213,26 @@ def test_events_are_written_with_the_results(tmp_path, engine):
     plain = kidym.simulate(kidym.parse(BALL.split("СОБЫТИЯ")[0]), t_end=0.2)
     plain.write(tmp_path)
     assert not (tmp_path / "events.csv").exists()
+
+
+SWAP = f"""m = 1; g = {G};
+B1 | Sz(z1) | m, 0, 0, 0;  B2 | Sz(z2) | m, 0, 0, 0;
+GRAVITY := 0, 0, -g;
+INITIAL := z1(1), z1't(0), z2(2), z2't(1);
+EVENTS := Swap(t - 0.25, UP, z1't = z2't, z2't = z1't, z1 = z1 + 1);
+"""
+
+
+@pytest.mark.parametrize(("engine", "method"), ENGINES)
+def test_the_resets_of_one_event_all_see_the_state_before_it(engine, method):
+    """`a = b, b = a` swaps (a shift of roller speeds in seed 002 is such a map)."""
+    r = run(SWAP, engine, method, t_end=0.5)
+    ev = r.stats["events"]
+    assert ev["name"] == ["Swap"]
+    tau = 0.25
+    before = [1 - G * tau**2 / 2, 2 + tau - G * tau**2 / 2, -G * tau, 1 - G * tau]
+    np.testing.assert_allclose(ev["state"][0], before, rtol=1e-9)
+    np.testing.assert_allclose(ev["state_after"][0],
+                               [before[0] + 1, before[1], before[3], before[2]], rtol=1e-9)
+    # and the motion goes on from there: z1't(0.5) = (1 - g/4) - g/4
+    assert r["z1't"][-1] == pytest.approx(1 - G * 0.5, rel=1e-9)
