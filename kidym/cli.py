@@ -71,6 +71,9 @@ def _summary(model, eq) -> str:
         lines.append(f"  virtual potentials ({len(model.virtual_constraints)}): " + ", ".join(
             f"{v.name} {'= 0' if v.kind == 'equality' else '> 0'} ({v.approximation}, "
             f"α = {v.alpha})" for v in model.virtual_constraints))
+    if model.events:
+        lines.append(f"  events ({len(model.events)}): " + "; ".join(
+            _event_summary(ev) for ev in model.events))
     lines.append(f"  parameters ({len(model.parameters)}): "
                  + ", ".join(f"{p.name}={p.value:g}" for p in model.parameters))
     if model.elements:
@@ -852,6 +855,7 @@ def _write_outputs(args: argparse.Namespace, model, eq, result, out: Path, *, re
 
         for line in describe_drift(st["first_integrals"]):
             print(line)
+    _print_events(result)
     _print_quaternion_drift(result)
     if model.calculation == "KINETOSTATICS":
         _print_multipliers(eq, result)
@@ -868,6 +872,28 @@ def _write_outputs(args: argparse.Namespace, model, eq, result, out: Path, *, re
         print(f"animation: {animation}")
     for r in reports:
         print(f"report:  {r}")
+
+
+def _event_summary(ev) -> str:
+    """``Удар: z = 0 falling → z't = -e*z't``: one event of ``СОБЫТИЯ`` in words."""
+    way = {-1: "falling", 1: "rising", 0: "either way"}[ev.direction]
+    then = ("stop" if ev.stop else ", ".join(f"{n} = {v}" for n, v in ev.resets)
+            if ev.resets else "record")
+    return f"{ev.name}: {ev.function} = 0 {way} → {then}"
+
+
+def _print_events(result) -> None:
+    """``events: 4 (Удар 4×) at t = 0.4515 … 2.214``: what the run's events did."""
+    ev = result.stats.get("events")
+    if not isinstance(ev, dict) or not len(ev.get("t", ())):
+        return
+    counts: dict[str, int] = {}
+    for name in ev["name"]:
+        counts[name] = counts.get(name, 0) + 1
+    t = ev["t"]
+    print(f"events: {len(t)} (" + ", ".join(f"{n} {c}×" for n, c in counts.items())
+          + f") at t = {t[0]:.6g}" + (f" … {t[-1]:.6g}" if len(t) > 1 else "")
+          + "; each with the state before and after it in events.csv")
 
 
 def cmd_animate(args: argparse.Namespace) -> int:

@@ -51,7 +51,7 @@ from kidym.codegen.constraints_c import constraint_source
 from kidym.codegen.cprint import CPrinter, OpCount
 from kidym.codegen.jacobian_c import jacobian_roots, jacobian_source
 from kidym.eom.equations import Equations
-from kidym.simulate.events import Event, parse_expression
+from kidym.simulate.events import Event, all_events, parse_expression
 from kidym.symbolic.identifiers import RESERVED, IdentifierMap, comment_text
 
 Expr = se.Basic
@@ -752,7 +752,8 @@ def generate_c(eq: Equations, *, outputs: Mapping[str, Expr] | None = None,
         Recorded outputs; default the model's outputs, ``energy`` and its rate along the
         motion ``energy't`` (:attr:`Equations.power_named`, for the energy balance).
     events : sequence of Event
-        Event functions and their reset maps.
+        Event functions and their reset maps, after the model's own (``СОБЫТИЯ``,
+        :attr:`Equations.events_named`).
     fold : bool or mapping of str to float
         Write the model's parameter values (updated by the mapping, if one is given)
         into the code instead of reading the runtime vector ``p``.
@@ -813,6 +814,7 @@ def generate_c(eq: Equations, *, outputs: Mapping[str, Expr] | None = None,
                                       [f"out[{k}]" for k in range(len(outputs))],
                                       split=("kidym_out_part", "double *out", "out"))
 
+    events = all_events(eq, events)
     ev_names = tuple(e.name or f"event{k}" for k, e in enumerate(events))
     ev_exprs = [parse_expression(eq, e.function, f"event `{n}`")
                 for e, n in zip(events, ev_names)]

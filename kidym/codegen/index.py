@@ -28,7 +28,7 @@ from kidym.codegen.build import cache_dir, cached_library
 from kidym.codegen.cprint import OpCount
 from kidym.codegen.emit import CCode
 from kidym.eom.equations import Equations
-from kidym.simulate.events import Event
+from kidym.simulate.events import Event, all_events, parse_expression
 
 #: The modules whose code decides the generated C (besides the equations).
 _GENERATOR = ("codegen", "symbolic")
@@ -58,6 +58,7 @@ def equations_key(eq: Equations, *, events: Sequence[Event] = (),
     # the sizes that decide how routines are split and long sums summed (module settings
     # a benchmark or a test may change) shape the source as much as the equations do
     sizes = (emit.SPLIT_ABOVE, emit.PART_STATEMENTS, emit.SUM_TERMS)
+    events = all_events(eq, events)   # the model's own (СОБЫТИЯ) first, as generate_c
     options = repr((list(map(repr, events)), fold, list(flags), sizes, bool(jacobian)))
     known = _KEYS.setdefault(eq, {})
     if options not in known:
@@ -72,6 +73,10 @@ def _fingerprint(eq: Equations, *, events: Sequence[Event],
     outputs = dict(eq.outputs_named)
     outputs.setdefault("energy", eq.energy_named)
     roots = [*eq.roots(), *outputs.values()]
+    # what the events use: a named quantity only an event needs is part of the library
+    for e in events:
+        roots.append(parse_expression(eq, e.function, "event"))
+        roots += [parse_expression(eq, v, "reset") for v in e.reset.values()]
     h = hashlib.sha256()
 
     def put(*items: object) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -25,7 +26,7 @@ from kidym.eom.structural import (
 from kidym.eom.system import SystemGraph
 from kidym.eom.two_stage import project
 from kidym.errors import DerivationError
-from kidym.model.model import Model
+from kidym.model.model import Model, ModelEvent
 from kidym.symbolic.graph import Graph
 
 if TYPE_CHECKING:  # SymPy is loaded when a SymPy form is asked for (0.3-0.8 s)
@@ -93,6 +94,9 @@ class Equations:
         The holonomic constraints ``Φ(q, t) = 0`` of ``УРАВНЕНИЯ`` (closed loops) and
         what the augmented system ``M ẇ = F + Gᵀλ``, ``G ẇ = γ`` needs
         (:mod:`kidym.eom.constraints`); ``None`` without constraints.
+    events_named : tuple of ModelEvent
+        The model's events (``СОБЫТИЯ``) with their condition and reset formulas over
+        the graph's named quantities (as ``outputs_named``).
     """
 
     model: Model
@@ -113,6 +117,7 @@ class Equations:
     formation: str = "structural"
     accelerations: tuple[se.Symbol, ...] = ()
     constraints: ConstraintEquations | None = None
+    events_named: tuple[ModelEvent, ...] = ()
 
     @property
     def m(self) -> int:
@@ -356,13 +361,17 @@ def derive(model: Model, *, inertia: str = "full", route: str = "auto",
     # (the multipliers λf are results of the augmented solve, recorded by the engines)
     outputs = {name: system.lookup(name) for name in model.outputs
                if name not in multipliers}
+    events = tuple(dataclasses.replace(
+        ev, function=system.resolve(ev.function),
+        resets=tuple((n, system.resolve(v)) for n, v in ev.resets)) for ev in model.events)
     final = Equations(model=model, graph=system.graph, coordinates=system.coordinates,
                      speeds=system.speeds, qdot=system.qdot,
                      mass_matrix_named=M, forcing_named=F,
                      kinetic_energy_named=T, potential_energy_named=V, outputs_named=outputs,
                      inertia=inertia, principal_moments=moments, holonomic=holonomic,
                      route=route, pseudo_forces_named=Pi, formation=used,
-                     accelerations=system.accelerations, constraints=constraints)
+                     accelerations=system.accelerations, constraints=constraints,
+                     events_named=events)
     _no_accelerations(final)
     return final
 

@@ -96,7 +96,16 @@ class BasedItem(Node):
     args: tuple[Expr, ...]
 
 
-Item = Expr | NamedItem | BasedItem
+@dataclass(frozen=True, kw_only=True)
+class EventItem(Node):
+    """``Name(condition, direction, …)`` inside ``СОБЫТИЯ``: ``args`` are formulas and
+    resets ``state = formula`` (:class:`NamedItem`)."""
+
+    name: Name
+    args: tuple[Expr | NamedItem, ...]
+
+
+Item = Expr | NamedItem | BasedItem | EventItem
 
 
 # ---------------------------------------------------------- statements
@@ -185,7 +194,7 @@ def iter_names(expr: Expr | Item) -> Iterator[Name]:
             stack.extend((node.left, node.right, node.then, node.otherwise))
         elif isinstance(node, NamedItem):
             stack.append(node.value)
-        elif isinstance(node, BasedItem):
+        elif isinstance(node, BasedItem | EventItem):
             stack.extend(node.args)
     out.sort(key=lambda n: n.start)
     yield from out

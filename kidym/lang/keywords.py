@@ -40,6 +40,8 @@ KEYWORDS: dict[str, tuple[str, ...]] = {
     "VIRTUAL_CONSTRAINTS": ("ВИРТУАЛЬНЫЕ СВЯЗИ", "ВІРТУАЛЬНІ В'ЯЗІ", "VIRTUAL CONSTRAINTS"),
     "BOUNDING_SURFACES": ("ОГРАНИЧИВАЮЩИЕ ПОВЕРХНОСТИ", "ОБМЕЖУЮЧІ ПОВЕРХНІ",
                           "BOUNDING SURFACES"),
+    # hybrid motion (seed 002): zero crossings with a stop or a reset of states
+    "EVENTS": ("СОБЫТИЯ", "СОБЫТИЕ", "ПОДІЇ", "ПОДІЯ", "EVENTS", "EVENT"),
     # -- recognised, not implemented yet (a warning; the statement is ignored) -----
     "TASK": ("РАБОТА", "РОБОТА", "TASK"),
     "AUTHOR": ("ВЫПОЛНИЛ", "ВЫПОЛНИЛА", "ВЫПОЛНИЛИ", "ВИКОНАВ", "ВИКОНАЛА", "ВИКОНАЛИ",
@@ -81,7 +83,7 @@ IMPLEMENTED = frozenset({"COORDINATES", "PSEUDOVELOCITIES", "INITIAL", "TIME", "
                          "VARIANT", "BODIES", "UNITS", "CODING", "COMPARE", "COMBINE",
                          "WITHDRAW", "MULTIPLY", "ANGULAR_VELOCITY", "IK_EQUATIONS",
                          "ROLLING", "VIRTUAL_CONSTRAINTS", "BOUNDING_SURFACES",
-                         "INITIAL_GUESS", "LIMITS"})
+                         "INITIAL_GUESS", "LIMITS", "EVENTS"})
 
 #: Instructions not implemented that only change how results are presented (plots,
 #: animation, files), never the numbers: ignored with a warning. Every other
@@ -93,7 +95,8 @@ PRESENTATION_ONLY = frozenset({"RANGE", "ANIMATION", "BACKGROUND", "PICTURES", "
 PARSED_ITEMS = frozenset({"COORDINATES", "PSEUDOVELOCITIES", "INITIAL", "TIME", "VARY",
                           "SHOW", "GRAVITY", "QUATERNION", "BODIES", "COMPARE", "COMBINE",
                           "MULTIPLY", "IK_EQUATIONS", "ROLLING", "VIRTUAL_CONSTRAINTS",
-                          "BOUNDING_SURFACES", "INITIAL_GUESS", "LIMITS"})
+                          "BOUNDING_SURFACES", "INITIAL_GUESS", "LIMITS",
+                          "EVENTS"})
 
 #: Approximations of the delta function in a virtual potential (seed 001 eqs. (12),
 #: (13)), canonical key → accepted spellings of the second item argument
@@ -102,6 +105,19 @@ APPROXIMATIONS: dict[str, tuple[str, ...]] = {
     "polynomial": ("ПОЛИНОМ", "ПОЛИНОМИАЛЬНАЯ", "ПОЛІНОМ", "ПОЛІНОМІАЛЬНА", "POLYNOMIAL"),
     "exponential": ("ЭКСПОНЕНТА", "ЭКСПОНЕНЦИАЛЬНАЯ", "ЕКСПОНЕНТА", "ЕКСПОНЕНЦІАЛЬНА",
                     "EXPONENTIAL"),
+}
+
+#: Crossing directions of an event (``СОБЫТИЯ := Удар(z, ВНИЗ, …)``), canonical value
+#: (as :class:`kidym.simulate.events.Event`'s ``direction``) → accepted spellings.
+EVENT_DIRECTIONS: dict[int, tuple[str, ...]] = {
+    -1: ("ВНИЗ", "DOWN"),                     # from positive to negative
+    1: ("ВВЕРХ", "ВГОРУ", "UP"),              # from negative to positive
+    0: ("ОБА", "ЛЮБОЕ", "ОБИДВА", "BOTH", "ANY"),
+}
+
+#: Actions of an event besides resets (``СОБЫТИЯ := Конец(x - L, ВВЕРХ, СТОП)``).
+EVENT_ACTIONS: dict[str, tuple[str, ...]] = {
+    "stop": ("СТОП", "ОСТАНОВ", "ЗУПИНКА", "STOP"),
 }
 
 #: Canonical calculation type → accepted spellings of the value of `РАСЧЕТ`.
@@ -134,8 +150,8 @@ def normalize(name: str) -> str:
     return _SPACES.sub(" ", name.strip()).upper().replace("Ё", "Е")
 
 
-def _index(table: dict[str, tuple[str, ...]]) -> dict[str, str]:
-    out: dict[str, str] = {}
+def _index(table: dict) -> dict:
+    out: dict = {}
     for key, spellings in table.items():
         for spelling in spellings:
             out.setdefault(normalize(spelling), key)
@@ -145,6 +161,8 @@ def _index(table: dict[str, tuple[str, ...]]) -> dict[str, str]:
 _KEYWORD_INDEX = _index(KEYWORDS)
 _CALCULATION_INDEX = _index(CALCULATIONS)
 _APPROXIMATION_INDEX = _index(APPROXIMATIONS)
+_EVENT_DIRECTION_INDEX = _index(EVENT_DIRECTIONS)  # type: ignore[arg-type]
+_EVENT_ACTION_INDEX = _index(EVENT_ACTIONS)
 
 
 def lookup(name: str) -> str | None:
@@ -161,6 +179,16 @@ def lookup(name: str) -> str | None:
         A key of :data:`KEYWORDS`.
     """
     return _KEYWORD_INDEX.get(normalize(name))
+
+
+def lookup_event_direction(word: str) -> int | None:
+    """Direction spelt ``word`` (``"вниз"`` → -1, ``"UP"`` → 1, ``"ОБА"`` → 0)."""
+    return _EVENT_DIRECTION_INDEX.get(normalize(word))
+
+
+def lookup_event_action(word: str) -> str | None:
+    """Event action spelt ``word`` (``"СТОП"`` → ``"stop"``), or ``None``."""
+    return _EVENT_ACTION_INDEX.get(normalize(word))
 
 
 def lookup_calculation(value: str) -> str | None:

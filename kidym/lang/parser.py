@@ -82,7 +82,7 @@ def _open_grammar() -> Lark:
 
     from kidym.cache import cache_dir
 
-    options = dict(parser="lalr", start=["assignment", "body", "items"],
+    options = dict(parser="lalr", start=["assignment", "body", "items", "event_items"],
                    propagate_positions=True, maybe_placeholders=True)
     text = Path(__file__).with_name("grammar.lark").read_text(encoding="utf-8")
     key = hashlib.sha256(f"{text}{sorted(options.items())}{lark.__version__}".encode())
@@ -182,6 +182,14 @@ class _ToAst(Transformer_NonRecursive):
         return ast.BodyRecord(name=self._name(name),
                               base=None if base is None else self._name(base),
                               transforms=transforms, tail=tail, **self._meta(meta))
+
+    def event_items(self, meta: Any, ch: list[Any]) -> tuple[ast.Item, ...]:
+        return tuple(c for c in ch if c is not None)
+
+    def event_item(self, meta: Any, ch: list[Any]) -> ast.EventItem:
+        return ast.EventItem(name=self._name(ch[0]),
+                             args=tuple(c for c in ch[1:] if c is not None),
+                             **self._meta(meta))
 
     def named_item(self, meta: Any, ch: list[Any]) -> ast.NamedItem:
         return ast.NamedItem(name=self._name(ch[0]), value=ch[1], **self._meta(meta))
@@ -430,7 +438,8 @@ class _StatementParser:
         if key in keywords.PARSED_ITEMS:
             text = chunk.text
             padded = "".join(c if c.isspace() else " " for c in text[:list_start])
-            items = self.run("items", padded + text[list_start:], chunk)
+            rule = "event_items" if key == "EVENTS" else "items"
+            items = self.run(rule, padded + text[list_start:], chunk)
             if items is None:
                 return None
             return ast.Instruction(key=key, written=written, name_span=name_span,

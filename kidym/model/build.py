@@ -43,6 +43,7 @@ from kidym.lang.formulas import (
 )
 from kidym.lang.parser import ParsedSource
 from kidym.lang.tasks import REPEATABLE
+from kidym.model import events as model_events
 from kidym.model import inverse, virtual
 from kidym.model.inertia import full_tensor, inertia_problem
 from kidym.model.model import (
@@ -592,6 +593,7 @@ class _Builder:
         self.constraint_names: list[ast.Name] = []
         self.rolling: list[Rolling] = []
         self.virtual_items: list[virtual.VirtualItem] = []
+        self.event_items: list[model_events.EventItem] = []
         self.gravity: tuple[Expr, Expr, Expr] | None = None
         self.calculation: str | None = None
         self.calculation_span: Span | None = None
@@ -619,6 +621,8 @@ class _Builder:
                 inverse.convert_values(self, ins)
             elif key in virtual.KINDS:
                 self.virtual_items += virtual.read_items(self, ins)
+            elif key == "EVENTS":
+                self.event_items = model_events.read_items(self, ins)
             elif key == "GRAVITY":
                 self.gravity_of(ins)
             elif key == "CALCULATION":
@@ -1730,6 +1734,7 @@ class _Builder:
             for g in self.gravity:
                 self.check_constant(g, f"`{ins.written}`", ins.name_span, allow_time=True)
         virtual_constraints = virtual.check_items(self, self.virtual_items)
+        events = model_events.check_items(self, self.event_items)
         initial, t_init = self.initial()
         self.guess, self.limits = inverse.read(self)
         t0, t1, t_span = self.time_span()
@@ -1792,7 +1797,7 @@ class _Builder:
             angular_velocity={b: mode for b, (mode, _s) in self.angular_velocity.items()},
             constraints=tuple(Constraint(n.name, n.span) for n in self.constraint_names),
             rolling=tuple(self.rolling),
-            virtual_constraints=virtual_constraints,
+            virtual_constraints=virtual_constraints, events=events,
             guess=self.guess, limits=self.limits)
         return model, self.diags
 

@@ -261,6 +261,35 @@ class VirtualConstraint:
 
 
 @dataclass(frozen=True)
+class ModelEvent:
+    """An event of ``СОБЫТИЯ`` / ``EVENTS`` (seed 002's hybrid motion).
+
+    Attributes
+    ----------
+    name : str
+        The event's label (in the results and on the plots).
+    function : Expr
+        ``g(q, w, t)`` over model names: the event happens where it crosses zero.
+    direction : {-1, 0, 1}
+        Crossings from positive to negative (-1, ``ВНИЗ``), negative to positive (+1,
+        ``ВВЕРХ``) or both (0, ``ОБА``).
+    stop : bool
+        The run ends at the event (``СТОП``).
+    resets : tuple of (str, Expr)
+        New values of states (coordinates, independent speeds), as formulas of the
+        state just before the event; applied together (every formula sees the state
+        before the event).
+    """
+
+    name: str
+    function: Expr
+    direction: int = 0
+    stop: bool = False
+    resets: tuple[tuple[str, Expr], ...] = ()
+    span: Span | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
 class Plot:
     """One plot a model asks for (``ПОКАЗАТЬ``, ``СРАВНИТЬ``, ``СОВМЕСТИТЬ``).
 
@@ -390,6 +419,9 @@ class Model:
         coordinate (:mod:`kidym.model.inverse`).
     limits : Mapping of str to (float, float)
         ``ОГРАНИЧЕНИЯ``: joint limits ``(lo, hi)`` by coordinate (inverse kinematics).
+    events : tuple of ModelEvent
+        Zero crossings with a stop or state resets (``СОБЫТИЯ``); see
+        :mod:`kidym.model.events` and :mod:`kidym.simulate.events`.
     """
 
     name: str
@@ -421,6 +453,7 @@ class Model:
     virtual_constraints: tuple[VirtualConstraint, ...] = ()
     guess: Mapping[str, float] = field(default_factory=dict)
     limits: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    events: tuple[ModelEvent, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "initial", MappingProxyType(dict(self.initial)))

@@ -67,22 +67,32 @@ def label(name: str, model: Model) -> str:
 
 
 def event_times(result: Result) -> dict[str, list[float]]:
-    """Event times recorded in ``result.stats["events"]`` (empty without events)."""
+    """Event times by event name, from ``result.stats["events"]`` (``{"t", "name", …}``
+    as both engines record them); empty without events."""
     ev = result.stats.get("events") or getattr(result, "events", None)
-    if not ev:
+    if ev is None or not len(ev):
         return {}
+    if isinstance(ev, dict) and "t" in ev and "name" in ev:
+        out: dict[str, list[float]] = {}
+        for t, name in zip(np.atleast_1d(ev["t"]), ev["name"]):
+            out.setdefault(str(name), []).append(float(t))
+        return out
     if isinstance(ev, dict):
         return {str(k): [float(x) for x in np.atleast_1d(v)] for k, v in ev.items()}
     return {"event": [float(x) for x in np.atleast_1d(ev)]}
 
 
+#: Line styles of the event markers, one per event name in turn.
+_EVENT_STYLES = ("--", ":", "-.", (0, (5, 1, 1, 1)))
+
+
 def _mark_events(ax, result: Result) -> None:
-    first = True
-    for name, times in event_times(result).items():
-        for t in times:
-            ax.axvline(t, color="0.4", lw=0.8, ls="--",
-                       label=f"event ({name})" if first else None)
-            first = False
+    """A vertical line at every event, one style and one legend entry per event name."""
+    for k, (name, times) in enumerate(event_times(result).items()):
+        style = _EVENT_STYLES[k % len(_EVENT_STYLES)]
+        for j, t in enumerate(times):
+            ax.axvline(t, color="0.4", lw=0.8, ls=style,
+                       label=f"event {name} ({len(times)}×)" if j == 0 else None)
 
 
 def _time_plot(result: Result, model: Model, names: Sequence[str], title: str,

@@ -28,7 +28,7 @@ from kidym.eom.constraints import Stabilization, solve_augmented, split
 from kidym.eom.equations import Equations
 from kidym.errors import SimulationError
 from kidym.simulate import faults
-from kidym.simulate.events import STORM_HINT, Event
+from kidym.simulate.events import STORM_HINT, Event, states_after
 from kidym.simulate.result import Result
 
 #: Integration methods of the compiled engine (name → driver code, description).
@@ -190,6 +190,8 @@ def _load(path: Path) -> ctypes.CDLL:
     lib.kidym_rhs_many.restype = i
     lib.kidym_events.argtypes = [d, vp, vp, vp, vp]
     lib.kidym_events.restype = None
+    lib.kidym_reset.argtypes = [i, d, vp, vp, vp, vp]
+    lib.kidym_reset.restype = None
     lib.kidym_simulate.argtypes = [vp, d, vp, i, vp, i, d, d, d, ctypes.c_long, vp, i, vp, vp,
                                    vp, vp, vp, vp, ctypes.c_char_p, i, vp, i]
     lib.kidym_simulate.restype = i
@@ -400,6 +402,15 @@ class CompiledSystem:
         self.lib.kidym_events(float(t), _ptr(y), _ptr(p), _ptr(self.constants(p)), _ptr(g))
         return g[:len(self.event_names)]
 
+    def reset_at(self, k: int, t: float, y: np.ndarray, p: np.ndarray) -> np.ndarray:
+        """The state after the reset of event ``k`` (the library's ``kidym_reset``)."""
+        y = np.ascontiguousarray(y, dtype=float)
+        p = np.ascontiguousarray(p, dtype=float)
+        ynew = np.empty(self.n_y)
+        self.lib.kidym_reset(int(k), float(t), _ptr(y), _ptr(p), _ptr(self.constants(p)),
+                             _ptr(ynew))
+        return ynew
+
     # ---------------------------------------------------------- integration
     def integrate(self, y0: np.ndarray, p: np.ndarray, times: np.ndarray, *, t0: float,
                   method: str = "ERK8", rtol: float = 1e-9, atol: float = 1e-12,
@@ -552,7 +563,12 @@ def to_result(system: CompiledSystem, raw: dict, p: np.ndarray, *, rtol: float, 
     status = raw["status"]
     events = {"t": raw["events_t"].copy(),
               "name": [system.event_names[k] for k in raw["events_k"]],
-              "state": raw["events_y"].copy()}
+              "state": raw["events_y"].copy(),
+              # (status -105: the run stopped on accumulating events before their resets)
+              "state_after": states_after(
+                  raw["events_t"], raw["events_k"], raw["events_y"],
+                  system.code.event_actions, lambda k, tk, yk: system.reset_at(k, tk, yk, p),
+                  last_applied=status != -105)}
     model = system.equations.model
     stats = {"engine": "compiled", "method": raw["method"],
              "integrator": COMPILED_METHODS[raw["method"]][1], "rtol": rtol, "atol": atol,

@@ -18,8 +18,10 @@ absolute number when that scale is 0 (a model at rest with ``E(0) = 0``). The
 quadrature adds ``≈ h⁴ T max|d⁴P/dt⁴| / 180``: take more output points
 (``n_points``) if that is not far below the tolerances.
 
-An event that resets the state changes ``E`` by a jump that is no work; the balance
-then shows the jump.
+An event that resets the state (an impact, ``СОБЫТИЯ``) changes ``E`` by a jump that
+is no work: the balance is then taken between such events, ``B`` restarting from 0 at
+the first output time after each (between an event and that time ``B`` is constant on
+the exact motion), so that it still measures the accuracy of the integration.
 """
 
 from __future__ import annotations
@@ -58,6 +60,7 @@ class EnergyBalance:
     max_abs: float
     scale: float
     quadrature: float = 0.0
+    segments: int = 1
 
     @property
     def relative(self) -> float | None:
@@ -76,6 +79,8 @@ class EnergyBalance:
             text += (f"; about {self.quadrature:.2g} of it (estimated) is the quadrature "
                      "of W over the output times: more output points (--points) sharpen "
                      "the check")
+        if self.segments > 1:
+            text += f", between the {self.segments - 1} resets of the state"
         return text
 
 
@@ -121,9 +126,36 @@ def energy_balance(result) -> EnergyBalance | None:
     values = result.values
     if "energy" not in values or POWER not in values or not np.size(result.t):
         return None
+    t = np.asarray(result.t, float)
     energy = np.asarray(values["energy"], float)
-    work = work_done(result.t, values[POWER])
-    balance = energy - energy[0] - work
+    power = np.asarray(values[POWER], float)
+    work = np.zeros_like(t)
+    balance = np.zeros_like(t)
+    starts = _reset_starts(result)
+    for a, b in zip(starts, [*starts[1:], t.size]):
+        w = work_done(t[a:b], power[a:b])
+        work[a:b] = w + (work[a - 1] if a else 0.0)
+        balance[a:b] = energy[a:b] - energy[a] - w
     scale = float(max(np.max(np.abs(energy)), np.max(np.abs(work))))
     return EnergyBalance(work=work, balance=balance, max_abs=float(np.max(np.abs(balance))),
-                         scale=scale, quadrature=quadrature_error(result.t, values[POWER]))
+                         scale=scale, segments=len(starts),
+                         quadrature=max(quadrature_error(t[a:b], power[a:b])
+                                        for a, b in zip(starts, [*starts[1:], t.size])))
+
+
+def _reset_starts(result) -> list[int]:
+    """Indices of the output times where a stretch without resets begins: 0, and the
+    first output time at or after each event that changed the state (outputs at an
+    event's time show the state after it)."""
+    ev = result.stats.get("events")
+    starts = [0]
+    if not isinstance(ev, dict) or "state_after" not in ev or not len(ev["t"]):
+        return starts
+    before = np.asarray(ev["state"], float)
+    after = np.asarray(ev["state_after"], float)
+    changed = np.any(before != after, axis=1)
+    for te in sorted(set(np.asarray(ev["t"], float)[changed])):
+        k = int(np.searchsorted(result.t, te, side="left"))
+        if starts[-1] < k < len(result.t):
+            starts.append(k)
+    return starts

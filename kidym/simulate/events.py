@@ -58,6 +58,59 @@ class Event:
                              "not both")
 
 
+def model_events(eq: Equations) -> tuple[Event, ...]:
+    """The events the model declares (``СОБЫТИЯ``), as :class:`Event` objects over the
+    equations' named quantities."""
+    return tuple(Event(ev.function, direction=ev.direction, terminal=ev.stop,
+                       reset=dict(ev.resets), name=ev.name) for ev in eq.events_named)
+
+
+def all_events(eq: Equations, events: Sequence[Event] = ()) -> tuple[Event, ...]:
+    """The events of a run: the model's own (``СОБЫТИЯ``), then ``events`` (the API's)."""
+    return (*model_events(eq), *events)
+
+
+def states_after(t: np.ndarray, ks: Sequence[int], before: np.ndarray,
+                 actions: Sequence[int], reset: Callable[[int, float, np.ndarray], np.ndarray],
+                 *, last_applied: bool = True) -> np.ndarray:
+    """The state each recorded event left, shape (n_events, n_y).
+
+    The engines record the state *before* any reset; the events of one instant are
+    consecutive rows with that same state. Their resets are applied one after the
+    other in the order of the events (both engines) and the run goes on from the
+    result: every row of the instant gets that state. A terminal or record-only event
+    leaves the state as it was.
+
+    Parameters
+    ----------
+    t, ks, before : array_like
+        Event times, event indices and states before the events, as recorded.
+    actions : sequence of int
+        The action of each event index (:data:`RECORD`, :data:`TERMINAL`, :data:`RESET`).
+    reset : callable
+        ``reset(k, t, y) -> y_new``: the engine's own reset of event ``k``.
+    last_applied : bool
+        Whether the resets of the last instant were applied (not when the run stopped
+        there as an event storm or on accumulating events).
+    """
+    t = np.asarray(t, dtype=float)
+    before = np.asarray(before, dtype=float)
+    after = before.copy()
+    i = 0
+    while i < len(t):
+        j = i
+        while j + 1 < len(t) and t[j + 1] == t[i] and np.array_equal(before[j + 1], before[i]):
+            j += 1
+        y = before[i].copy()
+        if last_applied or j + 1 < len(t):
+            for k in ks[i:j + 1]:
+                if actions[int(k)] == RESET:
+                    y = np.asarray(reset(int(k), float(t[i]), y), dtype=float)
+        after[i:j + 1] = y
+        i = j + 1
+    return after
+
+
 def parse_expression(eq: Equations, text: str | Expr, what: str) -> Expr:
     """A formula in model names as an expression over the equations' symbols.
 
@@ -146,6 +199,7 @@ class EventFunctions:
         from kidym.simulate.numpy_engine import generate_python
 
         state_names = [str(s) for s in (*eq.coordinates, *eq.speeds)]
+        events = tuple(events)
         names = tuple(e.name or f"event{k}" for k, e in enumerate(events))
         exprs: dict[str, Expr] = {}
         for k, (e, n) in enumerate(zip(events, names)):

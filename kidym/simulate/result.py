@@ -2,8 +2,9 @@
 
 Files (all written atomically, :func:`write_atomically`): ``results.csv`` always;
 ``results.npz`` (NumPy) and ``results.parquet`` (Apache Parquet, needs the optional
-``pyarrow``) on request; ``results.json`` beside them, the sidecar that records what
-produced the numbers — the model source and its SHA-256, the parameter values, the
+``pyarrow``) on request; ``events.csv`` when the run had events (each event's time,
+name, and the state before and after it); ``results.json`` beside them, the sidecar
+that records what produced the numbers — the model source and its SHA-256, the parameter values, the
 initial conditions, the solver and its statistics — so that a results directory is
 enough to reproduce, plot or animate the run (:func:`load_results`).
 """
@@ -25,6 +26,8 @@ import numpy as np
 
 #: Result file formats ``write`` knows.
 FORMATS = ("csv", "npz", "parquet")
+#: The table of a run's events (:meth:`Result.events_csv`).
+EVENTS_FILE = "events.csv"
 
 
 def write_atomically(path: str | Path, data: str | bytes) -> Path:
@@ -133,6 +136,28 @@ class Result:
             writer.writerow([repr(float(x)) for x in row])
         return buf.getvalue()
 
+    def events_csv(self) -> str | None:
+        """The recorded events as CSV text, ``None`` when the run had no events.
+
+        One row per event, in the order handled: ``t``, ``event`` (its name), then the
+        state before it (``before:z``, ``before:z't`` …) and the state it left
+        (``after:z`` …; the events of one instant share both: their resets were
+        applied one after the other).
+        """
+        ev = self.stats.get("events")
+        if not isinstance(ev, dict) or "t" not in ev:
+            return None
+        n = len(self.state_names)
+        before = np.asarray(ev.get("state", []), dtype=float).reshape(-1, n)
+        after = np.asarray(ev.get("state_after", before), dtype=float).reshape(-1, n)
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerow(["t", "event", *(f"before:{x}" for x in self.state_names),
+                         *(f"after:{x}" for x in self.state_names)])
+        for t, name, b, a in zip(np.atleast_1d(ev["t"]), ev["name"], before, after):
+            writer.writerow([repr(float(t)), name, *(repr(float(x)) for x in (*b, *a))])
+        return buf.getvalue()
+
     def write_csv(self, path: str | Path) -> Path:
         """Write :meth:`to_csv` to ``path`` atomically."""
         return write_atomically(path, self.to_csv())
@@ -228,13 +253,18 @@ class Result:
         for f in FORMATS:
             if f not in data:
                 (directory / f"results.{f}").unlink(missing_ok=True)
-        written = [write_atomically(directory / f"results.{f}", blob)
-                   for f, blob in data.items()]
+        blobs = {f"results.{f}": blob for f, blob in data.items()}
+        events = self.events_csv()
+        if events is not None:
+            blobs[EVENTS_FILE] = events.encode("utf-8")
+        else:
+            (directory / EVENTS_FILE).unlink(missing_ok=True)
+        written = [write_atomically(directory / name, blob) for name, blob in blobs.items()]
         side = self.metadata(model)
         side["run_id"] = run_id or uuid.uuid4().hex
         side["files"] = [p.name for p in written]
-        side["sha256"] = {f"results.{f}": hashlib.sha256(blob).hexdigest()
-                          for f, blob in data.items()}
+        side["sha256"] = {name: hashlib.sha256(blob).hexdigest()
+                          for name, blob in blobs.items()}
         written.append(write_atomically(directory / "results.json",
                                         json.dumps(side, ensure_ascii=False, indent=2) + "\n"))
         return written
@@ -330,6 +360,7 @@ def _read_results(directory: Path) -> tuple[bytes | None, dict[str, bytes]]:
 
         side = read("results.json")
         files = {f"results.{f}": read(f"results.{f}") for f in FORMATS}
+        files[EVENTS_FILE] = read(EVENTS_FILE)
     finally:
         os.close(dfd)
     return side, {k: v for k, v in files.items() if v is not None}

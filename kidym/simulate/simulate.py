@@ -29,7 +29,14 @@ from kidym.model.virtual import check_alphas
 from kidym.simulate import faults
 from kidym.simulate.constrained import consistent_initial, given_states, measure, project
 from kidym.simulate.energy import POWER, energy_balance
-from kidym.simulate.events import RESET, STORM_HINT, TERMINAL, EventFunctions, crossed
+from kidym.simulate.events import (
+    RESET,
+    STORM_HINT,
+    TERMINAL,
+    EventFunctions,
+    all_events,
+    crossed,
+)
 from kidym.simulate.jacobian import JacobianFunction, stiffness
 from kidym.simulate.minimal import (
     Partitioning,
@@ -398,9 +405,11 @@ def _solve_with_events(fun, evf: EventFunctions, p: np.ndarray, t0: float, t1: f
     ev_t: list[float] = []
     ev_k: list[int] = []
     ev_y: list[np.ndarray] = []
+    ev_after: list[np.ndarray] = []   # the state the events of an instant left
     nfev, status, message, ok = 0, 0, "reached the end", True
     fault: faults.Fault | None = None
     repeats = 0
+    due: list[int] = []   # the events handled at the last instant
     zeno = faults.ZenoWatch(t1 - t0)
     values = _checked(evf.values, "an event function")
     reset = _checked(evf.reset, "an event's reset")
@@ -415,13 +424,19 @@ def _solve_with_events(fun, evf: EventFunctions, p: np.ndarray, t0: float, t1: f
     try:
         while True:
             g0 = values(t, y, p)
-            if np.any(g0 == 0.0):
+            handled = np.zeros(len(g0), dtype=bool)
+            handled[list(due)] = True
+            if np.any(g0 == 0.0) or handled.any():
                 # a function exactly zero at the start (a reset onto the event surface)
                 # counts with the sign it takes just after (CVODE and ARKODE mask it until
-                # it leaves zero): no root at the start, and its next crossing is seen
+                # it leaves zero): no root at the start, and its next crossing is seen.
+                # So does that of an event just handled: its root, located within the
+                # root finder's tolerance, may lie a few ulps short of the surface, and a
+                # reset that does not move the state off it (a mode switch, a record)
+                # would find it again at once, again and again
                 dt = 1e-8 * max(1.0, abs(t))
                 ahead = values(t + dt, y + dt * fun(t, y), p)
-                g0 = np.where(g0 == 0.0, ahead, g0)
+                g0 = np.where((g0 == 0.0) | handled, ahead, g0)
             seg_times = times[(times >= t) & (times <= t1)]
             if t >= t1:
                 ts.append(seg_times)
@@ -454,10 +469,12 @@ def _solve_with_events(fun, evf: EventFunctions, p: np.ndarray, t0: float, t1: f
                 ev_k.append(k)
                 ev_y.append(ye)
             if any(evf.actions[k] == TERMINAL for k in due):
+                ev_after += [ye] * len(due)
                 status, message = 1, f"stopped by a terminal event at t = {te!r}"
                 break
             t_inf = zeno.add(te, len(due))
             if t_inf is not None:
+                ev_after += [ye] * len(due)   # stopped before the resets
                 names_in_run = [evf.names[k] for tt, k in zip(ev_t, ev_k)
                                 if tt > zeno.run_start]
                 fault = faults.zeno_fault(names_in_run, te, ye, count=zeno.run_events,
@@ -466,6 +483,7 @@ def _solve_with_events(fun, evf: EventFunctions, p: np.ndarray, t0: float, t1: f
             for k in due:
                 if evf.actions[k] == RESET:
                     ye = reset(k, te, ye, p)
+            ev_after += [ye] * len(due)
             repeats = repeats + 1 if te == t else 0
             if repeats > MAX_EVENTS_AT_ONE_TIME:
                 fault = faults.Fault(
@@ -482,8 +500,10 @@ def _solve_with_events(fun, evf: EventFunctions, p: np.ndarray, t0: float, t1: f
     if fault is not None:
         ok, status = False, -1
     n_y = len(y0)
+    ev_after += ev_y[len(ev_after):]   # a reset that failed changed nothing
     events = {"t": np.array(ev_t), "name": [evf.names[k] for k in ev_k],
-              "state": np.array(ev_y).reshape(len(ev_y), n_y)}
+              "state": np.array(ev_y).reshape(len(ev_y), n_y),
+              "state_after": np.array(ev_after).reshape(len(ev_after), n_y)}
     t_out = np.concatenate(ts) if ts else np.empty(0)
     y_out = np.concatenate(ys, axis=1) if ys else np.empty((n_y, 0))
     return ok, status, message, nfev, t_out, y_out, events, fault
@@ -714,7 +734,8 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
             failure = exc
             raise _AbortError from exc
 
-    evf = EventFunctions.build(system.equations, events) if events else None
+    run_events = all_events(system.equations, events)
+    evf = EventFunctions.build(system.equations, run_events) if run_events else None
     recorded: dict = {}
     solver = _watched(method)
     fault: faults.Fault | None = None
