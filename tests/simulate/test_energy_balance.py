@@ -106,3 +106,31 @@ def test_isotropic_quaternion_ball_balances(engine):
     assert np.max(np.abs(v - v[0])) < 1e-7                # conserved …
     assert np.max(np.abs(r["energy't"])) < 1e-7           # … so its power is 0
     assert energy_balance(r).relative < 1e-9
+
+
+def test_quadrature_error_estimate_matches_the_true_error_of_the_work():
+    """On a coarse grid the Richardson estimate is within a factor 3 of the true error of
+    ``W = ∫ sin²(ωt) dt = t/2 − sin(2ωt)/(4ω)`` (closed form), and it shrinks as h⁴."""
+    from kidym.simulate.energy import quadrature_error, work_done
+
+    w = 3.0
+    for n, factor in ((41, 3.0), (81, 3.0)):
+        t = np.linspace(0.0, 10.0, n)
+        exact = t / 2 - np.sin(2 * w * t) / (4 * w)
+        true = np.max(np.abs(work_done(t, np.sin(w * t) ** 2) - exact))
+        estimate = quadrature_error(t, np.sin(w * t) ** 2)
+        assert true / factor < estimate < true * factor, (n, true, estimate)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_coarse_output_grid_is_named_as_the_cause_of_a_large_balance(engine):
+    """A fast damped oscillation seen at few outputs: the balance is the quadrature's, and
+    the message says so; with enough outputs the note goes away."""
+    fast = ("m = 1; k = 400; c = 2; Cart | Sx(x) | m, 0, 0, 0; Cs.x = k; Dd.x = c; "
+            "INITIAL := x(0.1);")
+    coarse = kidym.simulate(kidym.parse(fast), t_end=2.0, n_points=41, engine=engine, **TIGHT)
+    b = energy_balance(coarse)
+    assert b.relative > 1e-3 and b.quadrature > 0.25 * b.max_abs
+    assert "quadrature of W over the output times" in b.describe()
+    fine = kidym.simulate(kidym.parse(fast), t_end=2.0, n_points=4001, engine=engine, **TIGHT)
+    assert "quadrature" not in energy_balance(fine).describe()
