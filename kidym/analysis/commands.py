@@ -10,9 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kidym.analysis.linearize import linearize
-from kidym.analysis.modes import continuation, modes
-from kidym.analysis.statics import equilibrium
+# the analysis itself (SymPy, SciPy) is imported by the commands, not by ``kidym --help``
 
 _NOT_COMPILED = ("note: the analysis does not integrate in time, so it has no use for the "
                  "compiled engine; it runs on the NumPy/SymEngine side")
@@ -20,6 +18,8 @@ _NOT_COMPILED = ("note: the analysis does not integrate in time, so it has no us
 
 def run_analysis(args: argparse.Namespace, model, eq, pairs) -> int:
     """``kidym run`` on a statics or free-vibrations model."""
+    from kidym.analysis.modes import modes
+    from kidym.analysis.statics import equilibrium
     from kidym.outdir import staged
 
     if getattr(args, "engine", "numpy") == "compiled" and not getattr(args, "quiet", False):
@@ -92,6 +92,7 @@ def _vary(text: str) -> tuple[str, np.ndarray]:
 
 def cmd_modes(args: argparse.Namespace, pairs, load) -> int:
     """``kidym modes MODEL [--vary NAME=A:B:N]``."""
+    from kidym.analysis.modes import continuation, modes
     from kidym.eom.equations import derive
     from kidym.outdir import staged
 
@@ -118,6 +119,7 @@ def cmd_modes(args: argparse.Namespace, pairs, load) -> int:
 
 def cmd_linearize(args: argparse.Namespace, pairs, load) -> int:
     """``kidym linearize MODEL``: ``A``, ``B`` as text, LaTeX or JSON; ``--npz FILE``."""
+    from kidym.analysis.linearize import linearize
     from kidym.eom.equations import derive
 
     model = load(args.model)

@@ -65,7 +65,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import symengine as se
-import sympy
 
 from kidym.eom.equations import Equations, derive
 from kidym.kinematics import names as gen
@@ -243,8 +242,8 @@ def first_integrals(model: Model | Equations, *, samples: int | None = None,
     if isinstance(model, Equations):
         model = model.model
     if model.constraints or model.rolling:
-        return FirstIntegrals((), None, skipped="holonomic constraints Φ = 0 (УРАВНЕНИЯ): "
-                              "random states would violate them")
+        return FirstIntegrals((), None, skipped="the model has constraints (УРАВНЕНИЯ, "
+                              "КАЧЕНИЕ): random states would violate them")
     n_speeds = len(model.pseudo_velocities) or len(model.coordinates)
     if n_speeds > max_speeds:
         return FirstIntegrals((), None, skipped=f"{n_speeds} speeds, more than max_speeds = "
@@ -552,9 +551,11 @@ def _name(kind: str, terms, cands, counts: dict[str, int]) -> str:
 
 
 # --------------------------------------------------------------- symbolic proof
-def _zero(expr: sympy.Expr) -> bool:
-    """Whether ``expr`` is identically zero: expanded, then with the trigonometric
-    functions written as exponentials."""
+def _zero(expr) -> bool:
+    """Whether ``expr`` (a SymPy expression) is identically zero: expanded, then with
+    the trigonometric functions written as exponentials."""
+    import sympy
+
     e = sympy.expand(expr)
     if e == 0:
         return True
@@ -576,6 +577,8 @@ def _proved(eq: Equations, kind: str, candidate: _Candidate, budget_s: float) ->
     = İ|_{ẇ=0} + yᵀ F``: two identities without inverting ``M``, each expanded (and the
     trigonometric functions rewritten as exponentials) to zero.
     """
+    import sympy  # only for a proof: ``kidym check`` of a model with none loads no SymPy
+
     g = eq.graph
     n = eq.n_w
     if kind in ("energy", "jacobi"):
@@ -625,6 +628,11 @@ def integral_drift(found: FirstIntegrals, result, *,
                    record: bool = True) -> dict[str, dict]:
     """``max_t |I(t) − I(0)|`` of each integral over a run, absolute and relative.
 
+    An event that resets the state (``СОБЫТИЯ``: an impact) changes an integral by a
+    jump that is physics, not error: the drift is then measured from the start of each
+    stretch between resets (``I(t) − I(t_k)``, ``t_k`` the last reset before ``t``), and
+    ``resets`` counts them.
+
     With ``record`` (default) the drift is also stored in
     ``result.stats["first_integrals"]`` (written to ``results.json`` by
     :meth:`Result.write`).
@@ -646,8 +654,11 @@ def integral_drift(found: FirstIntegrals, result, *,
         By integral name: ``max_abs`` (``max |I − I(0)|``), ``scale`` (the largest of
         ``max |I|`` and ``max |c_k I_k|`` over its terms: a combination can stay near 0
         while its terms do not), ``relative`` (``max_abs / scale``, ``None`` for scale
-        0), ``kind``, ``initial`` (``I(0)``).
+        0), ``kind``, ``initial`` (``I(0)``), ``resets`` (the resets of the state
+        between which the drift was measured).
     """
+    from kidym.simulate.energy import reset_starts
+
     if not found.integrals or not np.size(result.t):
         return {}
     f = found.evaluator(terms=True)
@@ -657,15 +668,19 @@ def integral_drift(found: FirstIntegrals, result, *,
     vals = np.array([f(t, y[:, i], p) for i, t in enumerate(result.t)])
     out: dict[str, dict] = {}
     col = len(found.integrals)
+    starts = reset_starts(result)
+    first = np.zeros(len(result.t), dtype=int)    # the index each output is measured from
+    for a in starts[1:]:
+        first[a:] = a
     for j, integral in enumerate(found.integrals):
         v = vals[:, j]
         parts = vals[:, col:col + len(integral.terms)]
         col += len(integral.terms)
-        drift = float(np.max(np.abs(v - v[0])))
+        drift = float(np.max(np.abs(v - v[first])))
         scale = float(max(np.max(np.abs(v)), np.max(np.abs(parts))))
         out[integral.name] = {"kind": integral.kind, "max_abs": drift, "scale": scale,
                               "relative": drift / scale if scale > 0 else None,
-                              "initial": float(v[0])}
+                              "initial": float(v[0]), "resets": len(starts) - 1}
     if record:
         result.stats["first_integrals"] = out
     return out
@@ -678,5 +693,7 @@ def describe_drift(drift: Mapping[str, Mapping]) -> list[str]:
         text = f"first integral {name} ({d['kind']}): max |I - I(0)| = {d['max_abs']:.3g}"
         if d["relative"] is not None:
             text += f" (relative to its scale {d['scale']:.3g}: {d['relative']:.3g})"
+        if d.get("resets"):
+            text += f", between the {d['resets']} resets of the state"
         out.append(text)
     return out

@@ -131,7 +131,7 @@ def energy_balance(result) -> EnergyBalance | None:
     power = np.asarray(values[POWER], float)
     work = np.zeros_like(t)
     balance = np.zeros_like(t)
-    starts = _reset_starts(result)
+    starts = reset_starts(result)
     for a, b in zip(starts, [*starts[1:], t.size]):
         w = work_done(t[a:b], power[a:b])
         work[a:b] = w + (work[a - 1] if a else 0.0)
@@ -143,7 +143,7 @@ def energy_balance(result) -> EnergyBalance | None:
                                         for a, b in zip(starts, [*starts[1:], t.size])))
 
 
-def _reset_starts(result) -> list[int]:
+def reset_starts(result) -> list[int]:
     """Indices of the output times where a stretch without resets begins: 0, and the
     first output time at or after each event that changed the state (outputs at an
     event's time show the state after it)."""

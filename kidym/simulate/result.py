@@ -145,8 +145,8 @@ class Result:
         applied one after the other).
         """
         ev = self.stats.get("events")
-        if not isinstance(ev, dict) or "t" not in ev:
-            return None
+        if not isinstance(ev, dict) or np.atleast_1d(ev.get("t", [])).size == 0:
+            return None  # the compiled engine reports an empty record
         n = len(self.state_names)
         before = np.asarray(ev.get("state", []), dtype=float).reshape(-1, n)
         after = np.asarray(ev.get("state_after", before), dtype=float).reshape(-1, n)

@@ -57,7 +57,10 @@ def test_report_renders_math_and_plots_without_errors(pendulum_run, tmp_path):
 
 def test_report_markdown_links_the_plots(pendulum_run):
     md = (pendulum_run / "report.md").read_text(encoding="utf-8")
-    for png in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", md):
+    # CommonMark destinations, in <…> so that a name with spaces stays one link
+    pngs = re.findall(r"!\[[^\]]*\]\(<([^>]+)>\)", md)
+    assert pngs and len(pngs) == md.count("![")
+    for png in pngs:
         assert (pendulum_run / png).is_file()
     assert "$$" in md and "## Initial conditions" in md
 
