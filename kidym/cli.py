@@ -163,7 +163,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     requests = _plot_requests(args, eq)   # `--plot nosuch` fails before the run
     check_replaceable(out, force=args.force, keep=[args.model])  # before the run, not after
     if model.calculation in ("STATICS", "FREE_VIBRATIONS"):
-        from kidym.analysis.commands import run_analysis
+        from kidym.cli_analysis import run_analysis
 
         return run_analysis(args, model, eq, _pairs)
     from kidym.simulate.simulate import defaulted_states, simulate
@@ -654,7 +654,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_run)
     add_fmt_command(sub)
     _add_animate_command(sub)
-    from kidym.analysis.commands import add_parsers
+    from kidym.cli_analysis import add_parsers
 
     add_parsers(sub, _pairs, _load, _add_force)
     add_codegen_parser(sub)

@@ -30,7 +30,6 @@ from itertools import combinations
 from pathlib import Path
 
 import numpy as np
-from scipy import linalg, optimize
 
 from kidym.analysis.derivatives import StateDerivatives
 from kidym.analysis.linearize import Linearization, linearize
@@ -146,6 +145,7 @@ def coupled_part(A: np.ndarray) -> tuple[list[int], list[int]]:
 
 
 def _spectrum(lin: Linearization):
+    from scipy import linalg
     A = lin.A
     kept, dropped = coupled_part(A)
     ev = linalg.eigvals(A[np.ix_(kept, kept)]) if kept else np.zeros(0, complex)
@@ -366,6 +366,7 @@ def _locate(left: Modes, right: Modes, lo: float, hi: float, at, tol: float) -> 
       minors of order ``n − k₀`` of the coupled ``A`` (``k₀`` eigenvalues stay 0 along the
       branch), which is a polynomial in the entries of ``A``.
     """
+    from scipy import optimize
     unstable = left if left.max_real > right.max_real else right
     top = unstable.eigenvalues[int(np.argmax(unstable.eigenvalues.real))]
     xtol = 1e-13 * max(1.0, abs(hi))
