@@ -375,7 +375,14 @@ def _locate(left: Modes, right: Modes, lo: float, hi: float, at, tol: float) -> 
             ev = at(v).eigenvalues
             ev = ev[np.abs(ev.imag) > tol]
             return float(ev.real.max()) if ev.size else -tol
-        return optimize.brentq(pair, lo, hi, xtol=xtol, rtol=1e-15)
+        ends = pair(lo), pair(hi)
+        # a pair crossing the axis (Hopf) changes sign; pairs that meet on the axis and
+        # split off it (a gyroscopic system, the sleeping top) have real parts ±μ, μ ≥ 0,
+        # and a marginal side at 0 within rounding: the boundary is where μ reaches tol
+        # (μ grows as a square root there, so the offset moves it by ~tol²)
+        crosses = min(ends) < -tol and max(ends) > tol
+        offset = 0.0 if crosses else tol
+        return optimize.brentq(lambda v: pair(v) - offset, lo, hi, xtol=xtol, rtol=1e-15)
     k0 = min(int((np.abs(m.eigenvalues) <= tol).sum()) for m in (left, right))
     A = left.linearization.A
     kept, _ = coupled_part(A)
