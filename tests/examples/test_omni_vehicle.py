@@ -270,6 +270,10 @@ def test_inertialess_limit_keeps_nu3_and_speed(full):
 
 @pytest.mark.parametrize("engine", ["numpy", "compiled"])
 def test_full_model_with_B_zero_is_a_clear_error(full, engine):
-    with pytest.raises(kidym.SimulationError, match="mass matrix is singular"):
+    """The free rollers' speeds have no inertia: the hint names them, and only them."""
+    with pytest.raises(kidym.SimulationError, match="mass matrix is singular") as e:
         kidym.simulate(full, t_end=1, engine=engine, parameters={"B": 0.0},
                        initial={"nu1": 1.0})
+    hint = e.value.hint
+    assert hint.startswith("no inertia along the speeds phi1_2't, phi1_3't")
+    assert "(12 speeds)" in hint and "nu1" not in hint and "limit model" in hint
