@@ -14,6 +14,7 @@ Oracles, none of them kidym's:
 
 from __future__ import annotations
 
+import importlib.util
 import math
 from pathlib import Path
 
@@ -39,7 +40,7 @@ def _values(eq) -> dict[str, float]:
     return {str(s): float(v) for s, v in zip(eq.parameters, p)}
 
 
-def _paper(par: dict[str, float]):
+def _paper(par: dict[str, float], N: int = N, n: int = n):
     """The paper's 𝓜 (3.2) and V (2.1)–(2.3) in kidym's order of coordinates and
     speeds, as SymPy matrices of the coordinates ``q``, with ``M, I_S, J`` of the bodies."""
     R, l, Lam, B, A = (par[k] for k in ("R", "l", "Lam", "B", "A"))
@@ -112,12 +113,12 @@ def _maggi(paper):
     return at
 
 
-def _states(rng, eq, count):
+def _states(rng, eq, count, n=n):
     names = [str(s) for s in eq.coordinates]
     for _ in range(count):
         q = rng.uniform(-3, 3, len(names))
-        for i in range(1, N + 1):                      # the contact roller's range
-            q[names.index(f"chi{i}")] = rng.uniform(-math.pi / n, math.pi / n)
+        for chi in (k for k in names if k.startswith("chi")):   # the contact roller's range
+            q[names.index(chi)] = rng.uniform(-math.pi / n, math.pi / n)
         yield q, rng.uniform(-2, 2, eq.n_w)
 
 
@@ -277,3 +278,32 @@ def test_full_model_with_B_zero_is_a_clear_error(full, engine):
     hint = e.value.hint
     assert hint.startswith("no inertia along the speeds phi1_2't, phi1_3't")
     assert "(12 speeds)" in hint and "nu1" not in hint and "limit model" in hint
+
+
+def _generator():
+    spec = importlib.util.spec_from_file_location("omni_generate", HERE / "generate.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_example_files_are_the_generators_output():
+    gen = _generator()
+    assert (HERE / "omni_3_5.kdm").read_text(encoding="utf-8") == gen.massive(3, 5)
+    assert (HERE / "omni_3_5_inertialess.kdm").read_text(encoding="utf-8") == \
+        gen.inertialess(3, 5)
+
+
+def test_other_numbers_of_wheels_and_rollers_against_maggi():
+    """N = 4 wheels with n = 4 rollers: the generator's model against the oracle."""
+    eq = kidym.derive(kidym.parse(_generator().massive(4, 4)))
+    paper = _paper(_values(eq), 4, 4)
+    assert [str(s) for s in eq.speeds] == paper["speeds"]
+    oracle = _maggi(paper)
+    rhs = generate_python(eq).function
+    p = parameter_vector(eq.model, None).tolist()
+    for q, w in _states(np.random.default_rng(5), eq, 3, n=4):
+        _qd, M, F = rhs(0.0, [*q, *w], p)
+        Mstar, wdot, _ = oracle(q, w)
+        assert np.abs(M - Mstar).max() < 1e-12 * np.abs(Mstar).max()
+        assert np.abs(np.linalg.solve(M, F) - wdot).max() < 1e-9 * max(1.0, np.abs(wdot).max())
