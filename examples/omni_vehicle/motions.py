@@ -138,7 +138,7 @@ def report(k: int, full, limit) -> None:
     elif k == 2:
         print(f"  max |nu3| < {below(np.max(np.abs(nu3)))}; nu1/nu1(0) - 1 at t_end "
               f"{nu1[-1] - 1:.1e}; T/T(0) - 1: max {np.max(T / T[0] - 1):.1e}, at t_end "
-              f"{T[-1] / T[0] - 1:.1e}; max |chi1| = {np.max(np.abs(full.values['chi1'])):.1e}")
+              f"{T[-1] / T[0] - 1:.1e}; max |chi1| < {below(np.max(np.abs(full.values['chi1'])))}")
     else:
         tail = full.t > 0.9 * full.t[-1]
         print(f"  nu3: {nu3[0]:g} -> {nu3[-1]:.4f} (spread over the last 10 %: "
