@@ -143,7 +143,7 @@ def report(k: int, full, limit) -> None:
         tail = full.t > 0.9 * full.t[-1]
         print(f"  nu3: {nu3[0]:g} -> {nu3[-1]:.4f} (spread over the last 10 %: "
               f"{np.ptp(nu3[tail]):.1e}); v: {v[0]:g} -> {v[-1]:.1e}; "
-              f"T/T(0) - 1 at t_end {T[-1] / T[0] - 1:.2e}")
+              f"T/T(0): max {np.max(T / T[0]):.2f}, at t_end - 1 {T[-1] / T[0] - 1:.2e}")
     lv = np.hypot(limit.values["nu1"], limit.values["nu2"])
     lnu3, lT = limit.values["nu3"], limit.values["energy"]
     print(f"  B = 0 limit: nu3, v and T change by less than {below(np.ptp(lnu3))}, "
