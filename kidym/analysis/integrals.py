@@ -242,8 +242,9 @@ def first_integrals(model: Model | Equations, *, samples: int | None = None,
     if isinstance(model, Equations):
         model = model.model
     if model.constraints or model.rolling or model.coincidences:
-        return FirstIntegrals((), None, skipped="the model has constraints (УРАВНЕНИЯ, "
-                              "КАЧЕНИЕ, СОВПАДЕНИЕ): random states would violate them")
+        kinds = "УРАВНЕНИЯ, КАЧЕНИЕ" + (", СОВПАДЕНИЕ" if model.coincidences else "")
+        return FirstIntegrals((), None, skipped=f"the model has constraints ({kinds}): "
+                              "random states would violate them")
     n_speeds = len(model.pseudo_velocities) or len(model.coordinates)
     if n_speeds > max_speeds:
         return FirstIntegrals((), None, skipped=f"{n_speeds} speeds, more than max_speeds = "
