@@ -316,3 +316,30 @@ def test_the_three_languages_and_fmt_round_trip() -> None:
     formatted = format_source(BASE)
     assert "Coupler(b, 0, 0) = Rocker(c, 0, 0)" in formatted
     assert kidym.derive(kidym.parse(formatted)).constraints.names == ("coinX1", "coinY1")
+
+
+def test_the_minimal_form_runs_the_generated_loop() -> None:
+    model = kidym.load(FOUR_BAR_COINCIDE)
+    ref = kidym.simulate(model, t_end=1, rtol=1e-11, atol=1e-13)
+    got = kidym.simulate(model, t_end=1, rtol=1e-11, atol=1e-13, formulation="minimal")
+    for name in ("q1", "q2", "q3", "λcoinX1", "λcoinY1"):
+        scale = max(1.0, np.abs(ref[name]).max())
+        assert np.abs(got[name] - ref[name]).max() <= 1e-7 * scale, name
+
+
+def test_a_body_named_ground_is_that_body() -> None:
+    # the rocker called `Ground`: `Ground(c, 0, 0)` is its point, not the fixed frame's
+    text = BASE.replace("Rocker", "Ground")
+    eq = kidym.derive(kidym.parse(text))
+    assert eq.constraints.names == ("coinX1", "coinY1")
+    k = [str(q) for q in eq.coordinates].index("q3")
+    assert eq.constraints.jacobian_q[0][k] != 0     # the loop closes on q3's body
+
+
+def test_the_multipliers_are_plotted(tmp_path) -> None:
+    from kidym.report.plots import plot_run
+
+    model = kidym.load(FOUR_BAR_COINCIDE)
+    r = kidym.simulate(model, t_end=0.2)
+    written = plot_run(r, model, tmp_path)
+    assert any(p.name.startswith("multipliers") for p in written)
