@@ -86,6 +86,8 @@ def read_items(b, ins: ast.Instruction) -> list[tuple[Coincidence, list[ast.Expr
         The instruction.
     """
     out: list[tuple[Coincidence, list[ast.Expr]]] = []
+    if not ins.items:
+        b.error(f"{_usage(ins.written)}; the list is empty", ins.name_span)
     for k, item in enumerate(ins.items, start=1):
         if not isinstance(item, ast.CoincideItem):  # pragma: no cover - grammar
             b.error(f"{_usage(ins.written)}; got `{b.text(item)}`", item.span)

@@ -18,7 +18,7 @@ import sympy as sp
 from scipy.optimize import fsolve
 
 import kidym
-from kidym.errors import ParseError
+from kidym.errors import ParseError, SimulationError
 from kidym.simulate.simulate import NumpySystem
 from tests.eom.test_constraints import FOUR_BAR, consistent_states, kidym_solution
 from tests.oracles.closed_loops import four_bar, spatial_rssr
@@ -263,6 +263,10 @@ LINE = "СОВПАДЕНИЕ := Coupler(b, 0, 0) = Rocker(c, 0, 0);"
      r"coordinate `q1`; it must be constant \(parameters only\)"),
     ("СОВПАДЕНИЕ := Coupler(b, 0, 0) = 2;",
      r"error: unexpected number `2`"),
+    ("СОВПАДЕНИЕ := ;", r":\d+:1: error: `СОВПАДЕНИЕ` lists `A\(x, y, z\) = B\(x, y, z\)`.*"
+     r"the list is empty"),
+    ("СОВПАДЕНИЕ := Coupler(b, 0, 0) = ЗЕМЛЯ(q1, 0, 0);",
+     r"error: the point of the fixed frame in .* depends on coordinate `q1`"),
 ])
 def test_bad_items_are_located_errors(line: str, message: str) -> None:
     text = BASE.replace(LINE, line)
@@ -343,3 +347,14 @@ def test_the_multipliers_are_plotted(tmp_path) -> None:
     r = kidym.simulate(model, t_end=0.2)
     written = plot_run(r, model, tmp_path)
     assert any(p.name.startswith("multipliers") for p in written)
+
+
+def test_redundant_coincidences_are_reported_when_the_run_starts() -> None:
+    # a rod pinned at both ends: four constraints on three coordinates, rank 3
+    text = PIVOT_TEXT.replace("СОВПАДЕНИЕ := Rod = ЗЕМЛЯ(A*sin(W*t), 0, 0);",
+                              "СОВПАДЕНИЕ := Rod = ЗЕМЛЯ, Rod(l, 0, 0) = ЗЕМЛЯ(0, -l, 0);")
+    text = text.replace("ПОКАЗАТЬ := λcoinX1, λcoinY1;", "ПОКАЗАТЬ := λcoinX2;")
+    eq = kidym.derive(kidym.parse(text))
+    assert eq.constraints.names == ("coinX1", "coinY1", "coinX2", "coinY2")
+    with pytest.raises(SimulationError, match=r"not independent.*rank of their Jacobian is 3"):
+        kidym.simulate(kidym.parse(text), t_end=0.1)
