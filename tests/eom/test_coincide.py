@@ -358,3 +358,44 @@ def test_redundant_coincidences_are_reported_when_the_run_starts() -> None:
     assert eq.constraints.names == ("coinX1", "coinY1", "coinX2", "coinY2")
     with pytest.raises(SimulationError, match=r"not independent.*rank of their Jacobian is 3"):
         kidym.simulate(kidym.parse(text), t_end=0.1)
+
+
+@pytest.mark.parametrize("engine", ["numpy", "compiled"])
+def test_kinetostatics_with_the_loop_closed_by_coincide(engine: str, request) -> None:
+    """The slider-crank of examples/slider_crank driven by ``f3 = q1 - Om*t``, its loop
+    closed by ``СОВПАДЕНИЕ``: the drive torque and the slider force of inverse dynamics
+    (Lagrange's equation in the crank angle alone, SymPy)."""
+    from tests.oracles.closed_loops import DrivenSliderCrank
+    from tests.oracles.closed_loops import t as time
+
+    if engine == "compiled":
+        request.getfixturevalue("cache")
+    text = (ROOT / "examples" / "slider_crank" / "slider_crank.kdm").read_text(encoding="utf-8")
+    old = "УРАВНЕНИЯ := f1, f2, f3;"
+    assert old in text
+    text = text.replace(old, "СОВПАДЕНИЕ := Rod(l, 0, 0) = Slider;  УРАВНЕНИЯ := f3;")
+    eq = kidym.derive(kidym.parse(text))
+    assert eq.constraints.names == ("f3", "coinX1", "coinY1")
+    r = kidym.simulate(kidym.parse(text), engine=engine, rtol=1e-11, atol=1e-13, n_points=51)
+    oracle = DrivenSliderCrank.build(dict(r=0.1, l=0.4, m1=1.0, m2=2.0, ms=3.0, g=9.81,
+                                          c=20.0), 10.0 * time)
+    tau, X = oracle.torque(r.t), oracle.slider_force(r.t)
+    assert np.abs(r["λf3"] - tau).max() <= 1e-8 * np.abs(tau).max()
+    # λcoinX1: the x force of the slider on the rod's end, −(ms s̈ + c ṡ)
+    assert np.abs(r["λcoinX1"] - X).max() <= 1e-8 * np.abs(X).max()
+
+
+def test_the_spatial_loop_runs_alike_in_both_engines_and_stays_closed(cache) -> None:
+    model = kidym.parse(SPATIAL_TEXT)
+    ref = kidym.simulate(model, t_end=1, rtol=1e-11, atol=1e-13)
+    comp = kidym.simulate(model, engine="compiled", t_end=1, rtol=1e-11, atol=1e-13)
+    for name in ("q1", "q2", "q3", "q4", "q5", "λcoinX1", "λcoinY1", "λcoinZ1"):
+        scale = max(1.0, np.abs(ref[name]).max())
+        assert np.abs(comp[name] - ref[name]).max() <= 1e-7 * scale, name
+    # the coupler's end is the rocker's end all along (the geometry, written out)
+    a, b, c, d, h = (SPATIAL[k] for k in "abcdh")
+    q1, q2, q3, q5 = comp["q1"], comp["q2"], comp["q3"], comp["q5"]
+    gap = np.stack([a * np.cos(q1) + b * np.cos(q1 + q2) * np.cos(q3) - d,
+                    a * np.sin(q1) + b * np.sin(q1 + q2) * np.cos(q3) - c * np.cos(q5),
+                    -b * np.sin(q3) - h - c * np.sin(q5)])
+    assert np.abs(gap).max() <= 1e-8
