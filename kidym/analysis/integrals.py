@@ -42,7 +42,7 @@ no finished proof: always so for combinations, whose ``y = M⁻¹ (∂I/∂w)ᵀ
 formed). Coefficients of combinations are numbers, valid for the
 parameter values used (``parameters``).
 
-**Models with constraints** (``УРАВНЕНИЯ``, ``КАЧЕНИЕ``): an integral need only be
+**Models with constraints** (``УРАВНЕНИЯ``, ``КАЧЕНИЕ``, ``СОВПАДЕНИЕ``): an integral need only be
 constant along motions that satisfy them, so the random states are drawn *on* the
 constraint manifold — random coordinates projected onto ``Φ(q, t) = 0`` by Newton's
 method (least-norm steps ``Δq = B δ``, :func:`kidym.simulate.constrained.project`),

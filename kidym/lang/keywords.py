@@ -36,6 +36,8 @@ KEYWORDS: dict[str, tuple[str, ...]] = {
     "END": ("КОНЕЦ", "КІНЕЦЬ", "END"),
     "ANGULAR_VELOCITY": ("УГЛОВАЯ СКОРОСТЬ", "КУТОВА ШВИДКІСТЬ", "ANGULAR VELOCITY"),
     "ROLLING": ("КАЧЕНИЕ", "КОЧЕННЯ", "ROLLING"),
+    # loop closure: a point of one body coincides with a point of another (or the ground)
+    "COINCIDE": ("СОВПАДЕНИЕ", "СОВПАДЕНИЯ", "ЗБІГ", "ЗБІГИ", "COINCIDE", "COINCIDENCE"),
     # virtual-potential constraints of seed 001: `f = 0` (5) and surfaces `f > 0` (7)
     "VIRTUAL_CONSTRAINTS": ("ВИРТУАЛЬНЫЕ СВЯЗИ", "ВІРТУАЛЬНІ В'ЯЗІ", "VIRTUAL CONSTRAINTS"),
     "BOUNDING_SURFACES": ("ОГРАНИЧИВАЮЩИЕ ПОВЕРХНОСТИ", "ОБМЕЖУЮЧІ ПОВЕРХНІ",
@@ -83,7 +85,7 @@ IMPLEMENTED = frozenset({"COORDINATES", "PSEUDOVELOCITIES", "INITIAL", "TIME", "
                          "VARIANT", "BODIES", "UNITS", "CODING", "COMPARE", "COMBINE",
                          "WITHDRAW", "MULTIPLY", "ANGULAR_VELOCITY", "IK_EQUATIONS",
                          "ROLLING", "VIRTUAL_CONSTRAINTS", "BOUNDING_SURFACES",
-                         "INITIAL_GUESS", "LIMITS", "EVENTS"})
+                         "INITIAL_GUESS", "LIMITS", "EVENTS", "COINCIDE"})
 
 #: Instructions not implemented that only change how results are presented (plots,
 #: animation, files), never the numbers: ignored with a warning. Every other
@@ -96,7 +98,7 @@ PARSED_ITEMS = frozenset({"COORDINATES", "PSEUDOVELOCITIES", "INITIAL", "TIME", 
                           "SHOW", "GRAVITY", "QUATERNION", "BODIES", "COMPARE", "COMBINE",
                           "MULTIPLY", "IK_EQUATIONS", "ROLLING", "VIRTUAL_CONSTRAINTS",
                           "BOUNDING_SURFACES", "INITIAL_GUESS", "LIMITS",
-                          "EVENTS"})
+                          "EVENTS", "COINCIDE"})
 
 #: Approximations of the delta function in a virtual potential (seed 001 eqs. (12),
 #: (13)), canonical key → accepted spellings of the second item argument

@@ -43,8 +43,8 @@ from kidym.lang.formulas import (
 )
 from kidym.lang.parser import ParsedSource
 from kidym.lang.tasks import REPEATABLE
+from kidym.model import coincide, inverse, virtual
 from kidym.model import events as model_events
-from kidym.model import inverse, virtual
 from kidym.model.inertia import full_tensor, inertia_problem
 from kidym.model.model import (
     TIME,
@@ -592,6 +592,7 @@ class _Builder:
         self.pseudo: list[ast.Name] = []
         self.constraint_names: list[ast.Name] = []
         self.rolling: list[Rolling] = []
+        self.coincide_items: list = []
         self.virtual_items: list[virtual.VirtualItem] = []
         self.event_items: list[model_events.EventItem] = []
         self.gravity: tuple[Expr, Expr, Expr] | None = None
@@ -614,6 +615,8 @@ class _Builder:
                 self.pseudo = self.name_list(ins, "a pseudo-velocity name")
             elif key == "ROLLING":
                 self.rolling_of(ins)
+            elif key == "COINCIDE":
+                self.coincide_items = coincide.read_items(self, ins)
             elif key == "IK_EQUATIONS":
                 self.constraint_names = self.name_list(
                     ins, "the name of a defined quantity that must vanish")
@@ -1094,7 +1097,7 @@ class _Builder:
     def check_prescribed_motion(self) -> None:
         """``РАСЧЕТ := КИНЕТОСТАТИКА`` needs the motion prescribed by constraints (that
         they leave no speed free is checked with the equations, :mod:`kidym.eom`)."""
-        if self.calculation != "KINETOSTATICS" or self.constraint_names:
+        if self.calculation != "KINETOSTATICS" or self.constraint_names or self.coincide_items:
             return
         self.error("the kinetostatics calculation needs the motion prescribed by constraints, "
                    "and the model has none: list in `УРАВНЕНИЯ` the loop closures and a driving "
@@ -1592,7 +1595,9 @@ class _Builder:
         """``λf`` for every constraint ``f`` of ``УРАВНЕНИЯ`` (outputs of the run)."""
         return {MULTIPLIER_PREFIX + n for n in [*(c.name for c in self.constraint_names),
                                                 *(x for r in self.rolling
-                                                  for x in r.constraint_names())]}
+                                                  for x in r.constraint_names()),
+                                                *(x for c, _n in self.coincide_items
+                                                  for x in c.constraint_names())]}
 
     def known_output(self, node: ast.Name, ins: ast.Instruction) -> str | None:
         """Canonical name of an output ``node`` lists, or ``None`` (reported)."""
@@ -1751,6 +1756,8 @@ class _Builder:
                        t_span)
         outputs = self.outputs()
         self.check_rolling()
+        coincidences = coincide.check_items(self, self.coincide_items, self.instructions[
+            "COINCIDE"].written if self.coincide_items else "")
         if _has_errors(self.diags) or self.parsed.has_errors:
             return None, self.diags
         parameters = []
@@ -1796,7 +1803,7 @@ class _Builder:
             units=self.unit_names,
             angular_velocity={b: mode for b, (mode, _s) in self.angular_velocity.items()},
             constraints=tuple(Constraint(n.name, n.span) for n in self.constraint_names),
-            rolling=tuple(self.rolling),
+            rolling=tuple(self.rolling), coincidences=coincidences,
             virtual_constraints=virtual_constraints, events=events,
             guess=self.guess, limits=self.limits)
         return model, self.diags

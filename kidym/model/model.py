@@ -234,6 +234,43 @@ class Rolling:
 
 
 @dataclass(frozen=True)
+class Coincidence:
+    """``СОВПАДЕНИЕ := A(xa, ya, za) = B(xb, yb, zb);``: two points that coincide.
+
+    A point is given in the frame of its body (the end of the record's second
+    section, whose origin is ``XO<Body>``…): ``P = O + S p``. ``body`` ``None`` is the
+    fixed frame (``ЗЕМЛЯ`` / ``GROUND``); ``point`` ``None`` is the body's origin. kidym
+    writes the holonomic constraints ``P_A − P_B = 0`` in fixed axes, one per component
+    that is not identically zero, see :func:`kidym.eom.constraints.coincidence_constraints`.
+
+    Attributes
+    ----------
+    index : int
+        1-based position of the item in the list: the constraints are named
+        ``coinX<index>``, ``coinY<index>``, ``coinZ<index>``.
+    body_a, body_b : str or None
+        The bodies (``None``: the fixed frame).
+    point_a, point_b : tuple of Expr or None
+        The points in their bodies' axes, shape (3,): formulas of parameters (a point of
+        the fixed frame may also move with ``t``); ``None`` for the origin.
+    text : str
+        The item as written, for messages.
+    """
+
+    index: int
+    body_a: str | None
+    point_a: tuple[Expr, ...] | None
+    body_b: str | None
+    point_b: tuple[Expr, ...] | None
+    text: str = ""
+    span: Span | None = None
+
+    def constraint_names(self) -> tuple[str, str, str]:
+        """Names of the generated constraints, components along the fixed x, y, z."""
+        return (f"coinX{self.index}", f"coinY{self.index}", f"coinZ{self.index}")
+
+
+@dataclass(frozen=True)
 class VirtualConstraint:
     """A constraint held by a virtual potential (seed 001; ``ВИРТУАЛЬНЫЕ СВЯЗИ``,
     ``ОГРАНИЧИВАЮЩИЕ ПОВЕРХНОСТИ``).
@@ -410,6 +447,9 @@ class Model:
     rolling : tuple of Rolling
         Bodies rolling without slipping (``КАЧЕНИЕ``); their generated constraints
         follow ``constraints``.
+    coincidences : tuple of Coincidence
+        Loop closures written as coinciding points (``СОВПАДЕНИЕ``); their generated
+        constraints follow those of ``rolling``.
     virtual_constraints : tuple of VirtualConstraint
         Constraints and bounding surfaces held by virtual potentials (seed 001;
         ``ВИРТУАЛЬНЫЕ СВЯЗИ``, ``ОГРАНИЧИВАЮЩИЕ ПОВЕРХНОСТИ``); see
@@ -450,6 +490,7 @@ class Model:
     angular_velocity: Mapping[str, str] = field(default_factory=dict)
     constraints: tuple[Constraint, ...] = ()
     rolling: tuple[Rolling, ...] = ()
+    coincidences: tuple[Coincidence, ...] = ()
     virtual_constraints: tuple[VirtualConstraint, ...] = ()
     guess: Mapping[str, float] = field(default_factory=dict)
     limits: Mapping[str, tuple[float, float]] = field(default_factory=dict)
