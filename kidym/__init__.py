@@ -51,6 +51,9 @@ _PUBLIC = {
     "Event": "kidym.simulate.events",
     "Result": "kidym.simulate.result",
     "simulate": "kidym.simulate.simulate",
+    "Study": "kidym.study.design",
+    "SweepResult": "kidym.study.sweep",
+    "sweep": "kidym.study.sweep",
 }
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerly
@@ -82,6 +85,8 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
     from kidym.simulate.events import Event
     from kidym.simulate.result import Result
     from kidym.simulate.simulate import simulate
+    from kidym.study.design import Study
+    from kidym.study.sweep import SweepResult, sweep
 
 
 def __getattr__(name: str):
@@ -137,6 +142,8 @@ __all__ = [
     "Result",
     "SimulationError",
     "Span",
+    "Study",
+    "SweepResult",
     "Transform",
     "continuation",
     "derive",
@@ -149,4 +156,5 @@ __all__ = [
     "parse",
     "simulate",
     "simulate_batch",
+    "sweep",
 ]
