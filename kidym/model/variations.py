@@ -85,7 +85,9 @@ def read(b, ins: ast.Instruction) -> tuple[float | None, float | None]:
         b.error(f"`{ins.written}`: a random sample (`СЛУЧАЙНО`) takes ranges `name(low, high)`"
                 ", not grids `name(start, end, count)`; run a grid and a sample apart",
                 random_items[0].span)
-    if random_items and not b.variations:
+    written_ranges = [i for i in items if isinstance(i, ast.Call) and len(i.args) == 2
+                      and i not in random_items and i.func.name != _TIME]
+    if random_items and not written_ranges and "grid" not in kinds:
         b.error(f"`{ins.written}`: `СЛУЧАЙНО` needs at least one range `name(low, high)`",
                 random_items[0].span)
     _check_names(b, ins)
