@@ -8,6 +8,7 @@ one by one and returns a :class:`JobOutput` of plain arrays.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -68,6 +69,8 @@ class JobOutput:
     route : str
         How the library was obtained where the job ran (``"here"``, or on a Dask worker
         ``"cache"``, ``"shipped"``, ``"built"``).
+    busy_s : float
+        Wall seconds spent in :func:`run_job` (where it ran).
     """
 
     rows: np.ndarray
@@ -76,11 +79,13 @@ class JobOutput:
     reasons: list[str]
     nfev: np.ndarray
     route: str = "here"
+    busy_s: float = 0.0
 
 
 def run_job(system: CompiledSystem, job: Job, *, route: str = "here") -> JobOutput:
     """Integrate the runs of ``job`` one after the other (a failure is recorded, never
     raised)."""
+    started = time.perf_counter()
     m = len(job.rows)
     values = np.full((m, len(job.times), len(job.quantities)), np.nan)
     status = np.zeros(m, dtype=np.int8)
@@ -99,4 +104,5 @@ def run_job(system: CompiledSystem, job: Job, *, route: str = "here") -> JobOutp
         status[i] = -1 if r.partial else (0 if r.status == 0 else 1)
         nfev[i] = r.nfev
         reasons.append("" if status[i] == 0 else r.message)
-    return JobOutput(np.asarray(job.rows), values, status, reasons, nfev, route)
+    return JobOutput(np.asarray(job.rows), values, status, reasons, nfev, route,
+                     time.perf_counter() - started)

@@ -67,6 +67,9 @@ class SweepResult:
         for the local executors.
     options : dict
         The integration settings (method, rtol, atol, …).
+    busy_s : float
+        The runs' own wall time summed over the jobs (where they ran): against
+        ``wall_time_s × workers`` it shows the executor's overhead.
     """
 
     study: Study
@@ -82,6 +85,7 @@ class SweepResult:
     workers: int
     routes: dict[str, int] = field(default_factory=dict)
     options: dict = field(default_factory=dict)
+    busy_s: float = 0.0
 
     @property
     def failed(self) -> list[int]:
@@ -387,4 +391,5 @@ def _assemble(study: Study, model_name: str, times: np.ndarray, quantities: tupl
             reasons[int(k)] = why
         routes[o.route] = routes.get(o.route, 0) + len(o.rows)
     return SweepResult(study, model_name, np.asarray(times, float), quantities, values,
-                       status, reasons, nfev, wall, executor, workers, routes, options)
+                       status, reasons, nfev, wall, executor, workers, routes, options,
+                       sum(o.busy_s for o in outs))
