@@ -202,3 +202,29 @@ def test_cli_errors(tmp_path, capsys, monkeypatch) -> None:
     assert main(["sweep", str(path), "--scheduler", "tcp://127.0.0.1:1"]) == 1
     assert "needs dask[distributed]: pip install 'kidym[sweep]'" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize(("example", "vary", "t_end"), [
+    ("four_bar/four_bar.kdm", {"m2": [1.0, 2.0], "b": [0.6, 0.62]}, 1.0),   # constraints
+    ("bouncing_ball/bouncing_ball.kdm", {"e": [0.5, 0.8], "H": [1.0, 2.0]}, 1.0),  # events
+])
+def test_constraints_and_events_as_single_runs(example: str, vary: dict, t_end: float) -> None:
+    from pathlib import Path
+
+    model = kidym.load(Path(__file__).resolve().parents[2] / "examples" / example)
+    r = kidym.sweep(model, vary=vary, t_end=t_end, n_points=21)
+    assert r.status.tolist() == [0] * r.study.n_runs
+    for k, row in enumerate(r.study.table):
+        alone = kidym.simulate(model, engine="compiled", t_end=t_end, n_points=21,
+                               parameters=dict(zip(r.study.names, row)))
+        np.testing.assert_array_equal(r.values[k], np.array([alone[q] for q in r.quantities]).T)
+
+
+def test_an_event_storm_is_a_failed_run_not_an_error() -> None:
+    from pathlib import Path
+
+    model = kidym.load(Path(__file__).resolve().parents[2] / "examples" / "bouncing_ball"
+                       / "bouncing_ball.kdm")
+    r = kidym.sweep(model, vary={"e": [0.5, 0.8]}, t_end=3.0, n_points=31)
+    assert r.status.tolist() == [-1, 0] and "event storm" in r.reasons[0]
+    assert np.isnan(r["z"][0, -1]) and np.isfinite(r["z"][1]).all()
