@@ -74,6 +74,10 @@ def _summary(model, eq) -> str:
     if model.events:
         lines.append(f"  events ({len(model.events)}): " + "; ".join(
             _event_summary(ev) for ev in model.events))
+    if model.variations:   # ВАРЬИРОВАТЬ of parameters (docs/language.md §5.11)
+        from kidym.study.design import from_model
+
+        lines.append(f"  study: {from_model(model).describe()} (kidym sweep)")
     lines.append(f"  parameters ({len(model.parameters)}): "
                  + ", ".join(f"{p.name}={p.value:g}" for p in model.parameters))
     if model.elements:

@@ -53,9 +53,12 @@ class Study:
         return tuple(len(a) for a in self.axes) if self.kind == "grid" else (self.n_runs,)
 
     def describe(self) -> str:
-        """One line: ``grid 16 × 5 = 80 runs: l2 0.5…2, m1 1…3``."""
+        """One line: ``grid 16 × 5 = 80 runs: l2 0.5…2, m1 1…3`` (``grid of 16 runs: …``
+        for one name)."""
         ranges = ", ".join(f"{n} {a.min():g}…{a.max():g}" for n, a in zip(self.names, self.axes))
         if self.kind == "grid":
+            if len(self.shape) == 1:
+                return f"grid of {self.n_runs} runs: {ranges}"
             dims = " × ".join(str(n) for n in self.shape)
             return f"grid {dims} = {self.n_runs} runs: {ranges}"
         return f"random sample of {self.n_runs} runs (seed {self.seed}): {ranges}"

@@ -193,6 +193,8 @@ def test_cli_errors(tmp_path, capsys, monkeypatch) -> None:
     path.write_text(FALL + "VARY := g(1, 10, 4);", encoding="utf-8")
     assert main(["run", str(path)]) == 1
     assert "is a parameter study" in capsys.readouterr().err
+    assert main(["check", str(path)]) == 0
+    assert "study: grid of 4 runs: g 1…10 (kidym sweep)" in capsys.readouterr().out
     assert main(["sweep", str(path), "--vary", "g=1:2"]) == 1
     assert "give --samples N" in capsys.readouterr().err
     assert main(["sweep", str(path), "--vary", "nosuch=1:2:3", "--out",
