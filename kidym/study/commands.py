@@ -30,7 +30,15 @@ def cmd_sweep(args: argparse.Namespace, pairs, load) -> int:
     model = load(args.model)
     out = Path(args.out) if args.out else Path("kidym-out") / f"{model.name}-sweep"
     check_replaceable(out, force=args.force, keep=[args.model])
-    result = sweep(model, vary=study, parameters=pairs(args.set, "--set"),
+    from kidym.eom.equations import derive
+    from kidym.simulate.compiled import CompiledSystem
+    from kidym.study.sweep import _quantities
+
+    system = CompiledSystem.build(derive(model), jacobian=args.method == "BDF")
+    if args.quantity is not None and args.quantity not in _quantities(system):
+        raise ValueError(f"--quantity {args.quantity}: not recorded; quantities: "
+                         + ", ".join(_quantities(system)))
+    result = sweep(model, vary=study, system=system, parameters=pairs(args.set, "--set"),
                    initial=pairs(args.initial, "--initial"), t_end=args.t_end,
                    n_points=args.points, method=args.method, rtol=args.rtol, atol=args.atol,
                    workers=args.workers, scheduler=args.scheduler,

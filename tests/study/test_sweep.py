@@ -200,6 +200,8 @@ def test_cli_errors(tmp_path, capsys, monkeypatch) -> None:
     assert main(["sweep", str(path), "--vary", "nosuch=1:2:3", "--out",
                  str(tmp_path / "o")]) == 1
     assert "`nosuch` is not a parameter nor a state" in capsys.readouterr().err
+    assert main(["sweep", str(path), "--quantity", "nosuch", "--out", str(tmp_path / "o")]) == 1
+    assert "--quantity nosuch: not recorded; quantities: z, z't" in capsys.readouterr().err
     monkeypatch.setitem(sys.modules, "distributed", None)   # dask not installed
     assert main(["sweep", str(path), "--scheduler", "tcp://127.0.0.1:1"]) == 1
     assert "needs dask[distributed]: pip install 'kidym[sweep]'" in capsys.readouterr().err
