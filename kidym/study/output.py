@@ -34,13 +34,16 @@ def dataset(result):
 
     study = result.study
     n_t, n_q = len(result.t), len(result.quantities)
+    names = file_names(study.names)
     if study.kind == "grid":
-        run_dims = study.names
-        coords = {n: (n, a) for n, a in zip(study.names, study.axes)}
+        run_dims = tuple(names)
+        coords = {f: (f, a, {"kidym_name": n}) for f, n, a in zip(names, study.names,
+                                                                  study.axes)}
     else:
         run_dims = ("run",)
         coords = {"run": ("run", np.arange(study.n_runs))}
-        coords.update({n: ("run", study.table[:, i]) for i, n in enumerate(study.names)})
+        coords.update({f: ("run", study.table[:, i], {"kidym_name": n})
+                       for i, (f, n) in enumerate(zip(names, study.names))})
     shape = study.shape
     coords["time"] = ("time", result.t)
     coords["quantity"] = ("quantity", np.array(result.quantities, dtype=object))
@@ -64,6 +67,27 @@ def dataset(result):
     if study.seed is not None:
         attrs["seed"] = study.seed
     return xr.Dataset(data, coords=coords, attrs=attrs)
+
+
+def file_names(names) -> list[str]:
+    """The names of the varied quantities as dimensions of the file: as they are where
+    NetCDF's classic format can hold them (Latin-1), else their ASCII identifier
+    (:func:`kidym.symbolic.identifiers.identifier`: ``мас`` → ``mas``), made unique."""
+    from kidym.study.sweep import RESERVED
+    from kidym.symbolic.identifiers import identifier
+
+    out: list[str] = []
+    for n in names:
+        try:
+            n.encode("latin-1")
+            f = n
+        except UnicodeEncodeError:
+            f = identifier(n)
+        base, k = f, 2
+        while f in out or f in RESERVED or (f != n and f in names):
+            f, k = f"{base}_{k}", k + 1
+        out.append(f)
+    return out
 
 
 def write_netcdf(ds, path: Path) -> Path:

@@ -102,7 +102,10 @@ class SweepResult:
         Variables ``value`` (dims: the grid's names — or ``run`` for a random sample —,
         ``time``, ``quantity``), ``status``, ``reason`` and ``nfev`` (the run dims);
         coordinates: the varied names' values (along ``run`` for a sample), ``time`` and
-        ``quantity``; attributes: the model, the study and the integration settings.
+        ``quantity``; attributes: the model, the study and the integration settings. A
+        varied name that NetCDF's classic format cannot hold (non-Latin letters) is
+        named by its ASCII identifier (``мас`` → ``mas``); its coordinate keeps the name
+        in the attribute ``kidym_name`` (:func:`kidym.study.output.file_names`).
         """
         from kidym.study.output import dataset
 

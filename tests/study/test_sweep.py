@@ -232,3 +232,15 @@ def test_an_event_storm_is_a_failed_run_not_an_error() -> None:
     r = kidym.sweep(model, vary={"e": [0.5, 0.8]}, t_end=3.0, n_points=31)
     assert r.status.tolist() == [-1, 0] and "event storm" in r.reasons[0]
     assert np.isnan(r["z"][0, -1]) and np.isfinite(r["z"][1]).all()
+
+
+def test_names_netcdf_cannot_hold_become_identifiers(tmp_path) -> None:
+    model = kidym.parse("m = 1; l = 1; g = 9.81; мас = 2;\n"
+                        "Rod | Rz(phi) | Sx(l/2), мас, 0, m*l^2/12, m*l^2/12;\n"
+                        "GRAVITY := g, 0, 0;\n", name="p")
+    r = kidym.sweep(model, vary={"phi't": [0.0, 1.0], "мас": [1.0, 2.0]}, t_end=0.5,
+                    n_points=5)
+    with xr.open_dataset(r.write(tmp_path / "u.nc")) as ds:
+        assert ds["value"].dims == ("phi't", "mas", "time", "quantity")
+        assert ds["mas"].attrs["kidym_name"] == "мас" and ds.attrs["varied"] == "phi't мас"
+        np.testing.assert_array_equal(ds["value"].sel(mas=2.0).values, r.values[[1, 3]])
