@@ -54,6 +54,9 @@ _PUBLIC = {
     "Event": "kidym.simulate.events",
     "Result": "kidym.simulate.result",
     "simulate": "kidym.simulate.simulate",
+    "Study": "kidym.study.design",
+    "SweepResult": "kidym.study.sweep",
+    "sweep": "kidym.study.sweep",
 }
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerly
@@ -85,6 +88,8 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
     from kidym.simulate.events import Event
     from kidym.simulate.result import Result
     from kidym.simulate.simulate import simulate
+    from kidym.study.design import Study
+    from kidym.study.sweep import SweepResult, sweep
 
 
 def __getattr__(name: str):
@@ -140,6 +145,8 @@ __all__ = [
     "Result",
     "SimulationError",
     "Span",
+    "Study",
+    "SweepResult",
     "Transform",
     "continuation",
     "derive",
@@ -152,4 +159,5 @@ __all__ = [
     "parse",
     "simulate",
     "simulate_batch",
+    "sweep",
 ]

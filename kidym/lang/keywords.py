@@ -122,6 +122,10 @@ EVENT_ACTIONS: dict[str, tuple[str, ...]] = {
     "stop": ("СТОП", "ОСТАНОВ", "ЗУПИНКА", "STOP"),
 }
 
+#: The random-sample item of a parameter study (``ВАРЬИРОВАТЬ := СЛУЧАЙНО(200, 7),
+#: l2(0.5, 2);``, docs/language.md §5.11).
+VARY_RANDOM: tuple[str, ...] = ("СЛУЧАЙНО", "ВИПАДКОВО", "RANDOM")
+
 #: Canonical calculation type → accepted spellings of the value of `РАСЧЕТ`.
 CALCULATIONS: dict[str, tuple[str, ...]] = {
     "DYNAMICS": ("ДИНАМИКА", "ДИНАМІКА", "DYNAMICS"),

@@ -43,7 +43,7 @@ from kidym.lang.formulas import (
 )
 from kidym.lang.parser import ParsedSource
 from kidym.lang.tasks import REPEATABLE
-from kidym.model import coincide, inverse, virtual
+from kidym.model import coincide, inverse, variations, virtual
 from kidym.model import events as model_events
 from kidym.model.inertia import full_tensor, inertia_problem
 from kidym.model.model import (
@@ -1559,23 +1559,10 @@ class _Builder:
                                 formula=(self.span_formulas, "t_start"))
                 t1 = self.value(items[0].args[1], "end time",
                                 formula=(self.span_formulas, "t_end"))
-            else:
-                if not 3 <= len(items) <= 4 or any(isinstance(i, ast.NamedItem | ast.BasedItem)
-                                                   for i in items):
-                    self.error(f"`{ins.written}` takes `t, t_start, t_end[, step]`, got "
-                               f"{len(items)} items", ins.name_span)
-                    continue
-                first = items[0]
-                if not isinstance(first, ast.Name) or first.name != TIME.name:
-                    self.error(f"`{ins.written}`: only time `t` can be varied yet, got "
-                               f"`{self.text(first)}`", first.span)
-                    continue
-                t0 = self.value(items[1], "start time",  # type: ignore[arg-type]
-                                formula=(self.span_formulas, "t_start"))
-                t1 = self.value(items[2], "end time",  # type: ignore[arg-type]
-                                formula=(self.span_formulas, "t_end"))
-                if len(items) == 4:
-                    self.value(items[3], "time step")  # type: ignore[arg-type]
+            else:   # the time range and the parameter study (kidym.model.variations)
+                v0, v1 = variations.read(self, ins)
+                if v0 is not None or v1 is not None:
+                    t0, t1 = v0, v1
         return t0, t1, where
 
     def outputs(self) -> list[str]:
@@ -1805,6 +1792,8 @@ class _Builder:
             constraints=tuple(Constraint(n.name, n.span) for n in self.constraint_names),
             rolling=tuple(self.rolling), coincidences=coincidences,
             virtual_constraints=virtual_constraints, events=events,
+            variations=tuple(getattr(self, "variations", ())),
+            sampling=getattr(self, "sampling", None),
             guess=self.guess, limits=self.limits)
         return model, self.diags
 

@@ -298,6 +298,35 @@ class VirtualConstraint:
 
 
 @dataclass(frozen=True)
+class Variation:
+    """One varied name of a parameter study (``ВАРЬИРОВАТЬ``, docs/language.md §5.11).
+
+    Attributes
+    ----------
+    name : str
+        A parameter, or a state whose initial value is varied (coordinate, speed
+        ``q't``, pseudo-velocity).
+    values : tuple of float
+        The grid values (``kind == "grid"``), or the bounds ``(low, high)`` of a
+        uniform random sample (``kind == "random"``).
+    kind : {"grid", "random"}
+    """
+
+    name: str
+    values: tuple[float, ...]
+    kind: str = "grid"
+    span: Span | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """``СЛУЧАЙНО(samples, seed)``: how many random runs, from which seed."""
+
+    samples: int
+    seed: int = 0
+
+
+@dataclass(frozen=True)
 class ModelEvent:
     """An event of ``СОБЫТИЯ`` / ``EVENTS`` (seed 002's hybrid motion).
 
@@ -462,6 +491,11 @@ class Model:
     events : tuple of ModelEvent
         Zero crossings with a stop or state resets (``СОБЫТИЯ``); see
         :mod:`kidym.model.events` and :mod:`kidym.simulate.events`.
+    variations : tuple of Variation
+        The parameter study of ``ВАРЬИРОВАТЬ`` (empty: none); run by
+        :func:`kidym.sweep` and ``kidym sweep``, not by :func:`kidym.simulate`.
+    sampling : Sampling or None
+        ``СЛУЧАЙНО(n, seed)``: the study is a random sample (its variations are ranges).
     """
 
     name: str
@@ -495,6 +529,8 @@ class Model:
     guess: Mapping[str, float] = field(default_factory=dict)
     limits: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     events: tuple[ModelEvent, ...] = ()
+    variations: tuple[Variation, ...] = ()
+    sampling: Sampling | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "initial", MappingProxyType(dict(self.initial)))
