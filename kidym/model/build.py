@@ -44,7 +44,7 @@ from kidym.lang.formulas import (
 from kidym.lang.parser import ParsedSource
 from kidym.lang.tasks import REPEATABLE
 from kidym.model import events as model_events
-from kidym.model import inverse, virtual
+from kidym.model import inverse, scene, virtual
 from kidym.model.inertia import full_tensor, inertia_problem
 from kidym.model.model import (
     TIME,
@@ -58,6 +58,7 @@ from kidym.model.model import (
     Plot,
     QuaternionInstruction,
     Rolling,
+    SceneSurface,
     Transform,
     VelocityDefinition,
 )
@@ -594,6 +595,7 @@ class _Builder:
         self.rolling: list[Rolling] = []
         self.virtual_items: list[virtual.VirtualItem] = []
         self.event_items: list[model_events.EventItem] = []
+        self.scene_items: list[SceneSurface] = []
         self.gravity: tuple[Expr, Expr, Expr] | None = None
         self.calculation: str | None = None
         self.calculation_span: Span | None = None
@@ -623,6 +625,8 @@ class _Builder:
                 self.virtual_items += virtual.read_items(self, ins)
             elif key == "EVENTS":
                 self.event_items = model_events.read_items(self, ins)
+            elif key == "SCENE":
+                self.scene_items = scene.read_items(self, ins)
             elif key == "GRAVITY":
                 self.gravity_of(ins)
             elif key == "CALCULATION":
@@ -1751,6 +1755,9 @@ class _Builder:
                        t_span)
         outputs = self.outputs()
         self.check_rolling()
+        surfaces = (scene.check_items(self, self.scene_items,
+                                      self.instructions["SCENE"].written)
+                    if self.scene_items else ())
         if _has_errors(self.diags) or self.parsed.has_errors:
             return None, self.diags
         parameters = []
@@ -1798,7 +1805,7 @@ class _Builder:
             constraints=tuple(Constraint(n.name, n.span) for n in self.constraint_names),
             rolling=tuple(self.rolling),
             virtual_constraints=virtual_constraints, events=events,
-            guess=self.guess, limits=self.limits)
+            guess=self.guess, limits=self.limits, scene=surfaces)
         return model, self.diags
 
 

@@ -234,6 +234,33 @@ class Rolling:
 
 
 @dataclass(frozen=True)
+class SceneSurface:
+    """A surface drawn by the viewer.
+
+    Attributes
+    ----------
+    kind : {"plane", "sphere_inside", "sphere_outside"}
+        The plane ``z = height`` of the fixed axes, or the sphere of radius ``radius``
+        about ``centre`` seen from inside (a bowl) or outside.
+    height : Expr or None
+        The plane's height (parameters and ``t``).
+    radius : Expr or None
+        The sphere's radius (parameters).
+    centre : tuple of Expr
+        The sphere's centre, shape (3,) (parameters and ``t``).
+    source : str
+        ``"SCENE"`` (declared for display) or the body that rolls on it (``КАЧЕНИЕ``).
+    """
+
+    kind: str
+    height: Expr | None = None
+    radius: Expr | None = None
+    centre: tuple[Expr, ...] = ()
+    source: str = "SCENE"
+    span: Span | None = None
+
+
+@dataclass(frozen=True)
 class VirtualConstraint:
     """A constraint held by a virtual potential (seed 001; ``ВИРТУАЛЬНЫЕ СВЯЗИ``,
     ``ОГРАНИЧИВАЮЩИЕ ПОВЕРХНОСТИ``).
@@ -422,6 +449,9 @@ class Model:
     events : tuple of ModelEvent
         Zero crossings with a stop or state resets (``СОБЫТИЯ``); see
         :mod:`kidym.model.events` and :mod:`kidym.simulate.events`.
+    scene : tuple of SceneSurface
+        Surfaces declared for display (``СЦЕНА``, :mod:`kidym.model.scene`); the viewer
+        adds those of ``rolling``.
     """
 
     name: str
@@ -454,6 +484,7 @@ class Model:
     guess: Mapping[str, float] = field(default_factory=dict)
     limits: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     events: tuple[ModelEvent, ...] = ()
+    scene: tuple[SceneSurface, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "initial", MappingProxyType(dict(self.initial)))
