@@ -477,3 +477,49 @@ def write_animation(out: str | Path, model: Model, result: Result, *,
     """Write ``animation.html`` for a run into ``out`` (atomically)."""
     poses = poses if poses is not None else body_poses(model, result)
     return write_atomically(Path(out) / "animation.html", animation_html(poses, model))
+
+
+#: The automatic amplitude of a mode: its largest body displacement this share of the
+#: model's size, and no coordinate moving by more than ``MODE_MAX`` (radians or lengths).
+MODE_SHARE = 0.15
+MODE_MAX = 0.5
+
+
+def mode_poses(model: Model, md, k: int, amplitude: float | None = None,
+               n_points: int = 61) -> tuple[Poses, float]:
+    """Body poses over one period of mode ``k`` of ``md`` (a :class:`kidym.analysis.modes.Modes`)
+    and the amplitude ``ε`` used: ``amplitude``, or where not given the one that moves a
+    body's centre or origin by ``MODE_SHARE`` of the model's size (measured on the
+    linear motion of a tiny ``ε``), at most ``MODE_MAX``."""
+    from kidym.analysis.modes import mode_motion
+
+    lin = md.linearization
+
+    def poses_at(eps: float) -> Poses:
+        tau, states = mode_motion(md, k, eps, n_points=n_points)
+        result = Result(t=tau, values=states, state_names=tuple(states), success=True,
+                        status=0, message="", nfev=0, parameters=dict(lin.parameters))
+        return body_poses(model, result, times=np.full(tau.shape, lin.t))
+
+    if amplitude is None:
+        tiny = 1e-6
+        probe = poses_at(tiny)
+        moved = max(float(np.abs(probe.centre - probe.centre[:, :1]).max(initial=0.0)),
+                    float(np.abs(probe.origin - probe.origin[:, :1]).max(initial=0.0)))
+        pts = np.concatenate([probe.centre[:, 0], probe.origin[:, 0]])
+        size = float(np.ptp(pts, axis=0).max()) if pts.size else 0.0
+        size = size or max((max(s.size[:2]) for s in probe.shapes), default=1.0)
+        amplitude = MODE_MAX if moved <= 0 else min(MODE_MAX, MODE_SHARE * size * tiny / moved)
+    return poses_at(amplitude), amplitude
+
+
+def write_mode_animation(out: str | Path, model: Model, md, k: int, *,
+                         amplitude: float | None = None) -> Path:
+    """Write ``mode<k>.html``: mode ``k`` of ``md`` animated in the viewer, looping over
+    one period, ``y(τ) = y₀ + ε Re(v_k e^{iωτ})`` (:func:`kidym.analysis.modes.mode_motion`)."""
+    poses, eps = mode_poses(model, md, k, amplitude)
+    mode = md.modes[k - 1]
+    title = (f"{model.name}: mode {k}, ω = {mode.damped_frequency:.6g} rad/s "
+             f"(f = {mode.damped_frequency / (2 * np.pi):.6g} Hz), ε = {eps:.3g}")
+    return write_atomically(Path(out) / f"mode{k}.html",
+                            animation_html(poses, model, title=title, loop=True))
