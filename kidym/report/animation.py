@@ -14,8 +14,10 @@ the recorded states (:mod:`kidym.report.poses`).
 Options in the address, for a fixed view (and the tests): ``#view=+x`` (the camera on
 the ``+x`` side, looking along an axis: ``±x``, ``±y``, ``±z``), ``ortho=1`` (an
 orthographic camera; ``data-scale`` gives its pixels per length unit), ``fit=Body``
-(centre the body and fill the view with it), ``frame=K`` (the time step shown first),
-``hide=frames,trails,surfaces,grid,labels``.
+(centre the body and fill the view with it), ``span=S`` (the height of the view in
+length units), ``frame=K`` (the time step shown first),
+``hide=frames,trails,surfaces,grid,labels,controls`` (``controls``: the bar too, the
+view fills the window).
 
 The page reports what it shows in attributes of ``<html>`` — ``data-bodies`` (solids
 in the scene), ``data-shapes`` (the rule that drew each, :func:`shape_of`),
@@ -111,6 +113,10 @@ _VIEWER = r"""
   });
   var hidden = (opt.hide || '').split(',');
   var view = document.getElementById('view');
+  if (hidden.indexOf('controls') >= 0) {
+    document.getElementById('bar').style.display = 'none';
+    view.style.bottom = '0';
+  }
   var W = view.clientWidth || 800, H = view.clientHeight || 600;
   var renderer;
   try {
@@ -254,7 +260,9 @@ _VIEWER = r"""
     box.onchange = function () { showLayer(name, box.checked); render(); };
     showLayer(name, on);
   });
-  if (hidden.indexOf('labels') >= 0) document.getElementById('name').style.display = 'none';
+  if (hidden.indexOf('labels') >= 0 || hidden.indexOf('controls') >= 0) {
+    document.getElementById('name').style.display = 'none';
+  }
 
   // the camera: orbiting (drag, wheel), or along an axis (#view=+x), perspective or
   // orthographic (#ortho=1); #fit=Body centres one body and fills the view with it
@@ -269,6 +277,7 @@ _VIEWER = r"""
                              D.bodies[i].shape === 'cylinder' ? 0 : D.bodies[i].size[2]);
     }
   }
+  if (opt.span) reach = parseFloat(opt.span) / 2;
   var ortho = opt.ortho === '1';
   var camera = ortho
     ? new THREE.OrthographicCamera(-reach * W / H, reach * W / H, reach, -reach,
