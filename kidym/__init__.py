@@ -25,8 +25,12 @@ from typing import TYPE_CHECKING
 # --help`` load no SymPy, SymEngine, SciPy, matplotlib or pint — a command loads what
 # it needs (docs/cli.md, "Start-up time"; tests/test_imports.py).
 _PUBLIC = {
-    **dict.fromkeys(["Continuation", "Equilibrium", "Linearization", "Modes", "continuation",
-                     "equilibrium", "linearize", "modes"], "kidym.analysis"),
+    # from the submodules themselves: once ``kidym.analysis.modes`` is imported, the
+    # attribute ``kidym.analysis.modes`` is that module, not the function
+    **dict.fromkeys(["Continuation", "Modes", "continuation", "modes"],
+                    "kidym.analysis.modes"),
+    **dict.fromkeys(["Equilibrium", "equilibrium"], "kidym.analysis.statics"),
+    **dict.fromkeys(["Linearization", "linearize"], "kidym.analysis.linearize"),
     "first_integrals": "kidym.analysis.integrals",
     "integral_drift": "kidym.analysis.integrals",
     "Equations": "kidym.eom.equations",

@@ -61,6 +61,16 @@ def test_public_names_resolve_on_first_use():
     loaded_after(code)
 
 
+def test_analysis_functions_are_functions_after_their_modules_are_imported():
+    """``kidym.modes`` once resolved to the module ``kidym.analysis.modes`` when that had
+    been imported first (by ``kidym modes`` in the same process, say)."""
+    code = ("import kidym.analysis.modes, kidym.analysis.linearize, kidym.analysis.statics\n"
+            "import kidym\n"
+            "for n in ('modes', 'continuation', 'linearize', 'equilibrium'):\n"
+            "    assert callable(getattr(kidym, n)), n")
+    loaded_after(code)
+
+
 def test_a_model_with_units_still_converts_them():
     """pint is imported when a file has ``РАЗМЕРНОСТИ``, and converts as before."""
     import kidym
