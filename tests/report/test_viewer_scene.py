@@ -169,3 +169,12 @@ def test_modes_animate_cli(tmp_path, capsys):
     assert main(["modes", str(model), "--animate", "3", "--out", str(tmp_path / "n")]) == 1
     assert "there is no mode 3: the modes are 1 … 2" in capsys.readouterr().err
     assert not (tmp_path / "n").exists()
+
+
+def test_run_of_free_vibrations_animates_every_vibration_mode(tmp_path):
+    model = EXAMPLES / "double_pendulum" / "double_pendulum_modes.kdm"
+    out = tmp_path / "o"
+    assert main(["run", str(model), "--out", str(out), "--animate", "-q"]) == 0
+    assert sorted(p.name for p in out.glob("mode*.html")) == ["mode1.html", "mode2.html"]
+    assert main(["modes", str(model), "--animate", "1", "--vary", "g=9:10:3",
+                 "--out", str(tmp_path / "v")]) == 1
