@@ -91,14 +91,33 @@ def test_surfaces_rolled_on_and_declared():
     assert declared.kind == "sphere_inside"
     disc = kidym.load(EXAMPLES / "rolling_disc" / "rolling_disc.kdm")
     assert [s.kind for s in disc.scene] == ["plane"]
-    # a moving plane is drawn where it is at each time
-    m = kidym.parse("m = 1; v = 0.5; B | Sx(x), Sz(z) | m, 1, 1, 1; GRAVITY := 9.81;"
-                    "СЦЕНА := плоскость(v*t - 1), sphere_outside(2, 0, 0, -3);")
-    r = kidym.simulate(m, t_end=1, n_points=5)
+
+
+MOVING = ("m = 1; v = 0.5; B | Sx(x), Sz(z) | m, 1, 1, 1; GRAVITY := 9.81;\n"
+          "СЦЕНА := плоскость(v*t - 1), sphere_outside(2, 0, 0, -3);\n")
+
+
+@pytest.mark.parametrize("engine", ["numpy", "compiled"])
+def test_moving_plane_is_drawn_where_it_is(engine):
+    """Display only: both engines run the model; the plane z = v t − 1 at each time."""
+    m = kidym.parse(MOVING)
+    r = kidym.simulate(m, t_end=1, n_points=5, engine=engine)
+    np.testing.assert_allclose(r["z"], -9.81 * r.t**2 / 2, atol=1e-8)
     data = animation_data(body_poses(m, r), m)
     plane, sphere = data["surfaces"]
     assert plane["height"] == pytest.approx(0.5 * r.t - 1)
     assert sphere["kind"] == "sphere_outside" and sphere["radius"] == 2
+
+
+def test_scene_survives_fmt():
+    from kidym.lang.fmt import format_source
+
+    def surfaces(text):
+        return [(s.kind, str(s.height), str(s.radius), tuple(map(str, s.centre)))
+                for s in kidym.parse(text).scene]
+
+    for lang in ("ru", "uk", "en"):
+        assert surfaces(format_source(MOVING, language=lang)) == surfaces(MOVING)
 
 
 @pytest.mark.parametrize("text, message", [
