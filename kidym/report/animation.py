@@ -192,11 +192,11 @@ _VIEWER = r"""
     if (s.kind === 'plane') {
       obj = new THREE.Group();
       var plane = new THREE.Mesh(new THREE.PlaneGeometry(span, span),
-        new THREE.MeshLambertMaterial({color: 0xc9d2db, side: THREE.DoubleSide,
+        new THREE.MeshLambertMaterial({color: 0xb3bfcb, side: THREE.DoubleSide,
                                        polygonOffset: true, polygonOffsetFactor: 1,
                                        polygonOffsetUnits: 1}));
       obj.add(plane);
-      var lines = new THREE.GridHelper(span, 16, 0x9aa6b2, 0xaeb8c2);
+      var lines = new THREE.GridHelper(span, 16, 0x8593a1, 0x9aa6b2);
       lines.rotateX(Math.PI / 2);
       obj.add(lines);
       obj.userData.place = function (k) { obj.position.set(centre.x, centre.y, s.height[k]); };

@@ -13,7 +13,7 @@ import pytest
 from matplotlib.colors import hex2color, rgb_to_hsv
 
 from kidym.cli import main
-from kidym.report.poses import THIN
+from kidym.report.poses import POINT, THIN
 from tests.fixtures import EXAMPLES
 from tests.report.browser import (
     dump_dom,
@@ -134,6 +134,26 @@ def test_ball_in_its_bowl(ball):
                       attrs["data-canvas"])
     assert bowl.mean() > 0.15 and bare.mean() < 0.05 and bare.sum() > 200
     assert _hue_pixels(img, "#1f77b4") > 200                 # the ball itself
+
+
+def test_point_mass_is_a_visible_ball_above_its_table(tmp_path):
+    """The bouncing ball (m, 0, 0, 0: a point mass) dropped from H = 1 onto the table
+    z = 0: the model's size is the drop, 1 m, so the ball is drawn 0.05 m across."""
+    out = tmp_path / "out"
+    assert main(["run", str(EXAMPLES / "bouncing_ball" / "bouncing_ball.kdm"), "--t-end", "1",
+                 "--points", "21", "--out", str(out), "--animate", "--no-plots", "-q"]) == 0
+    page = out / "animation.html"
+    span = 0.2
+    frag = f"view=+x&ortho=1&fit=Мяч&span={span}&{ALONE}"
+    attrs = _attrs(page, frag)
+    assert attrs["data-shapes"] == "point mass" and attrs["data-surfaces"] == "1"
+    mask = silhouette(screenshot(page, tmp_path / "point.png", SIZE, fragment=frag), CANVAS)
+    w, h = extent(mask)
+    size = 1.0                                   # z from H = 1 down to the table at 0
+    assert w == pytest.approx(POINT * size * SIZE[1] / span, abs=3)
+    assert h == pytest.approx(w, abs=2)
+    shown = silhouette(screenshot(page, tmp_path / "bouncing.png", SIZE), CANVAS)
+    assert shown.mean() > 0.2                    # the table under it
 
 
 def test_biped_twelve_solids_in_view(tmp_path):
