@@ -254,6 +254,74 @@ def _result(lin: Linearization, eqm: Equilibrium | None, eq: Equations) -> Modes
                  equilibrium=eqm)
 
 
+def mode_vector(md: Modes, k: int) -> dict[str, complex]:
+    """The whole eigenvector of mode ``k`` (1-based, as :meth:`Modes.describe` numbers
+    them) over every state ``q, w`` by name — the independent states ``x`` and the
+    dependent ones ``D x`` — scaled as :attr:`Mode.shape` (its largest coordinate 1).
+
+    Raises
+    ------
+    ValueError
+        ``k`` out of range.
+    """
+    if not 1 <= k <= len(md.modes):
+        raise ValueError(f"there is no mode {k}: the modes are 1 … {len(md.modes)}"
+                         if md.modes else "there are no modes (every eigenvalue is 0)")
+    lin = md.linearization
+    mode = md.modes[k - 1]
+    n = lin.A.shape[0]
+    _u, _sv, vh = np.linalg.svd(lin.A - mode.eigenvalue * np.eye(n))
+    v = vh[-1].conj()
+    # the same scaling as Mode.shape: its largest coordinate component 1
+    ref = max(mode.shape, key=lambda name: abs(mode.shape[name]))
+    i = lin.states.index(ref)
+    v = v / v[i] * mode.shape[ref]
+    out = {name: complex(x) for name, x in zip(lin.states, v)}
+    if lin.dependent:
+        out.update({name: complex(x) for name, x in zip(lin.dependent, lin.D @ v)})
+    return out
+
+
+def mode_motion(md: Modes, k: int, amplitude: float, *,
+                n_points: int = 61) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """One period of mode ``k`` as a motion: ``y(τ) = y₀ + ε Re(v e^{iωτ})``.
+
+    Parameters
+    ----------
+    md : Modes
+    k : int
+        The mode, 1-based.
+    amplitude : float
+        ``ε``: the largest coordinate of the shape moves by ``ε``.
+    n_points : int
+        Times over one period ``2π/ω`` (``ω`` the damped frequency ``Im s``; the
+        damping is left out, so the shape repeats).
+
+    Returns
+    -------
+    tau : ndarray, shape (n_points,)
+    states : dict of str to ndarray
+        Every state by name, each by the same formula (its component of ``v``).
+
+    Raises
+    ------
+    ValueError
+        ``k`` out of range, or mode ``k`` not a vibration (a real eigenvalue).
+    """
+    v = mode_vector(md, k)
+    mode = md.modes[k - 1]
+    if not mode.oscillatory:
+        raise ValueError(f"mode {k} is not a vibration (s = {mode.eigenvalue.real:.6g}, a "
+                         "real eigenvalue): it grows or decays without oscillating, so it "
+                         "has no period to animate")
+    w = mode.damped_frequency
+    tau = np.linspace(0.0, 2 * np.pi / w, n_points)
+    phase = np.exp(1j * w * tau)
+    point = md.linearization.point
+    return tau, {name: point[name] + amplitude * np.real(v.get(name, 0.0) * phase)
+                 for name in point}
+
+
 @dataclass(frozen=True)
 class Continuation:
     """Eigenvalues along a parameter (:func:`continuation`).

@@ -44,6 +44,8 @@ KEYWORDS: dict[str, tuple[str, ...]] = {
                           "BOUNDING SURFACES"),
     # hybrid motion (seed 002): zero crossings with a stop or a reset of states
     "EVENTS": ("СОБЫТИЯ", "СОБЫТИЕ", "ПОДІЇ", "ПОДІЯ", "EVENTS", "EVENT"),
+    # surfaces drawn by the 3-D viewer (display only, kidym.model.scene)
+    "SCENE": ("СЦЕНА", "ОТОЧЕННЯ", "SCENE"),
     # -- recognised, not implemented yet (a warning; the statement is ignored) -----
     "TASK": ("РАБОТА", "РОБОТА", "TASK"),
     "AUTHOR": ("ВЫПОЛНИЛ", "ВЫПОЛНИЛА", "ВЫПОЛНИЛИ", "ВИКОНАВ", "ВИКОНАЛА", "ВИКОНАЛИ",
@@ -85,7 +87,7 @@ IMPLEMENTED = frozenset({"COORDINATES", "PSEUDOVELOCITIES", "INITIAL", "TIME", "
                          "VARIANT", "BODIES", "UNITS", "CODING", "COMPARE", "COMBINE",
                          "WITHDRAW", "MULTIPLY", "ANGULAR_VELOCITY", "IK_EQUATIONS",
                          "ROLLING", "VIRTUAL_CONSTRAINTS", "BOUNDING_SURFACES",
-                         "INITIAL_GUESS", "LIMITS", "EVENTS", "COINCIDE"})
+                         "INITIAL_GUESS", "LIMITS", "EVENTS", "COINCIDE", "SCENE"})
 
 #: Instructions not implemented that only change how results are presented (plots,
 #: animation, files), never the numbers: ignored with a warning. Every other
@@ -98,7 +100,7 @@ PARSED_ITEMS = frozenset({"COORDINATES", "PSEUDOVELOCITIES", "INITIAL", "TIME", 
                           "SHOW", "GRAVITY", "QUATERNION", "BODIES", "COMPARE", "COMBINE",
                           "MULTIPLY", "IK_EQUATIONS", "ROLLING", "VIRTUAL_CONSTRAINTS",
                           "BOUNDING_SURFACES", "INITIAL_GUESS", "LIMITS",
-                          "EVENTS", "COINCIDE"})
+                          "EVENTS", "COINCIDE", "SCENE"})
 
 #: Approximations of the delta function in a virtual potential (seed 001 eqs. (12),
 #: (13)), canonical key → accepted spellings of the second item argument

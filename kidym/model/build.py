@@ -43,7 +43,7 @@ from kidym.lang.formulas import (
 )
 from kidym.lang.parser import ParsedSource
 from kidym.lang.tasks import REPEATABLE
-from kidym.model import coincide, inverse, variations, virtual
+from kidym.model import coincide, inverse, scene, variations, virtual
 from kidym.model import events as model_events
 from kidym.model.inertia import full_tensor, inertia_problem
 from kidym.model.model import (
@@ -58,6 +58,7 @@ from kidym.model.model import (
     Plot,
     QuaternionInstruction,
     Rolling,
+    SceneSurface,
     Transform,
     VelocityDefinition,
 )
@@ -595,6 +596,7 @@ class _Builder:
         self.coincide_items: list = []
         self.virtual_items: list[virtual.VirtualItem] = []
         self.event_items: list[model_events.EventItem] = []
+        self.scene_items: list[SceneSurface] = []
         self.gravity: tuple[Expr, Expr, Expr] | None = None
         self.calculation: str | None = None
         self.calculation_span: Span | None = None
@@ -626,6 +628,8 @@ class _Builder:
                 self.virtual_items += virtual.read_items(self, ins)
             elif key == "EVENTS":
                 self.event_items = model_events.read_items(self, ins)
+            elif key == "SCENE":
+                self.scene_items = scene.read_items(self, ins)
             elif key == "GRAVITY":
                 self.gravity_of(ins)
             elif key == "CALCULATION":
@@ -1745,6 +1749,9 @@ class _Builder:
         self.check_rolling()
         coincidences = coincide.check_items(self, self.coincide_items, self.instructions[
             "COINCIDE"].written if self.coincide_items else "")
+        surfaces = (scene.check_items(self, self.scene_items,
+                                      self.instructions["SCENE"].written)
+                    if self.scene_items else ())
         if _has_errors(self.diags) or self.parsed.has_errors:
             return None, self.diags
         parameters = []
@@ -1794,7 +1801,7 @@ class _Builder:
             virtual_constraints=virtual_constraints, events=events,
             variations=tuple(getattr(self, "variations", ())),
             sampling=getattr(self, "sampling", None),
-            guess=self.guess, limits=self.limits)
+            guess=self.guess, limits=self.limits, scene=surfaces)
         return model, self.diags
 
 

@@ -271,6 +271,33 @@ class Coincidence:
 
 
 @dataclass(frozen=True)
+class SceneSurface:
+    """A surface drawn by the viewer.
+
+    Attributes
+    ----------
+    kind : {"plane", "sphere_inside", "sphere_outside"}
+        The plane ``z = height`` of the fixed axes, or the sphere of radius ``radius``
+        about ``centre`` seen from inside (a bowl) or outside.
+    height : Expr or None
+        The plane's height (parameters and ``t``).
+    radius : Expr or None
+        The sphere's radius (parameters).
+    centre : tuple of Expr
+        The sphere's centre, shape (3,) (parameters and ``t``).
+    source : str
+        ``"SCENE"`` (declared for display) or the body that rolls on it (``КАЧЕНИЕ``).
+    """
+
+    kind: str
+    height: Expr | None = None
+    radius: Expr | None = None
+    centre: tuple[Expr, ...] = ()
+    source: str = "SCENE"
+    span: Span | None = None
+
+
+@dataclass(frozen=True)
 class VirtualConstraint:
     """A constraint held by a virtual potential (seed 001; ``ВИРТУАЛЬНЫЕ СВЯЗИ``,
     ``ОГРАНИЧИВАЮЩИЕ ПОВЕРХНОСТИ``).
@@ -496,6 +523,9 @@ class Model:
         :func:`kidym.sweep` and ``kidym sweep``, not by :func:`kidym.simulate`.
     sampling : Sampling or None
         ``СЛУЧАЙНО(n, seed)``: the study is a random sample (its variations are ranges).
+    scene : tuple of SceneSurface
+        Surfaces declared for display (``СЦЕНА``, :mod:`kidym.model.scene`); the viewer
+        adds those of ``rolling``.
     """
 
     name: str
@@ -531,6 +561,7 @@ class Model:
     events: tuple[ModelEvent, ...] = ()
     variations: tuple[Variation, ...] = ()
     sampling: Sampling | None = None
+    scene: tuple[SceneSurface, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "initial", MappingProxyType(dict(self.initial)))
