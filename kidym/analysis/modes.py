@@ -149,9 +149,12 @@ def _spectrum(lin: Linearization):
     A = lin.A
     kept, dropped = coupled_part(A)
     ev = linalg.eigvals(A[np.ix_(kept, kept)]) if kept else np.zeros(0, complex)
-    order = np.lexsort((ev.imag, -ev.real))
-    ev = ev[order]
     tol = 1e-8 * max(1.0, float(np.abs(A).max(initial=0.0)))
+    # by decreasing real part, real parts within the tolerance taken as equal (an
+    # undamped system's ±1e-17 must not decide the order), then by the imaginary part
+    real = np.where(np.abs(ev.real) <= tol, 0.0, ev.real)
+    order = np.lexsort((ev.imag, -real))
+    ev = ev[order]
     max_real = float(ev.real.max()) if ev.size else 0.0
     return ev, kept, dropped, tol, max_real
 

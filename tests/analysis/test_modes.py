@@ -37,6 +37,20 @@ def test_point_mass_double_pendulum_frequencies() -> None:
     assert (slow.shape["phi1"] * slow.shape["phi2"]).real > 0
 
 
+@pytest.mark.parametrize("m1, l1, m2, l2", [(1.17, 1.92, 0.55, 1.91), (1.23, 0.35, 1.58, 1.21),
+                                            (0.83, 1.02, 1.71, 1.0)])
+def test_undamped_modes_numbered_from_the_slowest(m1, l1, m2, l2) -> None:
+    """Undamped: Re s is ±1e-16 noise and must not decide the numbering (the first two
+    parameter sets numbered the fast mode first on the old code); mode 1 is the slowest,
+    the frequencies those of the closed form."""
+    text = POINT_DP.replace("m1 = 1.3; l1 = 0.9; m2 = 0.6; l2 = 1.4;",
+                            f"m1 = {m1}; l1 = {l1}; m2 = {m2}; l2 = {l2};")
+    md = kidym.modes(kidym.derive(kidym.parse(text)))
+    w2 = [m.frequency ** 2 for m in md.modes]
+    np.testing.assert_allclose(w2, sorted(point_double_pendulum_omega2(m1, m2, l1, l2, 9.81)),
+                               rtol=1e-12)
+
+
 def test_damping_ratio_of_a_damped_oscillator() -> None:
     """``m ẍ + b ẋ + c x = 0``: ``ω = √(c/m)``, ``ζ = b/(2√(c m))``."""
     text = ("m = 2; c = 50; b = 3;\nBlock | Sx(x) | m(m), Jx(0), Jy(0), Jz(0);\n"
