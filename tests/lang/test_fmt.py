@@ -6,10 +6,11 @@ import dataclasses
 from collections.abc import Mapping
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from kidym.cli import main
+from kidym.errors import ModelError
 from kidym.lang import parse_tasks
 from kidym.lang.fmt import format_source
 from tests.lang.fixtures import BALL, FIG2, FIG3, PENDULUM
@@ -94,6 +95,10 @@ def models(draw: st.DrawFn) -> str:
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(models(), st.sampled_from([None, "ru", "uk", "en"]))
 def test_formatting_keeps_the_models(text: str, language: str | None) -> None:
+    try:
+        parse_tasks(text)
+    except ModelError:   # a drawn formula may not be finite (sh(1/1e-3)): not a model
+        assume(False)
     same_models(text, language)
 
 
