@@ -59,7 +59,9 @@ def _kidym_MF(text: str, state: dict[str, float], params: dict[str, float], t: f
     """kidym's ``M`` and ``F`` at a state, rows and columns in the order of ``names``."""
     eq, system = _system(text)
     y = np.array([state[n] for n in system.state_names])
-    _, M, F, _ = system.evaluate(t, y, system.parameter_vector(params))
+    known = eq.model.parameter_values
+    p = system.parameter_vector({k: v for k, v in params.items() if k in known})
+    _, M, F, _ = system.evaluate(t, y, p)
     return [str(q) for q in eq.coordinates], np.asarray(M, float), np.asarray(F, float).ravel()
 
 
@@ -334,6 +336,7 @@ def _random_params(n, names, rng):
     for nm in names:
         if nm.startswith("xi"):
             p["F" + nm[2:]] = rng.uniform(-1, 1)
+    p.update(k=0.0, c=0.0)        # n_links.kdm's springs on the lengths: off here
     return p
 
 

@@ -16,6 +16,7 @@ independent of kidym's equations:
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -83,3 +84,51 @@ def test_servo_length_approaches_the_prescribed_one_as_one_over_kp(runs, kidym_c
     for k in range(2):
         assert 7 < err[1e5][k] / err[1e6][k] < 13, err   # O(1/kp): a tenth per decade
     assert err[1e6][0] < 1e-4 and err[1e6][1] < 1e-2
+
+
+MASSLESS_TIP = """m1 = 2; l1 = 0.8; g = 9.81;
+Link1 | Rz(phi1), Ry(-psi1), Sx(xi11) | Sx(l1/2), m(m1), Jx(0), Jy(m1*l1^2/12), Jz(m1*l1^2/12);
+Tip~Link1 | Sx(l1 + xi12) | m(0);
+GRAVITY := 0, 0, -g;
+INITIAL := psi1(0.5), xi11(0.3);
+"""
+
+
+@pytest.mark.parametrize("engine", ["numpy", "compiled"])
+def test_massless_part_as_a_coordinate_is_named(engine, kidym_cache):  # noqa: F811
+    """Seed 004 leaves ξn2 out: as a coordinate it moves no mass; the error names it."""
+    with pytest.raises(kidym.SimulationError,
+                       match=r"mass matrix is singular: at this state no mass moves with "
+                             r"the speed xi12't"):
+        kidym.simulate(kidym.parse(MASSLESS_TIP), t_end=1, engine=engine)
+
+
+@pytest.mark.parametrize("engine", ["numpy", "compiled"])
+def test_links_in_line_name_the_motion_that_moves_nothing(engine, kidym_cache):  # noqa: F811
+    """Two links in line: ξ12 and ξ21 slide along one line, only their sum moves mass."""
+    model = kidym.load(EX / "two_links.kdm")
+    with pytest.raises(kidym.SimulationError) as info:
+        kidym.simulate(model, t_end=1, engine=engine,
+                       initial={"psi1": 0.5, "psi2": 0.5, "phi1": 0.2, "phi2": 0.2})
+    assert re.search(r"at this state the motion 1\*xi12't - 1\*xi21't of the speeds moves no "
+                     r"mass",
+                     str(info.value)), str(info.value)
+
+
+def test_a_mass_at_the_joint_removes_the_in_line_singularity():
+    """The null motion ξ12' = −ξ21' moves no mass only while the joint A2 has none."""
+    from kidym.simulate.simulate import NumpySystem
+
+    base = (EX / "two_links.kdm").read_text(encoding="utf-8")
+    joint = base.replace("GRAVITY :=", "mJ = 0.5;\nJoint~Link1 | Sx(l1 + xi12) | m(mJ);\n"
+                                       "GRAVITY :=", 1)
+    state = {"psi1": 0.5, "psi2": 0.5, "phi1": 0.2, "phi2": 0.2, "xi11": 0.2, "xi12": 0.1,
+             "xi21": 0.3}
+    smallest = []
+    for text in (base, joint):
+        ns = NumpySystem.build(kidym.derive(kidym.parse(text)))
+        y = np.array([state.get(n, 0.0) for n in ns.state_names])
+        M = np.asarray(ns.rhs_function(0.0, y.tolist(), ns.parameter_vector().tolist())[1],
+                       float).reshape(len(ns.equations.speeds), -1)
+        smallest.append(np.linalg.eigvalsh(M).min() / np.linalg.eigvalsh(M).max())
+    assert abs(smallest[0]) < 1e-14 and smallest[1] > 1e-4, smallest
