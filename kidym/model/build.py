@@ -1222,6 +1222,14 @@ class _Builder:
                            f"{what}; an element coordinate must depend on the generalized "
                            "coordinates", node.span)
                 continue
+            if base in self.defs and not self.moves_with_state(base):
+                self.error(f"element `{label}.{node.name}` has coordinate `{base}`, a formula "
+                           "of time and parameters only (a prescribed motion): an element "
+                           "coordinate must depend on the generalized coordinates — a "
+                           "prescribed motion takes whatever force it needs, so a force "
+                           f"along it does no work; to drive `{base}` by a force, make it a "
+                           f"coordinate (remove its formula `{base} = …`)", node.span)
+                continue
             level = self.time_level(coord, set())
             if level >= 2:
                 self.error(f"element `{label}.{node.name}`: `{node.name}` involves an "
@@ -1240,6 +1248,22 @@ class _Builder:
                 self.error(f"{u.where} uses `{u.name}`, an acceleration; a characteristic is "
                            "a formula of coordinates, speeds and time (for a force −c·ẍ "
                            "write an inertial element `J…`)", u.span)
+
+    def moves_with_state(self, name: str) -> bool:
+        """Whether definition ``name`` depends, through the definitions it uses, on a name
+        that is not a parameter or time (a coordinate, a speed, a generated body name; a
+        name with a problem of its own counts, so as not to report it twice)."""
+        stack, seen = [name], {name}
+        while stack:
+            for u in self.def_uses.get(stack.pop(), ()):
+                if u.base in seen:
+                    continue
+                seen.add(u.base)
+                if u.base in self.defs:
+                    stack.append(u.base)
+                elif u.base not in self.params and u.base != TIME.name:
+                    return True
+        return False
 
     def time_level(self, name: str, seen: set[str]) -> int:
         """0 for a position ``p(q, t)``, 1 for a velocity, 2 or more for accelerations.

@@ -62,7 +62,9 @@ HINTS = {
     SINGULAR: "look for a zero mass or moment of inertia about an axis that a speed "
               "turns, or a kinematic singularity of the coordinates at this state (an "
               "angle sequence at gimbal lock: use a quaternion, QUATERNION := Q(l0, l1, "
-              "l2, l3), …; a coordinate whose motion folds here)",
+              "l2, l3), …; a coordinate whose motion folds here); a coordinate that "
+              "carries no mass, or two whose motions move the same (massless telescopic "
+              "parts in line: docs/language.md §2.4d)",
     STEP_COLLAPSE: "the system may be stiff or discontinuous here: try a stiff method "
                    "(method='BDF', both engines, or 'Radau' in the NumPy engine; kidym "
                    "run --method BDF), a smaller max_step, looser rtol/atol, or check the "
@@ -134,7 +136,7 @@ def singularity(M: np.ndarray, M0: np.ndarray) -> float:
 def diagnose(fault: Fault, *, state_names: Sequence[str], t0: float, y0: np.ndarray,
              mass: Callable[[float, np.ndarray], np.ndarray] | None = None,
              groups: Mapping[str, Sequence[int]] | None = None,
-             method: str = "") -> SimulationError:
+             method: str = "", speed_names: Sequence[str] = ()) -> SimulationError:
     """The :class:`SimulationError` for ``fault``: its cause named from the state.
 
     Parameters
@@ -151,6 +153,9 @@ def diagnose(fault: Fault, *, state_names: Sequence[str], t0: float, y0: np.ndar
         Quaternion state indices by body (:func:`quaternion_indices`).
     method : str
         The integration method, named in an integrator failure.
+    speed_names : sequence of str
+        Names of the rows of ``M`` (the independent speeds): a singular mass matrix
+        names the motion of the speeds that moves no mass (:func:`massless_motion`).
 
     Returns
     -------
@@ -173,13 +178,15 @@ def diagnose(fault: Fault, *, state_names: Sequence[str], t0: float, y0: np.ndar
             return error(QUATERNION, f"the quaternion of body `{body}` has collapsed "
                                      f"(|Λ| = {norm:.3g}, from {names})")
     if fault.kind == SINGULAR:
-        return error(SINGULAR, "the mass matrix is singular",
+        return error(SINGULAR, "the mass matrix is singular"
+                     + _massless_note(mass, fault.t, y, speed_names),
                      _null_speeds_hint(mass, fault.t, y, state_names))
     ratio = _singularity_at(mass, fault.t, y, t0, y0)
     if ratio is not None and ratio < SINGULAR_RATIO:
         return error(SINGULAR, f"the mass matrix is nearly singular (its smallest "
                                f"eigenvalue is {max(ratio, 0.0):.2g} of its scale at the "
-                               "start)", _null_speeds_hint(mass, fault.t, y, state_names))
+                               "start)" + _massless_note(mass, fault.t, y, speed_names),
+                     _null_speeds_hint(mass, fault.t, y, state_names))
     scale = max(1.0, float(np.max(np.abs(y0), initial=0.0)))
     big = [i for i, v in enumerate(y) if not abs(v) <= BLOW_UP_FACTOR * scale]
     if big:
@@ -245,6 +252,45 @@ def _null_speeds_hint(mass, t: float, y: np.ndarray, state_names: Sequence[str])
             "without these speeds (a massless part: its coordinate follows from the "
             "others or drops out); or a kinematic singularity of the coordinates at this "
             "state (an angle sequence at gimbal lock: use a quaternion)")
+
+
+def massless_motion(M: np.ndarray, names: Sequence[str]) -> list[tuple[str, float]]:
+    """The motion of the speeds that moves (nearly) no mass: ``M``'s null direction.
+
+    The eigenvector of the smallest eigenvalue of ``M`` scaled by its diagonal (zero
+    diagonal entries scale by 1), back in the speeds and normalised to a largest
+    component of 1; the components above 1e-3 of it, largest first, with the speeds'
+    names. A coordinate that carries no mass is the motion of its speed alone; two
+    massless telescopic parts in line (seed 004's links) are ``ξ' = −η'``.
+    """
+    M = np.atleast_2d(np.asarray(M, float))
+    d = np.abs(np.diag(M)).copy()
+    d[~(d > 0) | ~np.isfinite(d)] = 1.0
+    s = 1.0 / np.sqrt(d)
+    _, vecs = np.linalg.eigh(0.5 * (M + M.T) * np.outer(s, s))
+    v = vecs[:, 0] * s
+    v = v / v[np.argmax(np.abs(v))]
+    order = np.argsort(-np.abs(v), kind="stable")
+    return [(names[k], float(v[k])) for k in order if abs(v[k]) > 1e-3]
+
+
+def _massless_note(mass, t: float, y: np.ndarray, names: Sequence[str]) -> str:
+    """``: no mass moves with …`` naming :func:`massless_motion`, or ``""``."""
+    if mass is None or not names or not np.all(np.isfinite(y)):
+        return ""
+    try:
+        M = np.asarray(mass(t, y), float)
+    except (SimulationError, ArithmeticError, ValueError):
+        return ""
+    if M.shape != (len(names), len(names)) or not np.all(np.isfinite(M)):
+        return ""
+    motion = massless_motion(M, names)
+    if len(motion) == 1:
+        return f": at this state no mass moves with the speed {motion[0][0]}"
+    terms = " ".join(f"{'-' if c < 0 else '+'} {abs(c):.3g}*{n}" for n, c in motion[:6])
+    terms = terms[2:] if terms.startswith("+ ") else terms
+    more = ", …" if len(motion) > 6 else ""
+    return f": at this state the motion {terms}{more} of the speeds moves no mass"
 
 
 def _singularity_at(mass, t: float, y: np.ndarray, t0: float, y0: np.ndarray) -> float | None:

@@ -785,7 +785,7 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
             fault, state_names=system.state_names, t0=t0, y0=y0, groups=groups,
             mass=lambda t, y: system.rhs_function(float(t), np.asarray(y, float).tolist(),
                                                  p.tolist())[1],
-            method=method)
+            method=method, speed_names=[str(w) for w in system.equations.speeds])
         status, message = -1, str(error)
     stiff = (_stiffness_check(system, p, method, t0, t1, nfev, t_out, y_out, y0)
              if method not in IMPLICIT_METHODS and error is None else None)

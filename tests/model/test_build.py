@@ -181,6 +181,32 @@ def test_element_coordinate_must_not_be_a_parameter() -> None:
         "c = 1; Ck.c = 2;")[0]
 
 
+def test_element_coordinate_must_not_be_a_prescribed_motion() -> None:
+    """A force along a formula of time only did nothing, silently (issue 16): an error now.
+
+    The prescribed length of a link ``xi = l0 + a*sin(W*t)`` takes the force it needs; an
+    element on it does no work, so it is refused at the element with the way to a
+    driven length (a coordinate). Elements on formulas that reach a coordinate stay.
+    """
+    text = ("m = 1; l0 = 0.3; a = 0.1; W = 4; F = 2;\n"
+            "xi = l0 + a*sin(W*t);\n"
+            "Link | Rz(phi), Sx(xi) | Sx(0.1), m(m), Jz(m/12);\n"
+            "Pf.xi = F;\n")
+    with pytest.raises(ModelError) as info:
+        parse(text)
+    [d] = info.value.errors
+    assert d.message.startswith("element `Pf.xi` has coordinate `xi`, a formula of time and "
+                                "parameters only (a prescribed motion)")
+    assert "make it a coordinate" in d.message
+    assert (d.span.line, d.span.column) == (4, 4)
+    # through another definition, and for every class
+    msgs = errors("x0 = A*sin(t); A = 2; y0 = 2*x0; Jm.x = 1; Cs.y0 = 3; Dd.x0 = 1;")
+    assert [m.split(",")[0] for m in msgs] == ["element `Cs.y0` has coordinate `y0`",
+                                              "element `Dd.x0` has coordinate `x0`"]
+    # a definition reaching a coordinate is a structure, as before
+    model = parse("l0 = 0.3; s0 = l0 + s + sin(t); Link | Sx(s0) | m(1); Pf.s0 = 2;")
+    assert model.coordinates == ("s",)
+
 # ------------------------------------------------------------------ bodies
 def test_degrees_rule_for_literal_rotations() -> None:
     model = parse("a = 0.5; B | Rx(90), Rz(-22.5), Ry(+45), Rx(a), Rx(2*45), Sx(90) | m(1);")

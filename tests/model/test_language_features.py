@@ -125,7 +125,7 @@ def test_units_converted_and_checked() -> None:
     warnings: list = []
     model = parse("РАЗМЕРНОСТИ := m(кг), l(м), t(с);\n"
                   "l = 30, см; T = 2, мин; v0 = 36, км/час; mm = 500, г;\n"
-                  "x = l*sin(t/T), см;\nbad = l + v0, м;\nCs.x = 1;", warnings=warnings)
+                  "x = l*sin(t/T), см;\nbad = l + v0, м;\nCs.y = 1;", warnings=warnings)
     assert model.parameter_values == pytest.approx({"l": 0.3, "T": 120, "v0": 10, "mm": 0.5})
     assert model.units["v0"] == "m / s"
     [w] = warnings
