@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -133,3 +134,19 @@ def test_fmt_command(tmp_path, capsys) -> None:
     assert capsys.readouterr().out == "m = 1;\nJm.x = m;\nSHOW := x;\n"
     assert main(["fmt", str(path), "--in-place"]) == 0
     assert main(["fmt", str(path), "--check"]) == 0
+
+
+def test_blank_lines_between_sections_are_kept_once() -> None:
+    text = "# masses #\nm = 1;\n\n\n\nJm.x = m;  # inertia #\n\n# show #\nSHOW := x;\n"
+    out = format_source(text)
+    assert out == "# masses #\nm = 1;\n\nJm.x = m;  # inertia #\n\n# show #\nSHOW := x;\n"
+    assert format_source(out) == out   # canonical: formatting it again changes nothing
+
+
+EXAMPLE_FILES = sorted((Path(__file__).parents[2] / "examples").glob("*/*.kdm"))
+
+
+@pytest.mark.parametrize("path", EXAMPLE_FILES, ids=lambda p: p.name)
+def test_shipped_examples_are_canonical(path: Path, capsys) -> None:
+    """Every shipped example passes ``kidym fmt --check`` (issue 18, item 6)."""
+    assert main(["fmt", str(path), "--check"]) == 0, capsys.readouterr().err
