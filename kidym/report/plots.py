@@ -487,8 +487,8 @@ def _energy(ctx: _Context) -> Figure | None:
         _legend(ax, 2 + len(event_times(ctx.result)))
     what = ("conservative: W = 0" if not np.any(balance.work)
             else "W: the work of what E = T + Π leaves out")
-    fig.suptitle(f"{ctx.model.name}: energy balance ({what}; "
-                 f"max |E − E(0) − W| = {balance.max_abs:.3g})")
+    fig.suptitle(f"{ctx.model.name}: energy balance")
+    top.set_title(f"{what}; max |E − E(0) − W| = {balance.max_abs:.3g}", fontsize="small")
     fig.set_label("energy")
     return fig
 
