@@ -150,3 +150,10 @@ EXAMPLE_FILES = sorted((Path(__file__).parents[2] / "examples").glob("*/*.kdm"))
 def test_shipped_examples_are_canonical(path: Path, capsys) -> None:
     """Every shipped example passes ``kidym fmt --check`` (issue 18, item 6)."""
     assert main(["fmt", str(path), "--check"]) == 0, capsys.readouterr().err
+
+
+def test_a_comment_after_several_statements_of_a_line_goes_before_them() -> None:
+    text = "m1 = 1;  l1 = 2;   # rod 1 #\nm2 = 3;  # rod 2 #\n"
+    out = format_source(text)
+    assert out == "# rod 1 #\nm1 = 1;\nl1 = 2;\nm2 = 3;  # rod 2 #\n"
+    assert format_source(out) == out
