@@ -429,15 +429,22 @@ def _trajectories(poses, ctx: _Context) -> Figure:
     return fig
 
 
+def _quaternion_components(model: Model) -> list[tuple[str, ...]]:
+    """The component names of each quaternion: of ``КВАТЕРНИОН`` and of the ``Q(…)`` of
+    the body records."""
+    out = [tuple(q.quaternion) for q in model.quaternions]
+    for body in model.bodies:
+        for tr in body.transforms:
+            names = tuple(str(a) for a in tr.args)
+            if tr.kind == "Q" and names not in out:
+                out.append(names)
+    return out
+
+
 def _quaternions(ctx: _Context) -> Figure | None:
     """The components of each quaternion, and below them the norm drifts ``|Λ|² − 1``."""
-    quats = [q.quaternion for q in ctx.model.quaternions
-             if all(c in ctx.result.values for c in q.quaternion)]
-    if not quats:
-        quats = [tuple(body.transforms[-1].args[i].__str__() for i in range(4))
-                 for body in ctx.model.bodies
-                 if body.transforms and body.transforms[-1].kind == "Q"]
-        quats = [q for q in quats if all(c in ctx.result.values for c in q)]
+    quats = [c for c in _quaternion_components(ctx.model)
+             if all(n in ctx.result.values for n in c)]
     if not quats:
         return None
     fig = _new_figure(8.0, 1.1 + 2.9 * (len(quats) + 1))
@@ -518,9 +525,7 @@ def figures(result: Result, model: Model, *, requests: Sequence[Plot] = (), pose
     for request in requests:
         _check_request(result, request)
     ctx = _Context.of(result, model, degrees)
-    quaternion = {c for q in model.quaternions for c in q.quaternion}
-    quaternion |= {str(a) for b in model.bodies for tr in b.transforms if tr.kind == "Q"
-                   for a in tr.args}
+    quaternion = {n for c in _quaternion_components(model) for n in c}
     coordinates = set(model.coordinates)
     groups = {
         "coordinates": [n for n in result.state_names
