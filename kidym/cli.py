@@ -210,8 +210,8 @@ def _monitor_integrals(model, result, parameters) -> None:
     (found by :func:`kidym.analysis.integrals.first_integrals`) over the run."""
     from kidym.analysis.integrals import first_integrals, integral_drift
 
-    try:
-        found = first_integrals(model, parameters=parameters)
+    try:   # the drift needs the integrals, not their symbolic proofs (SymPy, ~1 s)
+        found = first_integrals(model, parameters=parameters, budget_s=0)
     except (ValueError, DerivationError) as exc:   # the run stands; its check is missing
         print(f"note: first integrals not searched: {exc}", file=sys.stderr)
         return
@@ -754,6 +754,9 @@ def _add_run_output_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--plot-format", default="png", metavar="FORMATS",
                    help="plot file formats, comma-separated from png, svg, pdf (png: "
                         "matplotlib's Agg backend; each further format adds its own drawing)")
+    p.add_argument("--degrees", action="store_true",
+                   help="plot angles (unwrapped) in degrees and their rates in degrees per "
+                        "time unit (default: radians)")
     _add_verbosity(p)
 
 
@@ -834,7 +837,8 @@ def _write_outputs(args: argparse.Namespace, model, eq, result, out: Path, *, re
                 requests = [parse_plot_option(x) for x in args.plot or ()]
             with rep.stage("plots"):
                 plots = plot_run(result, model, stage.path, requests=requests, poses=poses,
-                                 formats=plot_formats)
+                                 formats=plot_formats,
+                                 degrees=getattr(args, "degrees", False))
         animation = None
         if args.animate and poses is not None:
             from kidym.report.animation import write_animation

@@ -76,7 +76,7 @@ def _biped_fig3() -> str:
 
 
 def _biped_fig2(fig3: str) -> str:
-    start = fig3.index("Taz |Sx(XO)")
+    start = fig3.index("Taz | Sx(XO)")
     end = fig3.index("ОБОБЩЕННЫЕ КООРДИНАТЫ")
     text = fig3[:start] + FIG2_RECORDS + "\n" + fig3[end:]
     # the old form has no separate frame origin: drop the XO/YO/ZO definitions

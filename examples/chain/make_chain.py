@@ -16,8 +16,8 @@ def chain_text(n: int) -> str:
         f"# Spatial {n}-link chain: revolute joints about alternating axes x, y, x, ...;",
         "  identical links of length l hanging along -z, centre of mass at mid-length. #",
         "CALCULATION := DYNAMICS;",
-        "m = 1; l = 0.5; Jx = 0.025; Jy = 0.02; Jz = 0.005; g = 9.81;",
-    ]
+        "m = 1;", "l = 0.5;", "Jx = 0.025;", "Jy = 0.02;", "Jz = 0.005;", "g = 9.81;",
+    ]   # one statement a line: the canonical form of `kidym fmt`
     for k in range(1, n + 1):
         axis = "x" if k % 2 else "y"
         if k == 1:

@@ -131,12 +131,20 @@ def _initial(N: int, n: int) -> list[str]:
             "ПОКАЗАТЬ := nu1, nu2, nu3;"]
 
 
+def canonical(text: str) -> str:
+    """``text`` in the canonical form of ``kidym fmt`` (the shipped files pass
+    ``kidym fmt --check``)."""
+    from kidym.lang.fmt import format_source
+
+    return format_source(text)
+
+
 def write(N: int, n: int, folder: Path = HERE) -> tuple[Path, Path]:
     """Write both models; returns their paths."""
     full = folder / f"omni_{N}_{n}.kdm"
     limit = folder / f"omni_{N}_{n}_inertialess.kdm"
-    full.write_text(massive(N, n), encoding="utf-8")
-    limit.write_text(inertialess(N, n), encoding="utf-8")
+    full.write_text(canonical(massive(N, n)), encoding="utf-8")
+    limit.write_text(canonical(inertialess(N, n)), encoding="utf-8")
     return full, limit
 
 

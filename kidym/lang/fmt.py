@@ -3,7 +3,9 @@
 One statement per line, canonical spacing (``a + b``, ``a*b``, ``x^2``, ``u < v ? a ! b``),
 the fewest parentheses that keep the meaning, numbers as written, instruction names
 in one language (or as written), comments kept (a comment inside a statement moves
-in front of it), a blank line after every ``КОНЕЦ;``. Statements are printed as
+in front of it, and so does one after several statements of a line: it speaks of them
+all), one blank line where the source leaves one or more between statements or
+comments (sections stay apart), a blank line after every ``КОНЕЦ;``. Statements are printed as
 written, before any task merging or template expansion, so ``РАЗМНОЖИТЬ``,
 ``ИЗЪЯТЬ`` and ``x$i`` stay; the list form ``ТВЕРДЫЕ ТЕЛА : B~A(…);`` is printed as
 body records. Re-reading the output gives the same models (tested by property).
@@ -141,28 +143,49 @@ def format_source(text: str, *, language: str | None = None) -> str:
     lines: list[str] = []
     c = 0
     line_of = parsed.index.position
-    prev_line = 0
+    prev_line = 0   # the line where the last statement ended
+    last_line = 0   # the line where the last statement or comment ended
+    first_on_line = 0   # index in `lines` of the first statement of that source line
+    on_line = 0         # how many statements that source line holds
+
+    def separate(start: int) -> None:
+        """One blank line where the source leaves one or more before offset ``start``."""
+        if lines and lines[-1] and last_line and line_of(start)[0] > last_line + 1:
+            lines.append("")
+
+    def comment(a: int, b: int) -> None:
+        nonlocal last_line
+        if lines and lines[-1] and line_of(a)[0] == prev_line and on_line > 1:
+            # after several statements of one line: it is about them all, so it goes
+            # before the first of them
+            lines.insert(first_on_line, text[a:b])
+        elif lines and lines[-1] and line_of(a)[0] == prev_line:
+            lines[-1] += "  " + text[a:b]  # a comment after a statement stays there
+        else:
+            separate(a)
+            lines.append(text[a:b])
+        last_line = line_of(max(a, b - 1))[0]
+
     for stmt in items:
         while c < len(comments) and comments[c][0] < stmt.end:
-            a, b = comments[c]
-            if lines and lines[-1] and line_of(a)[0] == prev_line:
-                lines[-1] += "  " + text[a:b]  # a comment after a statement stays there
-            else:
-                lines.append(text[a:b])
+            comment(*comments[c])
             c += 1
+        if not (c and comments[c - 1][0] > stmt.start):   # no comment moved in front
+            separate(stmt.start)
+        if line_of(stmt.start)[0] == prev_line and lines and lines[-1]:
+            on_line += 1
+        else:
+            first_on_line, on_line = len(lines), 1
         try:
             lines.append(statement(stmt, language))
         except RecursionError:
             raise ValueError(f"line {stmt.span.line}: formula nested too deeply to "
                              "format") from None
-        prev_line = line_of(stmt.end)[0]
+        prev_line = last_line = line_of(stmt.end)[0]
         if isinstance(stmt, ast.Instruction) and stmt.key == "END":
             lines.append("")
     for a, b in comments[c:]:
-        if lines and lines[-1] and line_of(a)[0] == prev_line:
-            lines[-1] += "  " + text[a:b]
-        else:
-            lines.append(text[a:b])
+        comment(a, b)
     while lines and not lines[-1]:
         lines.pop()
     return "\n".join(lines) + "\n" if lines else ""

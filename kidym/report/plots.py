@@ -1,11 +1,20 @@
-"""Plots of a run (matplotlib, non-interactive backend): PNG and SVG, written atomically.
+"""Plots of a run (matplotlib's Agg backend, without pyplot): PNG by default, written
+atomically, drawn in two processes where there are two cores.
 
-What is drawn (:func:`plot_run`):
+What is drawn (:func:`figures`, written by :func:`plot_run`):
 
-* time histories of the coordinates, the speeds and the model's outputs, and, for a
-  model with constraints (``УРАВНЕНИЯ``), of their multipliers ``λf`` (``multipliers``:
-  the forces and torques the constraints exert; in a kinetostatics calculation, those
-  the prescribed motion needs);
+* ``coordinates``: the time histories of the coordinates, one panel per kind — angles
+  (coordinates a body turns by, ``Rz(phi)``: unwrapped with :func:`numpy.unwrap`, in
+  radians or, with ``degrees``, in degrees), lengths (``Sx(x)``), the rest; the
+  components of a quaternion are not here but in ``quaternion``;
+* ``quaternion``: the components of each quaternion (``КВАТЕРНИОН``, ``Q(…)``) and their
+  norm drift ``|Λ|² − 1``;
+* ``speeds``: the speeds — the rates of the coordinates (``phi't``, in °/time with
+  ``degrees`` when ``phi`` is an angle) and the pseudo-velocities — one panel per kind;
+* ``outputs`` (the model's outputs, angles unwrapped) and, for a model with
+  constraints (``УРАВНЕНИЯ``), ``multipliers`` ``λf`` (the forces and torques the
+  constraints exert; in a kinetostatics calculation, those the prescribed motion
+  needs);
 * the plots the model asks for (``ПОКАЗАТЬ``/``SHOW``: a time history, ``y(x)`` or a
   3-D curve ``z(x, y)``; ``СРАВНИТЬ``/``COMPARE`` and ``СОВМЕСТИТЬ``/``OVERLAY``:
   several curves on one plot), and any ``--plot`` request of the command line;
@@ -13,43 +22,53 @@ What is drawn (:func:`plot_run`):
 * the trajectories of the bodies' centres of mass in the horizontal, sagittal and
   frontal planes and in 3-D (seed 000, Fig. 3), from the model's kinematics
   (:mod:`kidym.report.poses`);
-* the energy balance ``E(t) − E(0) − W(t)`` (``W``: the work of what ``E = T + Π``
-  leaves out, :mod:`kidym.simulate.energy`) and, for quaternion coordinates, the norm drift
-  ``|Λ|² − 1``.
+* ``energy``: the energy balance (:mod:`kidym.simulate.energy`) — ``E(t)`` against
+  ``E(0) + W(t)`` (``W``: the work of what ``E = T + Π`` leaves out; for a conservative
+  model ``W = 0``), and their difference ``E(t) − E(0) − W(t)``, which is zero on the
+  exact motion.
 
-Event times (``result.stats["events"]``: a list of times, or a mapping of event
-names to lists) are marked on every time axis. Axis labels carry the units the
-model gives (``x = …, m;``).
+Event times (``result.stats["events"]``) are marked on every time axis, one line
+style and legend entry per event name. Axis labels carry the units known: radians
+(degrees) for angles, the unit the model gives a name (``x = …, m;``), and with
+``РАЗМЕРНОСТИ`` the chosen length and time units for lengths, times and rates.
+Legends of more than :data:`LEGEND_INSIDE` lines go outside the axes, in columns.
 """
 
 from __future__ import annotations
 
 import io
+import math
+import os
+import re
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.figure import Figure
 
 from kidym.eom.constraints import multiplier_name
 from kidym.model.model import Model, Plot
 from kidym.simulate.energy import energy_balance
 from kidym.simulate.result import Result, write_atomically
 
+matplotlib.use("Agg")   # for pyplot users (the figures here need no backend)
+
 AXIS = "XYZ"
-FORMATS = ("png", "svg")
+FORMATS = ("png",)
+#: legends with more entries than this go outside the axes, on the right
+LEGEND_INSIDE = 6
+#: entries per column of an outside legend
+LEGEND_ROWS = 14
 
 
-def _save(fig, path: Path, formats: Sequence[str] = FORMATS) -> list[Path]:
+def _save(fig: Figure, path: Path, formats: Sequence[str] = FORMATS) -> list[Path]:
     out = []
     for fmt in formats:
         buf = io.BytesIO()
-        fig.savefig(buf, format=fmt, dpi=110, bbox_inches="tight")
+        fig.savefig(buf, format=fmt, dpi=110)
         out.append(write_atomically(path.with_suffix("." + fmt), buf.getvalue()))
-    plt.close(fig)
     return out
 
 
@@ -57,6 +76,7 @@ def units(model: Model) -> dict[str, str]:
     """Units the model gives its names (parameters and definitions)."""
     out = {p.name: p.unit for p in model.parameters if p.unit}
     out.update({d.name: d.unit for d in model.definitions if d.unit})
+    out.update(model.units)
     return out
 
 
@@ -64,6 +84,112 @@ def label(name: str, model: Model) -> str:
     """Axis label: the name, and its unit when the model gives one."""
     u = units(model).get(name)
     return f"{name}, {u}" if u else name
+
+
+# ------------------------------------------------------------------ what a name is
+def _symbol_name(expr) -> str | None:
+    text = str(expr)
+    return text if re.fullmatch(r"[^\W\d][\w']*", text) else None
+
+
+def angle_names(model: Model) -> set[str]:
+    """Names that are angles: coordinates a body turns by (``Rz(phi)``) and the angles
+    of ``КВАТЕРНИОН`` (``Ry(ψ)``)."""
+    out: set[str] = set()
+    for body in model.bodies:
+        for tr in (*body.transforms, *body.central):
+            if tr.kind == "R" and (n := _symbol_name(tr.args[0])) is not None:
+                out.add(n)
+    for quat in model.quaternions:
+        for tr in quat.rotations:
+            if (n := _symbol_name(tr.args[0])) is not None:
+                out.add(n)
+        out.update(quat.euler or ())
+    return out
+
+
+def length_names(model: Model) -> set[str]:
+    """Coordinates a body is shifted by (``Sx(x)``)."""
+    out: set[str] = set()
+    for body in model.bodies:
+        for tr in (*body.transforms, *body.central):
+            if tr.kind == "S" and (n := _symbol_name(tr.args[0])) in model.coordinates:
+                out.add(n)
+    return out
+
+
+def base_units(model: Model) -> tuple[str | None, str]:
+    """``(length, time)`` units of the model: those its ``РАЗМЕРНОСТИ`` chooses; else the
+    time in seconds (as the dimension check of :mod:`kidym.lang.units` takes it) and
+    the length in metres with ``РАЗМЕРНОСТИ``, unknown (``None``) without."""
+    if not model.source:
+        return None, "s"
+    from kidym.lang.parser import parse_statements
+
+    parsed = parse_statements(model.source)
+    for task in parsed.tasks:
+        for stmt in task:
+            if getattr(stmt, "key", None) == "UNITS" and getattr(stmt, "raw", None):
+                found = dict(re.findall(r"([lt])\s*\(([^)]+)\)", stmt.raw))
+                return found.get("l", "m"), found.get("t", "s")
+    return None, "s"
+
+
+@dataclass(frozen=True)
+class Series:
+    """One curve as drawn: ``values`` are the recorded ones, unwrapped and in degrees
+    where the name is an angle (or the rate of one) and that was asked for."""
+
+    name: str
+    values: np.ndarray
+    unit: str | None = None
+    kind: str = "other"
+
+
+@dataclass
+class _Context:
+    """What the figures of one run share."""
+
+    result: Result
+    model: Model
+    degrees: bool = False
+    angles: set[str] = field(default_factory=set)
+    lengths: set[str] = field(default_factory=set)
+    length_unit: str | None = None
+    time_unit: str = "s"
+    given: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, result: Result, model: Model, degrees: bool) -> _Context:
+        length, time = base_units(model)
+        return cls(result, model, degrees, angle_names(model), length_names(model),
+                   length, time, units(model))
+
+    @property
+    def angle_unit(self) -> str:
+        return "°" if self.degrees else "rad"
+
+    def per_time(self, unit: str | None) -> str | None:
+        return None if unit is None else f"{unit}/{self.time_unit}"
+
+    def series(self, name: str) -> Series:
+        """The curve of ``name`` as plotted (:class:`Series`)."""
+        v = np.asarray(self.result[name], float)
+        base = name[:-2] if name.endswith("'t") else None
+        if name in self.angles:
+            v = np.unwrap(v)
+            if self.degrees:
+                v = np.degrees(v)
+            return Series(name, v, self.angle_unit, "angle")
+        if base is not None and base in self.angles:
+            if self.degrees:
+                v = np.degrees(v)
+            return Series(name, v, self.per_time(self.angle_unit), "angular speed")
+        if name in self.lengths:
+            return Series(name, v, self.length_unit, "length")
+        if base is not None and base in self.lengths:
+            return Series(name, v, self.per_time(self.length_unit), "linear speed")
+        return Series(name, v, self.given.get(name), "other")
 
 
 def event_times(result: Result) -> dict[str, list[float]]:
@@ -87,29 +213,86 @@ _EVENT_STYLES = ("--", ":", "-.", (0, (5, 1, 1, 1)))
 
 
 def _mark_events(ax, result: Result) -> None:
-    """A vertical line at every event, one style and one legend entry per event name."""
+    """Vertical lines at the events: one collection (``gid`` ``event:NAME``), line style
+    and legend entry per event name."""
     for k, (name, times) in enumerate(event_times(result).items()):
         style = _EVENT_STYLES[k % len(_EVENT_STYLES)]
-        for j, t in enumerate(times):
-            ax.axvline(t, color="0.4", lw=0.8, ls=style,
-                       label=f"event {name} ({len(times)}×)" if j == 0 else None)
+        ax.vlines(times, 0, 1, transform=ax.get_xaxis_transform(), colors="0.4",
+                  linewidth=0.8, linestyles=style, gid=f"event:{name}",
+                  label=f"event {name} ({len(times)}×)")
+
+
+def _legend(ax, n: int) -> None:
+    """A legend that does not hide the curves: inside for a few entries, else outside
+    on the right in columns of at most :data:`LEGEND_ROWS`."""
+    if n <= LEGEND_INSIDE:
+        ax.legend(loc="best", fontsize="small")
+    else:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small",
+                  ncol=math.ceil(n / LEGEND_ROWS), borderaxespad=0.0)
+
+
+def _colors(n: int):
+    from matplotlib import colormaps
+
+    return colormaps["tab20" if n > 10 else "tab10"].colors
+
+
+def _new_figure(width: float, height: float) -> Figure:
+    """A figure without a layout engine: margins are set in inches (:func:`_margins`),
+    so that saving draws it once (a layout engine, or ``bbox_inches="tight"``, draws
+    every figure twice to measure its texts)."""
+    return Figure(figsize=(width, height))
+
+
+def _margins(fig: Figure, *, left: float = 0.85, right: float = 0.25, top: float = 0.55,
+             bottom: float = 0.55, hspace: float = 0.12, wspace: float = 0.3) -> None:
+    """Fixed margins, in inches (``hspace``/``wspace``: fractions of a panel)."""
+    w, h = fig.get_size_inches()
+    fig.subplots_adjust(left=left / w, right=1 - right / w, top=1 - top / h,
+                        bottom=bottom / h, hspace=hspace, wspace=wspace)
+
+
+def _panels(ctx: _Context, names: Sequence[str], title: str, *, stem: str) -> Figure:
+    """Time histories of ``names``, one panel per kind of quantity (angles, lengths,
+    speeds of each, the rest), sharing the time axis."""
+    series = [ctx.series(n) for n in names]
+    groups: dict[tuple[str, str | None], list[Series]] = {}
+    for s in series:
+        groups.setdefault((s.kind, s.unit), []).append(s)
+    n_legend = max(len(g) for g in groups.values()) + len(event_times(ctx.result))
+    legend = 1.7 * math.ceil(n_legend / LEGEND_ROWS) if n_legend > LEGEND_INSIDE else 0.0
+    fig = _new_figure(8.0 + legend, 1.1 + 2.9 * len(groups))
+    _margins(fig, right=0.25 + legend)
+    axes = fig.subplots(len(groups), 1, sharex=True, squeeze=False)[:, 0]
+    colors = _colors(len(series))
+    k = 0
+    for ax, ((kind, unit), group) in zip(axes, groups.items()):
+        for s in group:
+            ax.plot(ctx.result.t, s.values, label=s.name, color=colors[k % len(colors)],
+                    gid=s.name)
+            k += 1
+        what = {"other": "", "angle": "angle", "length": "length",
+                "angular speed": "angular speed", "linear speed": "speed"}[kind]
+        if len(group) == 1 and not what:
+            ax.set_ylabel(f"{group[0].name}, {unit}" if unit else group[0].name)
+        else:
+            ax.set_ylabel(", ".join(x for x in (what, unit) if x))
+        ax.grid(True, alpha=0.3)
+        _mark_events(ax, ctx.result)
+        _legend(ax, len(group) + len(event_times(ctx.result)))
+    axes[-1].set_xlabel(f"t, {ctx.time_unit}")
+    fig.suptitle(f"{ctx.model.name}: {title}")
+    fig.set_label(stem)
+    return fig
 
 
 def _time_plot(result: Result, model: Model, names: Sequence[str], title: str,
-               ylabel: str | None = None):
-    fig, ax = plt.subplots(figsize=(8, 4.5))
-    colors = plt.get_cmap("tab20" if len(names) > 10 else "tab10").colors
-    for k, n in enumerate(names):
-        ax.plot(result.t, result[n], label=n, color=colors[k % len(colors)])
-    ax.set_xlabel("t")
+               ylabel: str | None = None, *, degrees: bool = False) -> Figure:
+    """One panel per kind of the time histories of ``names`` (see :func:`_panels`)."""
+    fig = _panels(_Context.of(result, model, degrees), names, title, stem=title)
     if ylabel is not None:
-        ax.set_ylabel(ylabel)
-    elif len(names) == 1:
-        ax.set_ylabel(label(names[0], model))
-    ax.set_title(f"{model.name}: {title}")
-    ax.grid(True, alpha=0.3)
-    _mark_events(ax, result)
-    ax.legend(loc="best", fontsize="small", ncol=max(1, len(names) // 8))
+        fig.axes[0].set_ylabel(ylabel)
     return fig
 
 
@@ -118,34 +301,51 @@ def _slug(text: str) -> str:
     return keep.strip("_") or "plot"
 
 
-def plot_request(result: Result, model: Model, request: Plot):
-    """The figure for one model plot instruction; ``KeyError`` names an unknown quantity."""
+def _check_request(result: Result, request: Plot) -> None:
     for n in (*request.curves, *request.against):
         result[n]  # raises a KeyError naming the missing quantity
+
+
+def plot_request(result: Result, model: Model, request: Plot, *,
+                 degrees: bool = False) -> Figure:
+    """The figure for one model plot instruction; ``KeyError`` names an unknown quantity."""
+    _check_request(result, request)
+    return _request(_Context.of(result, model, degrees), request, stem="plot")
+
+
+def _axis_label(s: Series) -> str:
+    return f"{s.name}, {s.unit}" if s.unit else s.name
+
+
+def _request(ctx: _Context, request: Plot, *, stem: str) -> Figure:
     title = request.title or ", ".join(request.curves)
     if not request.against:
-        return _time_plot(result, model, request.curves, title)
+        return _panels(ctx, request.curves, title, stem=stem)
+    curves = [ctx.series(n) for n in request.curves]
     if len(request.against) == 1:
-        x = request.against[0]
-        fig, ax = plt.subplots(figsize=(6.5, 5))
-        for n in request.curves:
-            ax.plot(result[x], result[n], label=n)
-        ax.set_xlabel(label(x, model))
-        ax.set_ylabel(label(request.curves[0], model) if len(request.curves) == 1 else "")
-        ax.set_title(f"{model.name}: {title}")
+        x = ctx.series(request.against[0])
+        fig = _new_figure(6.5, 5)
+        _margins(fig)
+        ax = fig.subplots()
+        for s in curves:
+            ax.plot(x.values, s.values, label=s.name, gid=s.name)
+        ax.set_xlabel(_axis_label(x))
+        ax.set_ylabel(_axis_label(curves[0]) if len(curves) == 1 else "")
         ax.grid(True, alpha=0.3)
-        if len(request.curves) > 1:
-            ax.legend(fontsize="small")
-        return fig
-    x, y = request.against[:2]
-    fig = plt.figure(figsize=(6.5, 5.5))
-    ax = fig.add_subplot(projection="3d")
-    for n in request.curves:
-        ax.plot(result[x], result[y], result[n], label=n)
-    ax.set_xlabel(label(x, model))
-    ax.set_ylabel(label(y, model))
-    ax.set_zlabel(label(request.curves[0], model))
-    ax.set_title(f"{model.name}: {title}")
+        if len(curves) > 1:
+            _legend(ax, len(curves))
+    else:
+        x, y = (ctx.series(n) for n in request.against[:2])
+        fig = _new_figure(6.5, 5.5)
+        _margins(fig, left=0.3, right=0.3, bottom=0.3)
+        ax = fig.add_subplot(projection="3d")
+        for s in curves:
+            ax.plot(x.values, y.values, s.values, label=s.name, gid=s.name)
+        ax.set_xlabel(_axis_label(x))
+        ax.set_ylabel(_axis_label(y))
+        ax.set_zlabel(_axis_label(curves[0]))
+    fig.suptitle(f"{ctx.model.name}: {title}")
+    fig.set_label(stem)
     return fig
 
 
@@ -161,24 +361,28 @@ def parse_plot_option(text: str) -> Plot:
                 title=text)
 
 
-def _phase(result: Result, model: Model):
-    pairs = [(q, f"{q}'t") for q in result.state_names if f"{q}'t" in result.state_names]
+def _phase(ctx: _Context) -> Figure | None:
+    names = ctx.result.state_names
+    pairs = [(q, f"{q}'t") for q in names if f"{q}'t" in names]
     if not pairs:
         return None
     n = len(pairs)
     cols = min(n, 3)
     rows = -(-n // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(3.6 * cols, 3.2 * rows), squeeze=False)
+    fig = _new_figure(3.7 * cols, 0.6 + 3.2 * rows)
+    _margins(fig, left=0.8, bottom=0.6, hspace=0.35, wspace=0.45)
+    axes = fig.subplots(rows, cols, squeeze=False)
     for ax, (q, w) in zip(axes.flat, pairs):
-        ax.plot(result[q], result[w], lw=0.9)
-        ax.plot(result[q][:1], result[w][:1], "o", ms=4, color="C3")
-        ax.set_xlabel(label(q, model))
-        ax.set_ylabel(w)
+        x, v = ctx.series(q), ctx.series(w)
+        ax.plot(x.values, v.values, lw=0.9, gid=q)
+        ax.plot(x.values[:1], v.values[:1], "o", ms=4, color="C3")
+        ax.set_xlabel(_axis_label(x))
+        ax.set_ylabel(_axis_label(v))
         ax.grid(True, alpha=0.3)
     for ax in list(axes.flat)[n:]:
         ax.set_visible(False)
-    fig.suptitle(f"{model.name}: phase portraits")
-    fig.tight_layout()
+    fig.suptitle(f"{ctx.model.name}: phase portraits")
+    fig.set_label("phase")
     return fig
 
 
@@ -189,18 +393,22 @@ def projection_planes(up: int) -> list[tuple[str, int, int]]:
     return [("horizontal", a, b), ("sagittal", a, up), ("frontal", b, up)]
 
 
-def _trajectories(poses, model: Model):
+def _trajectories(poses, ctx: _Context) -> Figure:
     planes = projection_planes(poses.up)
-    fig = plt.figure(figsize=(13, 3.9))
+    n = len(poses.bodies)
+    legend = 0.3 * math.ceil(min(n, 16) / 8) + 0.2 if n <= 16 else 0.0
+    fig = _new_figure(13, 4.4 + legend)
+    _margins(fig, left=0.7, bottom=0.6 + legend, wspace=0.4)
     colors = poses.colors()
+    unit = f", {ctx.length_unit}" if ctx.length_unit else ""
     for k, (name, i, j) in enumerate(planes):
         ax = fig.add_subplot(1, 4, k + 1)
         for b, body in enumerate(poses.bodies):
             ax.plot(poses.centre[b, :, i], poses.centre[b, :, j], color=colors[b], lw=0.9,
                     label=body)
             ax.plot(poses.centre[b, :1, i], poses.centre[b, :1, j], "o", ms=3, color=colors[b])
-        ax.set_xlabel(AXIS[i])
-        ax.set_ylabel(AXIS[j])
+        ax.set_xlabel(AXIS[i] + unit)
+        ax.set_ylabel(AXIS[j] + unit)
         ax.set_title(name)
         ax.set_aspect("equal", adjustable="datalim")
         ax.grid(True, alpha=0.3)
@@ -215,39 +423,198 @@ def _trajectories(poses, model: Model):
     handles, labels = fig.axes[0].get_legend_handles_labels()
     if len(poses.bodies) <= 16:
         fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 8),
-                   fontsize="small", bbox_to_anchor=(0.5, -0.16))
-    fig.suptitle(f"{model.name}: trajectories of the centres of mass")
-    fig.tight_layout()
+                   fontsize="small")
+    fig.suptitle(f"{ctx.model.name}: trajectories of the centres of mass")
+    fig.set_label("trajectories")
     return fig
 
 
-def _drift(result: Result, model: Model):
-    series: list[tuple[str, np.ndarray]] = []
-    balance = energy_balance(result)
-    if balance is not None:
-        series.append(("E(t) − E(0) − W(t)", balance.balance))
-    for quat in model.quaternions:
-        comps = quat.quaternion
-        if all(c in result.values for c in comps):
-            norm2 = sum(result[c] ** 2 for c in comps)
-            series.append((f"|{', '.join(comps)}|² − 1", norm2 - 1))
-    if not series:
+def _quaternion_components(model: Model) -> list[tuple[str, ...]]:
+    """The component names of each quaternion: of ``КВАТЕРНИОН`` and of the ``Q(…)`` of
+    the body records."""
+    out = [tuple(q.quaternion) for q in model.quaternions]
+    for body in model.bodies:
+        for tr in body.transforms:
+            names = tuple(str(a) for a in tr.args)
+            if tr.kind == "Q" and names not in out:
+                out.append(names)
+    return out
+
+
+def _quaternions(ctx: _Context) -> Figure | None:
+    """The components of each quaternion, and below them the norm drifts ``|Λ|² − 1``."""
+    quats = [c for c in _quaternion_components(ctx.model)
+             if all(n in ctx.result.values for n in c)]
+    if not quats:
         return None
-    fig, axes = plt.subplots(len(series), 1, figsize=(8, 3.0 * len(series)), squeeze=False)
-    for ax, (name, values) in zip(axes.flat, series):
-        ax.plot(result.t, values)
-        ax.set_ylabel(name)
-        ax.set_xlabel("t")
+    fig = _new_figure(8.0, 1.1 + 2.9 * (len(quats) + 1))
+    _margins(fig, left=0.95)
+    axes = fig.subplots(len(quats) + 1, 1, sharex=True, squeeze=False)[:, 0]
+    t = ctx.result.t
+    for ax, comps in zip(axes, quats):
+        for c in comps:
+            ax.plot(t, ctx.result[c], label=c, gid=c)
+        ax.set_ylabel("quaternion component")
         ax.grid(True, alpha=0.3)
-        _mark_events(ax, result)
-    axes.flat[0].set_title(f"{model.name}: balance of conserved quantities")
-    fig.tight_layout()
+        _mark_events(ax, ctx.result)
+        _legend(ax, 4 + len(event_times(ctx.result)))
+    ax = axes[-1]
+    for comps in quats:
+        norm2 = sum(np.asarray(ctx.result[c], float) ** 2 for c in comps)
+        ax.plot(t, norm2 - 1, label=f"|{', '.join(comps)}|² − 1", gid="norm:" + comps[0])
+    ax.set_ylabel("|Λ|² − 1")
+    ax.grid(True, alpha=0.3)
+    _mark_events(ax, ctx.result)
+    _legend(ax, len(quats) + len(event_times(ctx.result)))
+    ax.set_xlabel(f"t, {ctx.time_unit}")
+    fig.suptitle(f"{ctx.model.name}: quaternion components and norm drift")
+    fig.set_label("quaternion")
     return fig
+
+
+def _energy(ctx: _Context) -> Figure | None:
+    """The energy balance: ``E`` against ``E(0) + W`` above, ``E − E(0) − W`` below."""
+    balance = energy_balance(ctx.result)
+    if balance is None:
+        return None
+    t = ctx.result.t
+    energy = np.asarray(ctx.result["energy"], float)
+    fig = _new_figure(8, 6.4)
+    _margins(fig, left=0.95)
+    top, bottom = fig.subplots(2, 1, sharex=True)
+    top.plot(t, energy, label="E(t) = T + Π", gid="E")
+    top.plot(t, energy - balance.balance, "--", label="E(0) + W(t)", gid="E0+W")
+    top.set_ylabel("energy")
+    bottom.plot(t, balance.balance, color="C3", label="E(t) − E(0) − W(t)", gid="balance")
+    bottom.set_ylabel("E − E(0) − W")
+    bottom.set_xlabel(f"t, {ctx.time_unit}")
+    for ax in (top, bottom):
+        ax.grid(True, alpha=0.3)
+        _mark_events(ax, ctx.result)
+        _legend(ax, 2 + len(event_times(ctx.result)))
+    what = ("conservative: W = 0" if not np.any(balance.work)
+            else "W: the work of what E = T + Π leaves out")
+    fig.suptitle(f"{ctx.model.name}: energy balance")
+    top.set_title(f"{what}; max |E − E(0) − W| = {balance.max_abs:.3g}", fontsize="small")
+    fig.set_label("energy")
+    return fig
+
+
+def figures(result: Result, model: Model, *, requests: Sequence[Plot] = (), poses=None,
+            degrees: bool = False) -> list[tuple[str, Figure]]:
+    """The figures of a run, each with its file stem (see the module docstring).
+
+    Parameters
+    ----------
+    result, model, requests, poses
+        As for :func:`plot_run`.
+    degrees : bool
+        Angles in degrees (and the rates of angle coordinates in degrees per time
+        unit) instead of radians.
+
+    Returns
+    -------
+    list of (str, matplotlib.figure.Figure)
+
+    Raises
+    ------
+    KeyError
+        A request names a quantity the run did not record.
+    """
+    requests = (*model.plots, *requests)
+    for request in requests:
+        _check_request(result, request)
+    ctx = _Context.of(result, model, degrees)
+    quaternion = {n for c in _quaternion_components(model) for n in c}
+    coordinates = set(model.coordinates)
+    groups = {
+        "coordinates": [n for n in result.state_names
+                        if n in coordinates and n not in quaternion],
+        "speeds": [n for n in result.state_names if n not in coordinates],
+        "outputs": [n for n in model.outputs if n in result.values],
+        "multipliers": [multiplier_name(n) for n in (
+            *(c.name for c in model.constraints),
+            *(x for c in model.coincidences for x in c.constraint_names()))
+            if multiplier_name(n) in result.values],
+    }
+    out: list[tuple[str, Figure]] = []
+    for title, names in groups.items():
+        if names:
+            out.append((title, _panels(ctx, names, title, stem=title)))
+    fig = _quaternions(ctx)
+    if fig is not None:
+        out.append(("quaternion", fig))
+    for k, request in enumerate(requests, start=1):
+        stem = f"plot{k}_{_slug(request.title or request.curves[0])}"
+        out.append((stem, _request(ctx, request, stem=stem)))
+    fig = _phase(ctx)
+    if fig is not None:
+        out.append(("phase", fig))
+    if poses is not None and len(poses.bodies):
+        out.append(("trajectories", _trajectories(poses, ctx)))
+    fig = _energy(ctx)
+    if fig is not None:
+        out.append(("energy", fig))
+    return out
+
+
+def _render(figs: Sequence[tuple[str, Figure]], out: Path,
+            formats: Sequence[str]) -> list[Path]:
+    written: list[Path] = []
+    for stem, fig in figs:
+        written += _save(fig, out / stem, formats)
+    return written
+
+
+#: relative drawing cost of a figure, by stem (3-D axes and many panels cost most)
+def _cost(stem: str, fig: Figure) -> float:
+    return sum(3.0 if ax.name == "3d" else 1.0 for ax in fig.axes if ax.get_visible())
+
+
+def _render_parallel(figs: list[tuple[str, Figure]], out: Path, formats: Sequence[str],
+                     jobs: int) -> list[Path]:
+    """Draw ``figs`` in ``jobs`` processes (``os.fork``: the figures are already built,
+    nothing is pickled). A child that fails leaves its share to this process."""
+    shares: list[list[tuple[str, Figure]]] = [[] for _ in range(jobs)]
+    load = [0.0] * jobs
+    for stem, fig in sorted(figs, key=lambda sf: -_cost(*sf)):
+        k = load.index(min(load))
+        shares[k].append((stem, fig))
+        load[k] += _cost(stem, fig)
+    children = []
+    for share in shares[1:]:
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover (the child)
+            code = 1
+            try:
+                _render(share, out, formats)
+                code = 0
+            finally:
+                os._exit(code)
+        children.append((pid, share))
+    _render(shares[0], out, formats)
+    for pid, share in children:
+        _, status = os.waitpid(pid, 0)
+        if os.waitstatus_to_exitcode(status) != 0:
+            _render(share, out, formats)   # again here, to raise its error
+    return [out / f"{stem}.{fmt}" for stem, _ in figs for fmt in formats]
+
+
+def _idle_core() -> bool:
+    """Whether a second drawing process would find a core of its own."""
+    cores = os.cpu_count() or 1
+    if cores < 2 or not hasattr(os, "fork"):
+        return False
+    try:
+        return os.getloadavg()[0] < cores - 1
+    except OSError:
+        return False
 
 
 def plot_run(result: Result, model: Model, out: str | Path, *,
              requests: Sequence[Plot] = (), poses=None,
-             formats: Sequence[str] = FORMATS) -> list[Path]:
+             formats: Sequence[str] = FORMATS, degrees: bool = False,
+             jobs: int | None = None) -> list[Path]:
     """Write the plots of a run into ``out`` (see the module docstring for the list).
 
     Parameters
@@ -262,40 +629,25 @@ def plot_run(result: Result, model: Model, out: str | Path, *,
         Plots asked for on the command line, besides the model's own.
     poses : Poses, optional
         Body positions (:func:`kidym.report.poses.body_poses`) for the trajectories.
-    formats : sequence of {"png", "svg"}
+    formats : sequence of {"png", "svg", "pdf"}
         File formats of every plot.
+    degrees : bool
+        Angles in degrees instead of radians (:func:`figures`).
+    jobs : int, optional
+        Processes drawing the figures; default 2 where there are two cores or more,
+        one of them idle (load average below cores − 1) and ``fork`` available, else 1:
+        on a busy machine a second process only waits for a core.
 
     Returns
     -------
     list of Path
-        The files written (each plot in every format, PNG first).
+        The files written (each plot in every format, in the order of ``formats``).
     """
     out = Path(out)
-    written: list[Path] = []
-    n_q = len(model.coordinates)
-    groups = {
-        "coordinates": [n for n in result.state_names if not n.endswith("'t")]
-        or list(result.state_names[:n_q]),
-        "speeds": list(result.state_names[n_q:]),
-        "outputs": [n for n in model.outputs if n in result.values],
-        "multipliers": [multiplier_name(n) for n in (
-            *(c.name for c in model.constraints),
-            *(x for c in model.coincidences for x in c.constraint_names()))
-            if multiplier_name(n) in result.values],
-    }
-    for title, names in groups.items():
-        if names:
-            written += _save(_time_plot(result, model, names, title), out / title, formats)
-    for k, request in enumerate((*model.plots, *requests), start=1):
-        fig = plot_request(result, model, request)
-        written += _save(fig, out / f"plot{k}_{_slug(request.title or request.curves[0])}",
-                         formats)
-    fig = _phase(result, model)
-    if fig is not None:
-        written += _save(fig, out / "phase", formats)
-    if poses is not None and len(poses.bodies):
-        written += _save(_trajectories(poses, model), out / "trajectories", formats)
-    fig = _drift(result, model)
-    if fig is not None:
-        written += _save(fig, out / "energy", formats)
-    return written
+    figs = figures(result, model, requests=requests, poses=poses, degrees=degrees)
+    if jobs is None:
+        jobs = 2 if _idle_core() else 1
+    jobs = max(1, min(jobs, len(figs)))
+    if jobs == 1:
+        return _render(figs, out, formats)
+    return _render_parallel(figs, out, formats, jobs)

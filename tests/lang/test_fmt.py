@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
@@ -138,3 +139,26 @@ def test_fmt_command(tmp_path, capsys) -> None:
     assert capsys.readouterr().out == "m = 1;\nJm.x = m;\nSHOW := x;\n"
     assert main(["fmt", str(path), "--in-place"]) == 0
     assert main(["fmt", str(path), "--check"]) == 0
+
+
+def test_blank_lines_between_sections_are_kept_once() -> None:
+    text = "# masses #\nm = 1;\n\n\n\nJm.x = m;  # inertia #\n\n# show #\nSHOW := x;\n"
+    out = format_source(text)
+    assert out == "# masses #\nm = 1;\n\nJm.x = m;  # inertia #\n\n# show #\nSHOW := x;\n"
+    assert format_source(out) == out   # canonical: formatting it again changes nothing
+
+
+EXAMPLE_FILES = sorted((Path(__file__).parents[2] / "examples").glob("*/*.kdm"))
+
+
+@pytest.mark.parametrize("path", EXAMPLE_FILES, ids=lambda p: p.name)
+def test_shipped_examples_are_canonical(path: Path, capsys) -> None:
+    """Every shipped example passes ``kidym fmt --check`` (issue 18, item 6)."""
+    assert main(["fmt", str(path), "--check"]) == 0, capsys.readouterr().err
+
+
+def test_a_comment_after_several_statements_of_a_line_goes_before_them() -> None:
+    text = "m1 = 1;  l1 = 2;   # rod 1 #\nm2 = 3;  # rod 2 #\n"
+    out = format_source(text)
+    assert out == "# rod 1 #\nm1 = 1;\nl1 = 2;\nm2 = 3;  # rod 2 #\n"
+    assert format_source(out) == out
