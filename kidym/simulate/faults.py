@@ -284,6 +284,9 @@ def _massless_note(mass, t: float, y: np.ndarray, names: Sequence[str]) -> str:
         return ""
     if M.shape != (len(names), len(names)) or not np.all(np.isfinite(M)):
         return ""
+    values = np.abs(np.linalg.eigvalsh(0.5 * (M + M.T)))
+    if np.sum(values <= 1e-12 * values.max(initial=0.0)) > 1:
+        return ""   # more than one massless motion: the hint names the speeds they take
     motion = massless_motion(M, names)
     if len(motion) == 1:
         return f": at this state no mass moves with the speed {motion[0][0]}"
