@@ -336,6 +336,23 @@ class CompiledSystem:
                 out[k] = np.nan
         return out
 
+    def controls_at(self, t: np.ndarray, Y: np.ndarray, p: np.ndarray) -> np.ndarray:
+        """The controls ``u`` at states ``Y`` (shape (n_t, n_y)), shape (n_t, S); NaN
+        where they cannot be solved (:func:`kidym.eom.controls.solve_controls`)."""
+        from kidym.eom.controls import ControlSolveError, solve_controls
+        from kidym.eom.controls import split as split_controls
+
+        ctl = self.equations.controls
+        out = np.empty((len(t), ctl.s))
+        for k in range(len(t)):
+            _qdot, M, F = self.evaluate(float(t[k]), Y[k], p)
+            F0, block = split_controls(F, self.code.n_w, ctl.r, ctl.s)
+            try:
+                out[k] = solve_controls(M, F0, block)[1]
+            except ControlSolveError:
+                out[k] = np.nan
+        return out
+
     def set_stabilization(self, stab: Stabilization) -> None:
         """Write ``stab`` into the library (its ``kidym_stabilization``)."""
         a, b = stab.coefficients
@@ -693,6 +710,10 @@ def _with_constraints(system: CompiledSystem, raw: dict, p: np.ndarray, stab: St
     """``result`` with the multipliers ``λf`` and the constraint drift (a model with
     constraints; unchanged otherwise)."""
     cons = system.equations.constraints
+    if system.equations.controls is not None:
+        u = system.controls_at(raw["t"], raw["y"], p)
+        for i, name in enumerate(system.equations.controls.control_names):
+            result.values[name] = u[:, i]
     if cons is None:
         return result
     from kidym.simulate.constrained import measure
@@ -911,7 +932,8 @@ def simulate_with_engine(system, *, engine: str, events: Sequence[Event], t_end,
             # BDF's Newton matrix: the analytic Jacobian goes into the library
             compiled = CompiledSystem.build(
                 eq, events=events,
-                jacobian=METHOD_ALIASES.get(method, method) == "BDF" and jacobian != "fd")
+                jacobian=(METHOD_ALIASES.get(method, method) == "BDF" and jacobian != "fd"
+                          and eq.controls is None))
         except CompileError as exc:
             if engine != "auto" or exc.kind == "internal":
                 raise
@@ -939,6 +961,10 @@ def simulate_with_engine(system, *, engine: str, events: Sequence[Event], t_end,
             compiled, t0, y0, p, given_states(model, initial, canonical_initial),
             stab.tolerance * 1e-3)
         extra["initial_adjusted"] = adjusted
+    if eq.controls is not None:
+        from kidym.simulate.simulate import check_reachable
+
+        check_reachable(compiled, t0, y0, p)
     return simulate_compiled(compiled, t0=t0, t1=t1, y0=y0, p=p, times=times, method=method,
                              rtol=rtol, atol=atol, max_step=max_step,
                              raise_on_failure=raise_on_failure, extra=extra,
