@@ -39,8 +39,8 @@ from dataclasses import dataclass
 import numpy as np
 import symengine as se
 
-from kidym.errors import DerivationError, Diagnostic, ModelError
 from kidym.eom.constraints import form_constraints
+from kidym.errors import DerivationError, Diagnostic, ModelError
 
 Expr = se.Basic
 

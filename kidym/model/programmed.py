@@ -100,7 +100,8 @@ def check(b, controls: list[ast.Name], items: list[ProgrammedItem]
             b.error(f"`{n.name}` is listed in `{ins_u.written}` but is a coordinate or enters a "
                     "position; a control enters only force characteristics "
                     f"(`Pu.phi = {n.name};`)", n.span)
-        elif not any(u.base == n.name and u.kind in ("characteristic", "definition") for u in b.uses):
+        elif not any(u.base == n.name and u.kind in ("characteristic", "definition")
+                     for u in b.uses):
             b.error(f"control `{n.name}` of `{ins_u.written}` is used nowhere; use it in a force "
                     f"characteristic (`Pu.phi = {n.name};`) or remove it", n.span)
     if ins_u is not None and ins_p is None:
