@@ -80,6 +80,7 @@ def _summary(model, eq) -> str:
         lines.append(f"  elements ({len(model.elements)}): "
                      + ", ".join(f"{e.name}.{e.coordinate}" for e in model.elements))
     lines.extend(_velocity_summary(model, eq))
+    lines.extend(_controls_summary(eq))
     lines.append(f"  named quantities: {len(eq.intermediates())}")
     return "\n".join(lines)
 
@@ -506,6 +507,17 @@ def _time_mean(t, v) -> float:
     if t.size < 2 or t[-1] == t[0]:
         return float(v[0])
     return float(np.sum(np.diff(t) * (v[1:] + v[:-1]) / 2) / (t[-1] - t[0]))
+
+
+def _controls_summary(eq) -> list[str]:
+    """The controls and programmed constraints (seed 004) for ``kidym check``."""
+    ctl = eq.controls
+    if ctl is None:
+        return []
+    kinds = ", ".join(f"{n} ({'first order' if f else 'holonomic'})"
+                      for n, f in zip(ctl.names, ctl.first_order))
+    return [f"  controls ({ctl.s}): {', '.join(ctl.control_names)}, solved from "
+            f"{ctl.r} programmed constraint{'s' if ctl.r != 1 else ''}: {kinds}"]
 
 
 def _velocity_summary(model, eq) -> list[str]:

@@ -1,0 +1,307 @@
+"""Controls determined by programmed constraints (seed 004 (5.1)–(5.6)): ``НЕИЗВЕСТНЫЕ``,
+``ПРОГРАММНЫЕ СВЯЗИ``.
+
+The example ``examples/two_link_control``: a planar two-link arm under gravity whose end
+effector is steered along a circle ``x = a + r cos Wt``, ``y = b + r sin Wt`` by the
+joint torques ``u1``, ``u2``. Independent oracles:
+
+* the inverse dynamics of the same arm by Lagrange's equations written here with
+  ``sympy.physics.mechanics.LagrangesMethod``, along the path's closed-form inverse
+  kinematics (the joint angles of the circle, differentiated symbolically): the torques
+  kidym computes must be these, to 1e-8;
+* the perturbation law (5.5) itself: from a start off the path the deviation
+  ``y = fx`` obeys ``ÿ = h y + k ẏ``, whose solution is written in closed form;
+* the least-norm control of a point mass with two forces and one constraint, by hand.
+
+Both engines, the path time-dependent throughout.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+import sympy as sp
+from sympy.physics import mechanics as me
+
+import kidym
+from kidym.errors import DerivationError, ModelError, ParseError
+from kidym.simulate.compiled import CompiledSystem
+from kidym.simulate.simulate import NumpySystem
+from tests.codegen.shared import kidym_cache  # noqa: F401
+
+EXAMPLE = Path(__file__).parents[2] / "examples" / "two_link_control" / "two_link_control.kdm"
+TEXT = EXAMPLE.read_text(encoding="utf-8")
+V = dict(l1=1.0, l2=0.8, m1=2.0, m2=1.5, g=9.81, a=1.0, b=0.6, r=0.3, W=2.0)
+ENGINES = ["numpy", "compiled"]
+
+
+# ----------------------------------------------------------------- the oracle
+class ArmOracle:
+    """Closed-form inverse kinematics of the circle and Lagrange's inverse dynamics."""
+
+    def __init__(self) -> None:
+        t = sp.symbols("t")
+        l1, l2, m1, m2, g, a, b, r, W = (sp.Float(V[k]) for k in
+                                         ("l1", "l2", "m1", "m2", "g", "a", "b", "r", "W"))
+        x = a + r * sp.cos(W * t)
+        y = b + r * sp.sin(W * t)
+        c2 = (x ** 2 + y ** 2 - l1 ** 2 - l2 ** 2) / (2 * l1 * l2)
+        q2 = sp.acos(c2)                      # elbow up, as the example starts
+        q1 = sp.atan2(y, x) - sp.atan2(l2 * sp.sin(q2), l1 + l2 * sp.cos(q2))
+        path = [q1, q2]
+        self.q = sp.lambdify(t, path, "numpy")
+        self.qd = sp.lambdify(t, [sp.diff(e, t) for e in path], "numpy")
+        qdd = [sp.diff(e, t, 2) for e in path]
+        # Lagrange's equations of the arm, written independently of kidym
+        Q = me.dynamicsymbols("Q1 Q2")
+        N = me.ReferenceFrame("N")
+        A = N.orientnew("A", "Axis", (Q[0], N.z))
+        B = A.orientnew("B", "Axis", (Q[1], A.z))
+        O = me.Point("O")
+        O.set_vel(N, 0)
+        C1 = O.locatenew("C1", l1 / 2 * A.x)
+        J = O.locatenew("J", l1 * A.x)
+        C2 = J.locatenew("C2", l2 / 2 * B.x)
+        for P in (C1, J, C2):
+            P.v2pt_theory(O if P is not C2 else J, N, A if P is not C2 else B)
+        link1 = me.RigidBody("L1", C1, A, m1, (me.inertia(A, 0, 0, m1 * l1 ** 2 / 12), C1))
+        link2 = me.RigidBody("L2", C2, B, m2, (me.inertia(B, 0, 0, m2 * l2 ** 2 / 12), C2))
+        link1.potential_energy = m1 * g * C1.pos_from(O).dot(N.y)
+        link2.potential_energy = m2 * g * C2.pos_from(O).dot(N.y)
+        lm = me.LagrangesMethod(me.Lagrangian(N, link1, link2), Q)
+        lhs = lm.form_lagranges_equations()   # = the generalized forces (u1, u2)
+        qd_s = [sp.diff(e, sp.Symbol("t")) for e in Q]
+        qdd_s = [sp.diff(e, sp.Symbol("t"), 2) for e in Q]
+        sub = {**dict(zip(qdd_s, qdd)), **dict(zip(qd_s, [sp.diff(e, t) for e in path])),
+               **dict(zip(Q, path))}
+        self.torque = sp.lambdify(t, [e.xreplace(sub) for e in lhs], "numpy")
+        # the same equations at any state, for the controls at a given state
+        qs, vs, acc = sp.symbols("q1:3"), sp.symbols("v1:3"), sp.symbols("a1:3")
+        sub = {**dict(zip(qdd_s, acc)), **dict(zip(qd_s, vs)), **dict(zip(Q, qs))}
+        self.mass = sp.lambdify([*qs], sp.Matrix(lhs).xreplace(sub).jacobian(acc), "numpy")
+
+    def state(self, t: np.ndarray) -> np.ndarray:
+        """``[q1, q2, q1', q2']`` on the path, shape (4, n_t)."""
+        return np.vstack([np.asarray(self.q(t), float), np.asarray(self.qd(t), float)])
+
+    def torques(self, t: np.ndarray) -> np.ndarray:
+        """The joint torques of the path, shape (2, n_t)."""
+        return np.asarray(self.torque(t), float)
+
+
+@pytest.fixture(scope="module")
+def oracle() -> ArmOracle:
+    return ArmOracle()
+
+
+@pytest.fixture(scope="module")
+def equations() -> kidym.Equations:
+    return kidym.derive(kidym.parse(TEXT))
+
+
+def on_path(oracle: ArmOracle) -> dict[str, float]:
+    y0 = oracle.state(np.array([0.0]))[:, 0]
+    return dict(zip(("q1", "q2", "q1't", "q2't"), y0))
+
+
+# ------------------------------------------------------------------- the tests
+@pytest.mark.parametrize("engine", ENGINES)
+def test_controls_at_a_state_are_the_inverse_dynamics(engine: str, oracle, equations) -> None:
+    """At states on the path the solve of (5.6) gives Lagrange's torques (to 1e-10 of
+    their size; no integration involved)."""
+    t = np.linspace(0.0, np.pi, 13)
+    Y = oracle.state(t).T
+    if engine == "numpy":
+        system = NumpySystem.build(equations)
+        p = system.parameter_vector()
+        u = np.array([system.outputs(tk, yk, p)[-2:] for tk, yk in zip(t, Y)])
+    else:
+        system = CompiledSystem.build(equations)
+        u = system.controls_at(t, Y, system.parameter_vector())
+    tau = oracle.torques(t).T
+    assert np.abs(u - tau).max() <= 1e-10 * np.abs(tau).max()
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_the_path_holds_and_the_torques_are_the_inverse_dynamics(
+        engine: str, oracle, equations) -> None:
+    """Started on the path, the run follows it to integration accuracy, and the controls
+    recorded along it are the torques of inverse dynamics to 1e-8."""
+    r = kidym.simulate(equations, engine=engine, initial=on_path(oracle), rtol=1e-11,
+                       atol=1e-13, n_points=101)
+    assert r.success
+    assert max(np.abs(r["fx"]).max(), np.abs(r["fy"]).max()) <= 1e-9
+    assert np.abs(np.vstack([r["q1"], r["q2"]]) - oracle.state(r.t)[:2]).max() <= 1e-9
+    tau = oracle.torques(r.t)
+    err = np.abs(np.vstack([r["u1"], r["u2"]]) - tau).max()
+    assert err <= 1e-8 * np.abs(tau).max(), err
+
+
+def deviation(h: float, k: float, y0: float, z0: float, t: np.ndarray) -> np.ndarray:
+    """The solution of ``ÿ = h y + k ẏ``, ``y(0) = y0``, ``ẏ(0) = z0`` in closed form."""
+    disc = k * k + 4 * h
+    if abs(disc) < 1e-12:                 # a double root k/2
+        s = k / 2
+        return (y0 + (z0 - s * y0) * t) * np.exp(s * t)
+    if disc < 0:                          # complex roots k/2 ± iω
+        s, w = k / 2, np.sqrt(-disc) / 2
+        return np.exp(s * t) * (y0 * np.cos(w * t) + (z0 - s * y0) / w * np.sin(w * t))
+    s1, s2 = (k + np.sqrt(disc)) / 2, (k - np.sqrt(disc)) / 2
+    c2 = (z0 - s1 * y0) / (s2 - s1)
+    return (y0 - c2) * np.exp(s1 * t) + c2 * np.exp(s2 * t)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize(("items", "h", "k"), [
+    ("fx, fy", -100.0, -20.0),                              # the default law
+    ("fx(hh, kk), fy(hh, kk)", -25.0, -2.0),                # decaying oscillation
+    ("fx(hh, kk), fy(hh, kk)", -4.0, -5.0),                 # two real roots
+])
+def test_a_perturbed_start_decays_as_the_perturbation_law_says(
+        engine: str, items: str, h: float, k: float) -> None:
+    text = TEXT.replace("ПРОГРАММНЫЕ СВЯЗИ := fx, fy;",
+                        f"hh = {h}; kk = {k}; ПРОГРАММНЫЕ СВЯЗИ := {items};")
+    r = kidym.simulate(kidym.parse(text), engine=engine, rtol=1e-11, atol=1e-13,
+                       n_points=201, initial={"q1't": 0.3})
+    assert r.success
+    for name in ("fx", "fy"):
+        y0, z0 = r[name][0], r[name + "'t"][0]
+        assert abs(y0) > 0.1    # the example starts well off the path
+        exact = deviation(h, k, y0, z0, r.t)
+        assert np.abs(r[name] - exact).max() <= 1e-8, name
+
+
+def test_changed_coefficients_at_run_time_and_their_sign() -> None:
+    text = TEXT.replace("ПРОГРАММНЫЕ СВЯЗИ := fx, fy;",
+                        "hh = -25; kk = -2; ПРОГРАММНЫЕ СВЯЗИ := fx(hh, kk), fy(hh, kk);")
+    model = kidym.parse(text)
+    r = kidym.simulate(model, parameters={"hh": -9.0, "kk": -6.0}, rtol=1e-11, atol=1e-13,
+                       n_points=101)
+    exact = deviation(-9.0, -6.0, r["fx"][0], r["fx't"][0], r.t)
+    assert np.abs(r["fx"] - exact).max() <= 1e-8
+    with pytest.raises(ValueError, match="coefficient h of programmed constraint `fx` is 4 "
+                                         "with the parameters given; it must be a number ≤ 0"):
+        kidym.simulate(model, parameters={"hh": 4.0})
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_least_norm_controls_and_a_first_order_constraint(engine: str) -> None:
+    """A point mass with two forces and one first-order constraint ``g = ẋ + ẏ − V``:
+    ``ż = k z``, and of all the forces that do it the least: ``u1 = u2 = m k z / 2``."""
+    text = """
+        m = 2; V = 1.5; W = 3; k1 = -4;
+        Jm.x.y = m;
+        Pfx.x = u1; Pfy.y = u2;
+        Pw.x = sin(W*t);             # a disturbance the controls must also cancel #
+        g1 = x't + y't - V;
+        НЕИЗВЕСТНЫЕ := u1, u2;
+        ПРОГРАММНЫЕ СВЯЗИ := g1(k1);
+        НАЧАЛЬНЫЕ УСЛОВИЯ := x't(0.2), y't(-0.4);
+        ВРЕМЯ := t(0, 2);
+    """
+    eq = kidym.derive(kidym.parse(text))
+    assert eq.controls.first_order == (True,)
+    r = kidym.simulate(eq, engine=engine, rtol=1e-11, atol=1e-13, n_points=81)
+    z0 = 0.2 - 0.4 - 1.5
+    z = z0 * np.exp(-4.0 * r.t)
+    assert np.abs(r["g1"] - z).max() <= 1e-9
+    # ẍ + ÿ = k z with ẍ = (sin Wt + u1)/m, ÿ = u2/m: u1 + u2 = m k z − sin Wt, and the
+    # least u1² + u2² among those splits it in halves
+    s = np.sin(3.0 * r.t)
+    u2 = (2.0 * -4.0 * z - s) / 2
+    assert np.abs(r["u2"] - u2).max() <= 1e-8
+    assert np.abs(r["u1"] - u2).max() <= 1e-8
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_constraint_the_controls_cannot_reach_is_a_located_error(engine: str) -> None:
+    text = TEXT.replace("Pelbow.q2 = u2;", "Pelbow.q1 = u2;")   # both torques at the shoulder
+    with pytest.raises(ModelError) as info:
+        kidym.simulate(kidym.parse(text, filename="arm.kdm"), engine=engine)
+    shown = str(info.value)
+    line = next(i for i, s in enumerate(TEXT.splitlines(), 1) if "ПРОГРАММНЫЕ" in s)
+    col = TEXT.splitlines()[line - 1].index("fy") + 1
+    assert re.search(rf"arm\.kdm:{line}:{col}: error: the controls `u1`, `u2` cannot reach "
+                     r"programmed constraint `fy` at t = 0", shown), shown
+    assert "^" in shown
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (("ПРОГРАММНЫЕ СВЯЗИ := fx, fy;", ""),
+     r"`НЕИЗВЕСТНЫЕ` lists controls, but nothing determines them"),
+    (("НЕИЗВЕСТНЫЕ := u1, u2;", "u1 = 0; u2 = 0;"),
+     r"`ПРОГРАММНЫЕ СВЯЗИ` needs controls to hold its constraints"),
+    (("НЕИЗВЕСТНЫЕ := u1, u2;", "u2 = 0; НЕИЗВЕСТНЫЕ := u1;"),
+     r"lists 2 constraints but `НЕИЗВЕСТНЫЕ` only 1 control: each constraint needs"),
+    (("ПРОГРАММНЫЕ СВЯЗИ := fx, fy;", "ПРОГРАММНЫЕ СВЯЗИ := fx(-1), fy;"),
+     r"`fx` is a formula of the coordinates and time .*: its coefficients are written "
+     r"`f\(h, k\)`, got 1"),
+    (("ПРОГРАММНЫЕ СВЯЗИ := fx, fy;", "ПРОГРАММНЫЕ СВЯЗИ := fx(1, -2), fy;"),
+     r"coefficient h of `fx` in `ПРОГРАММНЫЕ СВЯЗИ` must be a number ≤ 0"),
+    (("ПРОГРАММНЫЕ СВЯЗИ := fx, fy;", "ПРОГРАММНЫЕ СВЯЗИ := fx(-1, q1), fy;"),
+     r"coefficient k of `fx` .* depends on coordinate `q1`; it must be constant"),
+    (("ПРОГРАММНЫЕ СВЯЗИ := fx, fy;", "ПРОГРАММНЫЕ СВЯЗИ := fx, fz;"),
+     r"`fz` is listed in `ПРОГРАММНЫЕ СВЯЗИ` but is not defined"),
+    (("ПРОГРАММНЫЕ СВЯЗИ := fx, fy;", "ПРОГРАММНЫЕ СВЯЗИ := fx, fx;"),
+     r"`fx` is listed twice"),
+    (("ПРОГРАММНЫЕ СВЯЗИ := fx, fy;", "ПРОГРАММНЫЕ СВЯЗИ := fx, a;"),
+     r"`a` is listed in `ПРОГРАММНЫЕ СВЯЗИ` but is a parameter"),
+    (("НЕИЗВЕСТНЫЕ := u1, u2;", "НЕИЗВЕСТНЫЕ := u1, u2, u3;"),
+     r"control `u3` of `НЕИЗВЕСТНЫЕ` is used nowhere"),
+    (("НЕИЗВЕСТНЫЕ := u1, u2;", "НЕИЗВЕСТНЫЕ := u1, u2, q1;"),
+     r"`q1` is listed in `НЕИЗВЕСТНЫЕ` but is a coordinate"),
+    (("ПРОГРАММНЫЕ СВЯЗИ := fx, fy;", "ПРОГРАММНЫЕ СВЯЗИ := fx, fy; УРАВНЕНИЯ := fx;"),
+     r"`ПРОГРАММНЫЕ СВЯЗИ` together with `УРАВНЕНИЯ` is not supported yet"),
+    (("ПРОГРАММНЫЕ СВЯЗИ := fx, fy;", "ПРОГРАММНЫЕ СВЯЗИ := fx, fy; РАСЧЕТ := СТАТИКА;"),
+     r"works in the dynamics calculation only"),
+    (("ПРОГРАММНЫЕ СВЯЗИ := fx, fy;", "ПРОГРАММНЫЕ СВЯЗИ := fx, fq; fq = q1't't;"),
+     r"programmed constraint `fq` uses an acceleration"),
+])
+def test_what_the_language_refuses_is_a_located_error(change, message) -> None:
+    text = TEXT.replace(*change)
+    assert text != TEXT
+    with pytest.raises(ParseError, match=message) as info:
+        kidym.parse(text, filename="arm.kdm")
+    assert re.search(r"arm\.kdm:\d+:\d+: error:", str(info.value))
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (("Pelbow.q2 = u2;", "Pelbow.q2 = u2^2;"), r"not linear in control `u2`"),
+    (("Pelbow.q2 = u2;", "Pelbow.q2 = u2*q1't;"), None),          # linear: fine
+    (("Pelbow.q2 = u2;", "Pelbow.q2 = u2; Jrot.q2 = u1;"),
+     r"inertial element `Jrot.q2`: its characteristic must be constant"),
+    (("Pelbow.q2 = u2;", "Pelbow.q2 = u2; Cs.q2 = u1;"), None),   # −u1·q2: linear
+    (("ПОКАЗАТЬ := u1,", "tau = 2*u1; ПОКАЗАТЬ := tau, u1,"),
+     r"control `u1` enters output `tau`"),
+])
+def test_controls_enter_forces_linearly_or_it_is_an_error(change, message) -> None:
+    text = TEXT.replace(*change)
+    assert text != TEXT
+    model = kidym.parse(text)
+    if message is None:
+        eq = kidym.derive(model)
+        # H = ∂F/∂u: the control's coefficient in the elbow's equation depends on the state
+        H = eq.controls.inputs
+        assert eq.graph.dependencies(H[1][1]) or eq.graph.dependencies(H[1][0])
+        return
+    with pytest.raises(DerivationError, match=message):
+        kidym.derive(model)
+
+
+def test_spellings_and_the_check_summary(capsys) -> None:
+    uk = TEXT.replace("НЕИЗВЕСТНЫЕ", "НЕВІДОМІ").replace("ПРОГРАММНЫЕ СВЯЗИ",
+                                                        "ПРОГРАМНІ В'ЯЗІ")
+    en = TEXT.replace("НЕИЗВЕСТНЫЕ", "unknowns").replace("ПРОГРАММНЫЕ СВЯЗИ",
+                                                        "Programmed Constraints")
+    for text in (uk, en):
+        m = kidym.parse(text)
+        assert m.controls == ("u1", "u2") and [p.name for p in m.programmed] == ["fx", "fy"]
+    from kidym.cli import main
+
+    assert main(["check", str(EXAMPLE)]) == 0
+    out = capsys.readouterr().out
+    assert ("controls (2): u1, u2, solved from 2 programmed constraints: fx (holonomic), "
+            "fy (holonomic)") in out
