@@ -23,78 +23,22 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import sympy as sp
-from sympy.physics import mechanics as me
 
 import kidym
 from kidym.errors import DerivationError, ModelError, ParseError
 from kidym.simulate.compiled import CompiledSystem
 from kidym.simulate.simulate import NumpySystem
 from tests.codegen.shared import kidym_cache  # noqa: F401
+from tests.oracles.two_link_arm import ArmOracle, deviation
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "two_link_control" / "two_link_control.kdm"
 TEXT = EXAMPLE.read_text(encoding="utf-8")
-V = dict(l1=1.0, l2=0.8, m1=2.0, m2=1.5, g=9.81, a=1.0, b=0.6, r=0.3, W=2.0)
 ENGINES = ["numpy", "compiled"]
-
-
-# ----------------------------------------------------------------- the oracle
-class ArmOracle:
-    """Closed-form inverse kinematics of the circle and Lagrange's inverse dynamics."""
-
-    def __init__(self) -> None:
-        t = sp.symbols("t")
-        l1, l2, m1, m2, g, a, b, r, W = (sp.Float(V[k]) for k in
-                                         ("l1", "l2", "m1", "m2", "g", "a", "b", "r", "W"))
-        x = a + r * sp.cos(W * t)
-        y = b + r * sp.sin(W * t)
-        c2 = (x ** 2 + y ** 2 - l1 ** 2 - l2 ** 2) / (2 * l1 * l2)
-        q2 = sp.acos(c2)                      # elbow up, as the example starts
-        q1 = sp.atan2(y, x) - sp.atan2(l2 * sp.sin(q2), l1 + l2 * sp.cos(q2))
-        path = [q1, q2]
-        self.q = sp.lambdify(t, path, "numpy")
-        self.qd = sp.lambdify(t, [sp.diff(e, t) for e in path], "numpy")
-        qdd = [sp.diff(e, t, 2) for e in path]
-        # Lagrange's equations of the arm, written independently of kidym
-        Q = me.dynamicsymbols("Q1 Q2")
-        N = me.ReferenceFrame("N")
-        A = N.orientnew("A", "Axis", (Q[0], N.z))
-        B = A.orientnew("B", "Axis", (Q[1], A.z))
-        O = me.Point("O")
-        O.set_vel(N, 0)
-        C1 = O.locatenew("C1", l1 / 2 * A.x)
-        J = O.locatenew("J", l1 * A.x)
-        C2 = J.locatenew("C2", l2 / 2 * B.x)
-        for P in (C1, J, C2):
-            P.v2pt_theory(O if P is not C2 else J, N, A if P is not C2 else B)
-        link1 = me.RigidBody("L1", C1, A, m1, (me.inertia(A, 0, 0, m1 * l1 ** 2 / 12), C1))
-        link2 = me.RigidBody("L2", C2, B, m2, (me.inertia(B, 0, 0, m2 * l2 ** 2 / 12), C2))
-        link1.potential_energy = m1 * g * C1.pos_from(O).dot(N.y)
-        link2.potential_energy = m2 * g * C2.pos_from(O).dot(N.y)
-        lm = me.LagrangesMethod(me.Lagrangian(N, link1, link2), Q)
-        lhs = lm.form_lagranges_equations()   # = the generalized forces (u1, u2)
-        qd_s = [sp.diff(e, sp.Symbol("t")) for e in Q]
-        qdd_s = [sp.diff(e, sp.Symbol("t"), 2) for e in Q]
-        sub = {**dict(zip(qdd_s, qdd)), **dict(zip(qd_s, [sp.diff(e, t) for e in path])),
-               **dict(zip(Q, path))}
-        self.torque = sp.lambdify(t, [e.xreplace(sub) for e in lhs], "numpy")
-        # the same equations at any state, for the controls at a given state
-        qs, vs, acc = sp.symbols("q1:3"), sp.symbols("v1:3"), sp.symbols("a1:3")
-        sub = {**dict(zip(qdd_s, acc)), **dict(zip(qd_s, vs)), **dict(zip(Q, qs))}
-        self.mass = sp.lambdify([*qs], sp.Matrix(lhs).xreplace(sub).jacobian(acc), "numpy")
-
-    def state(self, t: np.ndarray) -> np.ndarray:
-        """``[q1, q2, q1', q2']`` on the path, shape (4, n_t)."""
-        return np.vstack([np.asarray(self.q(t), float), np.asarray(self.qd(t), float)])
-
-    def torques(self, t: np.ndarray) -> np.ndarray:
-        """The joint torques of the path, shape (2, n_t)."""
-        return np.asarray(self.torque(t), float)
 
 
 @pytest.fixture(scope="module")
 def oracle() -> ArmOracle:
-    return ArmOracle()
+    return ArmOracle(kidym.parse(TEXT).parameter_values)
 
 
 @pytest.fixture(scope="module")
@@ -138,20 +82,6 @@ def test_the_path_holds_and_the_torques_are_the_inverse_dynamics(
     tau = oracle.torques(r.t)
     err = np.abs(np.vstack([r["u1"], r["u2"]]) - tau).max()
     assert err <= 1e-8 * np.abs(tau).max(), err
-
-
-def deviation(h: float, k: float, y0: float, z0: float, t: np.ndarray) -> np.ndarray:
-    """The solution of ``ÿ = h y + k ẏ``, ``y(0) = y0``, ``ẏ(0) = z0`` in closed form."""
-    disc = k * k + 4 * h
-    if abs(disc) < 1e-12:                 # a double root k/2
-        s = k / 2
-        return (y0 + (z0 - s * y0) * t) * np.exp(s * t)
-    if disc < 0:                          # complex roots k/2 ± iω
-        s, w = k / 2, np.sqrt(-disc) / 2
-        return np.exp(s * t) * (y0 * np.cos(w * t) + (z0 - s * y0) / w * np.sin(w * t))
-    s1, s2 = (k + np.sqrt(disc)) / 2, (k - np.sqrt(disc)) / 2
-    c2 = (z0 - s1 * y0) / (s2 - s1)
-    return (y0 - c2) * np.exp(s1 * t) + c2 * np.exp(s2 * t)
 
 
 @pytest.mark.parametrize("engine", ENGINES)
