@@ -553,11 +553,42 @@ def _fault(system: CompiledSystem, raw: dict) -> faults.Fault:
     return faults.Fault(faults.INTEGRATOR, f"{flag} (status {status})", t, y)
 
 
+def _control_fault(system: CompiledSystem, fault: faults.Fault, p: np.ndarray
+                   ) -> faults.Fault:
+    """The C solve of the controls failed (``kd_controlled``, reported as a singular
+    matrix): name the programmed constraints the controls cannot reach there, as the
+    NumPy engine does (:func:`kidym.eom.controls.solve_controls`)."""
+    from kidym.eom.controls import ControlSolveError, solve_controls
+    from kidym.eom.controls import split as split_controls
+
+    ctl = system.equations.controls
+    try:
+        _qdot, M, F = system.evaluate(fault.t, fault.y, p)
+        solve_controls(M, *split_controls(F, system.code.n_w, ctl.r, ctl.s))
+    except ControlSolveError as exc:
+        if not exc.unreachable:
+            return fault
+        names = ", ".join(f"`{ctl.names[i]}`" for i in exc.unreachable)
+        return faults.Fault(
+            faults.CONSTRAINTS, f"the controls cannot reach a programmed constraint ({names})",
+            fault.t, fault.y,
+            "the controls of `НЕИЗВЕСТНЫЕ` no longer change the acceleration of the "
+            "programmed constraint named here independently of the others (a singular "
+            "configuration of the mechanism, or a path that leaves the workspace); change "
+            "the path or the controls")
+    except (SimulationError, ValueError, np.linalg.LinAlgError):
+        return fault
+    return fault
+
+
 def _failure(system: CompiledSystem, raw: dict, p: np.ndarray) -> SimulationError:
     """The :class:`SimulationError` of a failed run, its cause named by
     :func:`kidym.simulate.faults.diagnose`."""
+    fault = _fault(system, raw)
+    if raw["status"] == -201 and system.equations.controls is not None:
+        fault = _control_fault(system, fault, p)
     return faults.diagnose(
-        _fault(system, raw), state_names=system.state_names, t0=raw["t0"], y0=raw["y0"],
+        fault, state_names=system.state_names, t0=raw["t0"], y0=raw["y0"],
         mass=lambda t, y: system.evaluate(t, y, p)[1],
         groups=faults.quaternion_indices(system.state_names, system.equations.model),
         method=raw["method"])

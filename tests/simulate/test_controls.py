@@ -235,3 +235,41 @@ def test_spellings_and_the_check_summary(capsys) -> None:
     out = capsys.readouterr().out
     assert ("controls (2): u1, u2, solved from 2 programmed constraints: fx (holonomic), "
             "fy (holonomic)") in out
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_losing_the_control_during_a_run_names_the_constraint(engine: str) -> None:
+    """The elbow motor switched off at t = 0.5: from there no control moves ``fy``
+    independently of ``fx``; the run stops at the first evaluation past it with an error
+    that names it."""
+    text = TEXT.replace("Pelbow.q2 = u2;", "Pelbow.q2 = u2*(t < 0.5 ? 1 ! 0);")
+    with pytest.raises(kidym.SimulationError) as info:
+        kidym.simulate(kidym.parse(text), engine=engine)
+    err = info.value
+    assert "the controls cannot reach a programmed constraint (`fy`)" in str(err)
+    assert 0.5 <= err.time <= 0.53      # the first evaluation past it, within a step
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("torques", [
+    # the elbow motor as moments on the links' angular-velocity projections
+    "Pshoulder.ωZLink1 = u1; Pelbow.ωZLink2 = u2; Preaction.ωZLink1 = -u2;",
+    # through definitions, scaled
+    "tau1 = 2*v1; tau2 = v2/4; Pshoulder.q1 = tau1; Pelbow.q2 = tau2;",
+])
+def test_controls_as_moments_and_through_definitions(engine: str, torques: str,
+                                                     oracle) -> None:
+    text = TEXT.replace("Pshoulder.q1 = u1;                       # motor torques: "
+                        "shoulder, elbow #\nPelbow.q2 = u2;", torques)
+    assert text != TEXT
+    scale = (1.0, 1.0)
+    if "v1" in text:
+        text = text.replace("НЕИЗВЕСТНЫЕ := u1, u2;", "НЕИЗВЕСТНЫЕ := v1, v2;").replace(
+            "ПОКАЗАТЬ := u1, u2,", "ПОКАЗАТЬ := v1, v2,")
+        scale = (0.5, 4.0)
+    r = kidym.simulate(kidym.parse(text), engine=engine, initial=on_path(oracle), rtol=1e-11,
+                       atol=1e-13, n_points=41)
+    names = ("v1", "v2") if "v1" in text else ("u1", "u2")
+    u = np.vstack([r[names[0]] / scale[0], r[names[1]] / scale[1]])
+    tau = oracle.torques(r.t)
+    assert np.abs(u - tau).max() <= 1e-8 * np.abs(tau).max()
