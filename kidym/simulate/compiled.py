@@ -235,7 +235,9 @@ class CompiledSystem:
         ``flags``, ``extra_flags``, ``native`` (tune for this processor) and ``progress``
         (``progress(done, total)`` as compiler runs finish) are those of
         :func:`kidym.codegen.build`. ``jacobian=True`` adds the analytic Jacobian
-        (:mod:`kidym.codegen.jacobian_c`), which ``BDF`` then uses.
+        (:mod:`kidym.codegen.jacobian_c`), which ``BDF`` then uses; a model with
+        controls (``НЕИЗВЕСТНЫЕ``) gets none (its solve is not differentiated), and
+        ``BDF`` forms the Jacobian by difference quotients.
 
         Raises
         ------
@@ -245,6 +247,7 @@ class CompiledSystem:
         from kidym.codegen import index
 
         start = _time.perf_counter()
+        jacobian = jacobian and eq.controls is None
         key = index.equations_key(eq, events=events, fold=fold,
                                   flags=build_flags(flags, extra_flags, native),
                                   jacobian=jacobian)

@@ -273,3 +273,31 @@ def test_controls_as_moments_and_through_definitions(engine: str, torques: str,
     u = np.vstack([r[names[0]] / scale[0], r[names[1]] / scale[1]])
     tau = oracle.torques(r.t)
     assert np.abs(u - tau).max() <= 1e-8 * np.abs(tau).max()
+
+
+@pytest.mark.parametrize(("engine", "method"), [("numpy", "Radau"), ("compiled", "BDF")])
+def test_implicit_methods_form_their_jacobian_by_differences(engine: str, method: str,
+                                                            oracle, equations) -> None:
+    r = kidym.simulate(equations, engine=engine, method=method, initial=on_path(oracle),
+                       rtol=1e-10, atol=1e-12, n_points=41)
+    tau = oracle.torques(r.t)
+    assert np.abs(np.vstack([r["u1"], r["u2"]]) - tau).max() <= 1e-6 * np.abs(tau).max()
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_kick_by_an_event_decays_as_the_law_says(engine: str, oracle) -> None:
+    """On the path, an event where the end effector crosses y = b downwards (t = π/W)
+    kicks the shoulder, ``q1't += 0.5``; the deviations then start from 0 with the rates
+    ``∂xE/∂q1·0.5 = −b/2`` and ``∂yE/∂q1·0.5 = (a − r)/2`` and decay as
+    ``z0 (t − te) e^{−10 (t − te)}``."""
+    text = TEXT.replace("ПОКАЗАТЬ :=", "СОБЫТИЯ := Kick(yE - b, ВНИЗ, q1't = q1't + 0.5);\n"
+                                       "ПОКАЗАТЬ :=")
+    r = kidym.simulate(kidym.parse(text), engine=engine, initial=on_path(oracle), rtol=1e-11,
+                       atol=1e-13, n_points=301)
+    te = float(np.asarray(r.stats["events"]["t"])[0])
+    assert te == pytest.approx(np.pi / 2, abs=1e-8)
+    after = r.t > te
+    for name, z0 in (("fx", -0.6 / 2), ("fy", (1.0 - 0.3) / 2)):
+        exact = deviation(-100.0, -20.0, 0.0, z0, r.t[after] - te)
+        assert np.abs(r[name][after] - exact).max() <= 1e-7, name
+        assert np.abs(r[name][~after]).max() <= 1e-9
