@@ -301,3 +301,34 @@ def test_a_kick_by_an_event_decays_as_the_law_says(engine: str, oracle) -> None:
         exact = deviation(-100.0, -20.0, 0.0, z0, r.t[after] - te)
         assert np.abs(r[name][after] - exact).max() <= 1e-7, name
         assert np.abs(r[name][~after]).max() <= 1e-9
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_controls_on_a_pseudo_velocity_of_a_nonholonomic_cart(engine: str) -> None:
+    """A knife-edge cart (pseudo-velocity ``v``, velocity formulas: the two-stage route)
+    driven by a force along its axis and a steering moment on ``ωZCart``, to keep the
+    speed ``V0`` (first order, ``ż = kv z``) and the heading ``Om t`` (holonomic, double
+    root −4): ``v``, ``th`` and the controls ``u1 = m v̇``, ``u2 = J θ̈`` in closed form."""
+    text = """
+        m = 3; J = 0.4; V0 = 2; Om = 0.7; kv = -5; hh = -16; kk = -8;
+        Cart | Sx(x), Sy(y), Rz(th) | m(m), Jx(0), Jy(0), Jz(J);
+        x't = v*cos(th); y't = v*sin(th);
+        ПСЕВДОСКОРОСТИ := v;
+        Pdrive.v = u1;  Psteer.ωZCart = u2;
+        g1 = v - V0;  f2 = th - Om*t;
+        НЕИЗВЕСТНЫЕ := u1, u2;
+        ПРОГРАММНЫЕ СВЯЗИ := g1(kv), f2(hh, kk);
+        НАЧАЛЬНЫЕ УСЛОВИЯ := v(0.5), th(0.3), th't(0);
+        ВРЕМЯ := t(0, 3);
+    """
+    eq = kidym.derive(kidym.parse(text))
+    assert eq.route == "two-stage" and eq.controls.first_order == (True, False)
+    r = kidym.simulate(eq, engine=engine, rtol=1e-11, atol=1e-13, n_points=61)
+    t = r.t
+    v = 2.0 + (0.5 - 2.0) * np.exp(-5.0 * t)
+    e = deviation(-16.0, -8.0, 0.3, -0.7, t)                  # th − Om t
+    edot = (-0.7 + 4.0 * 0.3) * np.exp(-4.0 * t) - 4.0 * e
+    assert np.abs(r["v"] - v).max() <= 1e-9
+    assert np.abs(r["th"] - (0.7 * t + e)).max() <= 1e-9
+    assert np.abs(r["u1"] - 3.0 * -5.0 * (v - 2.0)).max() <= 1e-8
+    assert np.abs(r["u2"] - 0.4 * (-16.0 * e - 8.0 * edot)).max() <= 1e-8
