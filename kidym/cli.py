@@ -485,6 +485,24 @@ def _print_quaternion_drift(result) -> None:
               f"max |Φ't| = {cd['velocity']:.3g}")
 
 
+def _print_controls(eq, result) -> None:
+    """Controls of programmed constraints (seed 004): the range of each control and the
+    deviations of the constraints, largest and at the end."""
+    import numpy as np
+
+    ctl = eq.controls
+    print("controls (solved from the programmed constraints):")
+    for name in ctl.control_names:
+        v = result.values.get(name)
+        if v is not None and np.size(v):
+            print(f"  {name}: min {np.min(v):.6g}, max {np.max(v):.6g}")
+    for name in ctl.names:
+        v = result.values.get(name)
+        if v is not None and np.size(v):
+            print(f"  deviation {name}: max |{name}| {np.max(np.abs(v)):.3g}, at the end "
+                  f"{abs(v[-1]):.3g}")
+
+
 def _print_multipliers(eq, result) -> None:
     """Kinetostatics: the range of each multiplier, the force or torque the prescribed
     motion needs along its constraint."""
@@ -871,6 +889,8 @@ def _write_outputs(args: argparse.Namespace, model, eq, result, out: Path, *, re
     _print_quaternion_drift(result)
     if model.calculation == "KINETOSTATICS":
         _print_multipliers(eq, result)
+    if eq.controls is not None:
+        _print_controls(eq, result)
     if result.partial:
         print(f"partial results: the run failed at t = {result.failure['time']:.9g} "
               f"({result.failure['kind']}); the files end at the last output time before it")
