@@ -183,6 +183,8 @@ def test_a_constraint_the_controls_cannot_reach_is_a_located_error(engine: str) 
      r"control `u3` of `НЕИЗВЕСТНЫЕ` is used nowhere"),
     (("НЕИЗВЕСТНЫЕ := u1, u2;", "НЕИЗВЕСТНЫЕ := u1, u2, q1;"),
      r"`q1` is listed in `НЕИЗВЕСТНЫЕ` but is a coordinate"),
+    (("Pelbow.q2 = u2;", "Pelbow.q2 = u2; zz = u1*q1; Cz.zz = 1;"),
+     r"`u1` is listed in `НЕИЗВЕСТНЫЕ` but is a coordinate or enters a position"),
     (("ПРОГРАММНЫЕ СВЯЗИ := fx, fy;", "ПРОГРАММНЫЕ СВЯЗИ := fx, fy; УРАВНЕНИЯ := fx;"),
      r"`ПРОГРАММНЫЕ СВЯЗИ` together with `УРАВНЕНИЯ` is not supported yet"),
     (("ПРОГРАММНЫЕ СВЯЗИ := fx, fy;", "ПРОГРАММНЫЕ СВЯЗИ := fx, fy; РАСЧЕТ := СТАТИКА;"),
@@ -332,3 +334,18 @@ def test_controls_on_a_pseudo_velocity_of_a_nonholonomic_cart(engine: str) -> No
     assert np.abs(r["th"] - (0.7 * t + e)).max() <= 1e-9
     assert np.abs(r["u1"] - 3.0 * -5.0 * (v - 2.0)).max() <= 1e-8
     assert np.abs(r["u2"] - 0.4 * (-16.0 * e - 8.0 * edot)).max() <= 1e-8
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_names_of_the_generated_solve_are_not_the_models(engine: str, equations) -> None:
+    """Controls and constraints named like the locals and routines of the generated
+    solve (``kd_controlled``: ``Gam``, ``nu``, ``kd_gauss``, ``F``) give the same run:
+    no model name reaches the generated code."""
+    text = (TEXT.replace("u1", "Gam").replace("u2", "nu")
+            .replace("fx", "kd_gauss").replace("fy", "F"))
+    plain = kidym.simulate(equations, engine=engine, rtol=1e-10, atol=1e-12, n_points=21)
+    odd = kidym.simulate(kidym.parse(text), engine=engine, rtol=1e-10, atol=1e-12,
+                         n_points=21)
+    for a, b in (("u1", "Gam"), ("u2", "nu"), ("fx", "kd_gauss"), ("fy", "F"), ("q1", "q1")):
+        # (the same run up to rounding: SymEngine orders the terms of a sum by name)
+        assert np.allclose(plain[a], odd[b], rtol=1e-11, atol=1e-11), (a, b)
