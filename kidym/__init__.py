@@ -25,8 +25,11 @@ from typing import TYPE_CHECKING
 # --help`` load no SymPy, SymEngine, SciPy, matplotlib or pint — a command loads what
 # it needs (docs/cli.md, "Start-up time"; tests/test_imports.py).
 _PUBLIC = {
-    **dict.fromkeys(["Continuation", "Equilibrium", "Linearization", "Modes", "continuation",
-                     "equilibrium", "linearize", "modes"], "kidym.analysis"),
+    # the defining modules, not the package: importing kidym.analysis.modes binds the
+    # submodule as the package's attribute `modes`, which would hide the function
+    **dict.fromkeys(["Continuation", "Modes", "continuation", "modes"], "kidym.analysis.modes"),
+    **dict.fromkeys(["Equilibrium", "equilibrium"], "kidym.analysis.statics"),
+    **dict.fromkeys(["Linearization", "linearize"], "kidym.analysis.linearize"),
     "first_integrals": "kidym.analysis.integrals",
     "integral_drift": "kidym.analysis.integrals",
     "Equations": "kidym.eom.equations",
@@ -51,6 +54,9 @@ _PUBLIC = {
     "Event": "kidym.simulate.events",
     "Result": "kidym.simulate.result",
     "simulate": "kidym.simulate.simulate",
+    "Study": "kidym.study.design",
+    "SweepResult": "kidym.study.sweep",
+    "sweep": "kidym.study.sweep",
 }
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerly
@@ -82,6 +88,8 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
     from kidym.simulate.events import Event
     from kidym.simulate.result import Result
     from kidym.simulate.simulate import simulate
+    from kidym.study.design import Study
+    from kidym.study.sweep import SweepResult, sweep
 
 
 def __getattr__(name: str):
@@ -137,6 +145,8 @@ __all__ = [
     "Result",
     "SimulationError",
     "Span",
+    "Study",
+    "SweepResult",
     "Transform",
     "continuation",
     "derive",
@@ -149,4 +159,5 @@ __all__ = [
     "parse",
     "simulate",
     "simulate_batch",
+    "sweep",
 ]

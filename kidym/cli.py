@@ -74,6 +74,10 @@ def _summary(model, eq) -> str:
     if model.events:
         lines.append(f"  events ({len(model.events)}): " + "; ".join(
             _event_summary(ev) for ev in model.events))
+    if model.variations:   # ВАРЬИРОВАТЬ of parameters (docs/language.md §5.11)
+        from kidym.study.design import from_model
+
+        lines.append(f"  study: {from_model(model).describe()} (kidym sweep)")
     lines.append(f"  parameters ({len(model.parameters)}): "
                  + ", ".join(f"{p.name}={p.value:g}" for p in model.parameters))
     if model.elements:
@@ -156,6 +160,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     rep = _reporter(args)
     with rep.stage("model"):
         model = _load(args.model)
+    if model.variations:   # ВАРЬИРОВАТЬ of parameters: a study, not one run
+        varied = ", ".join(v.name for v in model.variations)
+        raise ValueError(f"model `{model.name}` is a parameter study (ВАРЬИРОВАТЬ varies "
+                         f"{varied}): run it with `kidym sweep {args.model}`")
     out = Path(args.out) if args.out else Path("kidym-out") / model.name
     with rep.stage("equations"):
         from kidym.eom.equations import derive
@@ -164,7 +172,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     requests = _plot_requests(args, eq)   # `--plot nosuch` fails before the run
     check_replaceable(out, force=args.force, keep=[args.model])  # before the run, not after
     if model.calculation in ("STATICS", "FREE_VIBRATIONS"):
-        from kidym.analysis.commands import run_analysis
+        from kidym.cli_analysis import run_analysis
 
         return run_analysis(args, model, eq, _pairs)
     from kidym.simulate.simulate import defaulted_states, simulate
@@ -684,10 +692,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_run)
     add_fmt_command(sub)
     _add_animate_command(sub)
-    from kidym.analysis.commands import add_parsers
+    from kidym.cli_analysis import add_parsers
 
     add_parsers(sub, _pairs, _load, _add_force)
     add_codegen_parser(sub)
+    from kidym.study.commands import add_parser as add_sweep_parser
+
+    add_sweep_parser(sub, _pairs, _load, _add_force)
     return parser
 
 
@@ -995,7 +1006,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (DerivationError, SimulationError, CompileError) as exc:
         print(f"kidym: error: {exc}", file=sys.stderr)
         return 1 if isinstance(exc, DerivationError) else 2
-    except (OSError, KeyError, ValueError, LinAlgError) as exc:  # (KinematicsError is a ValueError)
+    # (KinematicsError is a ValueError; ImportError: an optional extra such as kidym[sweep])
+    except (OSError, KeyError, ValueError, LinAlgError, ImportError) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"kidym: error: {msg}", file=sys.stderr)
         return 1

@@ -61,6 +61,18 @@ def test_public_names_resolve_on_first_use():
     loaded_after(code)
 
 
+def test_analysis_functions_are_not_hidden_by_their_modules():
+    """``kidym.continuation`` imports ``kidym.analysis.modes``, which the package binds
+    as its attribute ``modes``: ``kidym.modes`` is still the function (it was the
+    module, on the old code, when asked for second), in either order of imports."""
+    for first in ("import kidym\nkidym.continuation, kidym.equilibrium\n"
+                  "import kidym.analysis.linearize\n",
+                  "import kidym.analysis.modes, kidym.analysis.linearize, "
+                  "kidym.analysis.statics\nimport kidym\n"):
+        loaded_after(first + "for n in ('modes', 'linearize', 'equilibrium', 'continuation'):\n"
+                     "    assert callable(getattr(kidym, n)), n")
+
+
 def test_a_model_with_units_still_converts_them():
     """pint is imported when a file has ``РАЗМЕРНОСТИ``, and converts as before."""
     import kidym

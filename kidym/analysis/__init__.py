@@ -17,19 +17,9 @@ None of this integrates in time, so none of it uses the compiled engine: the wor
 forming derivatives (SymEngine) and small dense linear algebra (NumPy/SciPy).
 """
 
-import importlib
-
-_WHERE = {"Linearization": "linearize", "linearize": "linearize", "Continuation": "modes",
-          "Mode": "modes", "Modes": "modes", "continuation": "modes", "modes": "modes",
-          "Equilibrium": "statics", "equilibrium": "statics"}
-
-
-def __getattr__(name: str):
-    """Import the analysis on first use (``kidym --help`` must not load SciPy/SymPy)."""
-    if name in _WHERE:
-        return getattr(importlib.import_module(f"kidym.analysis.{_WHERE[name]}"), name)
-    raise AttributeError(f"module 'kidym.analysis' has no attribute {name!r}")
-
+from kidym.analysis.linearize import Linearization, linearize
+from kidym.analysis.modes import Continuation, Mode, Modes, continuation, modes
+from kidym.analysis.statics import Equilibrium, equilibrium
 
 __all__ = ["Continuation", "Equilibrium", "Linearization", "Mode", "Modes", "continuation",
            "equilibrium", "linearize", "modes"]

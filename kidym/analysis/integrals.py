@@ -42,8 +42,20 @@ no finished proof: always so for combinations, whose ``y = M⁻¹ (∂I/∂w)ᵀ
 formed). Coefficients of combinations are numbers, valid for the
 parameter values used (``parameters``).
 
-Models with holonomic constraints ``Φ = 0`` (``УРАВНЕНИЯ``) are not searched: random
-states would violate them (:attr:`FirstIntegrals.skipped` says so).
+**Models with constraints** (``УРАВНЕНИЯ``, ``КАЧЕНИЕ``, ``СОВПАДЕНИЕ``): an integral need only be
+constant along motions that satisfy them, so the random states are drawn *on* the
+constraint manifold — random coordinates projected onto ``Φ(q, t) = 0`` by Newton's
+method (least-norm steps ``Δq = B δ``, :func:`kidym.simulate.constrained.project`),
+random speeds projected onto ``G w + g = 0`` — and the rates use the constrained
+accelerations, ``ẇ`` of the augmented system ``M ẇ = F + Gᵀλ``, ``G ẇ = γ``. States
+where the projection does not converge, or ``G M⁻¹ Gᵀ`` is singular, are not used. A
+candidate whose values on the manifold are a combination of others' (a speed the
+constraints fix, the velocity of a closing hinge read from either side) is left out
+before the null space is taken. The symbolic proof also needs the reactions to do no
+work on the integral: ``yᵀGᵀλ = λᵀ(G y)`` vanishes on the manifold when ``g = 0``
+(``y = w``: scleronomic constraints, ``G w = c = 0``) or ``G e_k = 0`` (``y = e_k``: the
+speed enters no constraint); both identities are added to the proof, so a constrained
+integral whose proof would need ``c = 0`` itself is reported as ``numeric``.
 
 Examples
 --------
@@ -241,9 +253,6 @@ def first_integrals(model: Model | Equations, *, samples: int | None = None,
     """
     if isinstance(model, Equations):
         model = model.model
-    if model.constraints or model.rolling:
-        return FirstIntegrals((), None, skipped="the model has constraints (УРАВНЕНИЯ, "
-                              "КАЧЕНИЕ): random states would violate them")
     if model.controls:
         return FirstIntegrals((), None, skipped="the model has controls (НЕИЗВЕСТНЫЕ): their "
                               "values come from the programmed constraints at each state")
@@ -257,6 +266,9 @@ def first_integrals(model: Model | Equations, *, samples: int | None = None,
                               f"{max_speeds}")
     if eq.n_w == 0:
         return FirstIntegrals((), None, skipped="no degrees of freedom")
+    if eq.n_w <= eq.m:
+        return FirstIntegrals((), None, skipped="no degrees of freedom: the constraints "
+                              "prescribe the motion")
     cands = _candidates(eq, model)
     graph = eq.graph
     for c in cands:
@@ -368,7 +380,8 @@ def _parameter_vector(eq: Equations, parameters) -> np.ndarray:
 
 def _witness(eq: Equations, model: Model, cands: list[_Candidate], p: np.ndarray, n: int,
              rng: np.random.Generator, parameters):
-    """Values, rates and term scales of the candidates at ``n`` random states."""
+    """Values, rates and term scales of the candidates at ``n`` random states (on the
+    constraint manifold where there are constraints)."""
     from kidym.simulate.faults import quaternion_indices
     from kidym.simulate.numpy_engine import generate_python
 
@@ -381,6 +394,7 @@ def _witness(eq: Equations, model: Model, cands: list[_Candidate], p: np.ndarray
     groups = list(quaternion_indices(names, model).values())
     t0, t1 = model.time_span(parameters)
     nq, nw = eq.n_q, eq.n_w
+    manifold = _Manifold(eq, with_rates) if eq.m else None
     values, rates, scales = [], [], []
     tries = 0
     while len(values) < n and tries < 20 * n:
@@ -392,14 +406,19 @@ def _witness(eq: Equations, model: Model, cands: list[_Candidate], p: np.ndarray
         t = float(rng.uniform(t0, t1))
         with np.errstate(all="ignore"):
             try:
-                row = _evaluate(with_rates, t, y, p, nq, nw)
+                if manifold is not None:
+                    y = manifold.project(t, y, p)
+                    if y is None:
+                        continue
+                row = _evaluate(with_rates, t, y, p, nq, nw, eq.m)
             except (ValueError, ZeroDivisionError, OverflowError, np.linalg.LinAlgError):
                 continue
             if row is None:
                 continue
             ydot, out = row
             vals, rate = out[:k], out[k:]
-            # the size of the terms each rate sums: Σ |∂I/∂y_i ẏ_i| + |∂I/∂t|
+            # the size of the terms each rate sums: Σ |∂I/∂y_i ẏ_i| + |∂I/∂t| (the
+            # candidates' values need no accelerations, and are defined off the manifold)
             scale = np.zeros(k)
             ok = True
             for i in range(y.size + 1):
@@ -411,16 +430,12 @@ def _witness(eq: Equations, model: Model, cands: list[_Candidate], p: np.ndarray
                 else:
                     dt = h
                 try:
-                    plus = _evaluate(with_rates, t + dt, y + dy, p, nq, nw)
-                    minus = _evaluate(with_rates, t - dt, y - dy, p, nq, nw)
-                except (ValueError, ZeroDivisionError, OverflowError,
-                        np.linalg.LinAlgError):
+                    plus = _values(with_rates, t + dt, y + dy, p, nw)[:k]
+                    minus = _values(with_rates, t - dt, y - dy, p, nw)[:k]
+                except (ValueError, ZeroDivisionError, OverflowError):
                     ok = False
                     break
-                if plus is None or minus is None:
-                    ok = False
-                    break
-                grad = (plus[1][:k] - minus[1][:k]) / (2 * h)
+                grad = (plus - minus) / (2 * h)
                 scale += np.abs(grad * (ydot[i] if i < y.size else 1.0))
             if not ok or not np.all(np.isfinite(scale)):
                 continue
@@ -428,23 +443,77 @@ def _witness(eq: Equations, model: Model, cands: list[_Candidate], p: np.ndarray
         rates.append(rate)
         scales.append(scale)
     if len(values) < max(4, n // 2):
+        where = " on the constraint manifold" if eq.m else ""
         raise ValueError(f"model `{model.name}`: the first-integral search found only "
-                         f"{len(values)} random states where the equations can be evaluated "
-                         f"(of {tries} tried about the initial values)")
+                         f"{len(values)} random states{where} where the equations can be "
+                         f"evaluated (of {tries} tried about the initial values)")
     return np.array(values), np.array(rates), np.array(scales)
 
 
-def _evaluate(fn, t, y, p, nq, nw):
-    """``(ẏ, outputs)`` at one state, ``None`` where something is not finite."""
+class _Manifold:
+    """Random states put on the constraints: the small interface of
+    :mod:`kidym.simulate.constrained` (``constraint_block``, ``rates``) over the
+    generated function."""
+
+    #: |Φ| and |c| a projected state must reach, relative to the state's size.
+    TOL = 1e-12
+
+    def __init__(self, eq: Equations, fn) -> None:
+        self.equations = eq
+        self.fn = fn
+        self.state_names = [str(s) for s in (*eq.coordinates, *eq.speeds)]
+
+    def _call(self, t, y, p):
+        z = list(map(float, y)) + [0.0] * self.equations.n_w
+        return self.fn(float(t), z, list(map(float, p)))
+
+    def constraint_block(self, t, y, p):
+        from kidym.eom.constraints import split
+
+        _qdot, M, F = self._call(t, y, p)[:3]
+        F, block = split(F, self.equations.n_w, self.equations.m)
+        return np.asarray(M, float), F, block
+
+    def rates(self, t, y, p):
+        return np.asarray(self._call(t, y, p)[0], float)
+
+    def project(self, t: float, y: np.ndarray, p: np.ndarray) -> np.ndarray | None:
+        """``y`` on ``Φ = 0`` and ``G w + g = 0``, or ``None`` where that fails."""
+        from kidym.eom.constraints import drift
+        from kidym.simulate.constrained import project
+
+        tol = self.TOL * (1 + float(np.abs(y).max(initial=0.0)))
+        y = project(self, t, y, p, tol)
+        pos, vel = drift(self.constraint_block(t, y, p)[2])
+        if not (pos <= tol and vel <= tol * 10):
+            return None
+        return y
+
+
+def _values(fn, t, y, p, nw) -> np.ndarray:
+    """The outputs at a state, accelerations set to 0."""
+    z = list(map(float, y)) + [0.0] * nw
+    return np.asarray(fn(t, z, list(map(float, p)))[3], float)
+
+
+def _evaluate(fn, t, y, p, nq, nw, m=0):
+    """``(ẏ, outputs)`` at one state, ``None`` where something is not finite; with
+    ``m`` constraints ``ẇ`` is the augmented system's."""
     z = list(map(float, y)) + [0.0] * nw
     qdot, M, F = fn(t, z, list(map(float, p)))[:3]
     M = np.asarray(M, float)
-    F = np.asarray(F, float)[:nw]
+    F = np.asarray(F, float)
     if not (np.all(np.isfinite(M)) and np.all(np.isfinite(F))):
         return None
     if np.linalg.cond(M) > 1e10:
         return None
-    acc = np.linalg.solve(M, F)
+    if m:
+        from kidym.eom.constraints import Stabilization, solve_augmented, split
+
+        F, block = split(F, nw, m)
+        acc, _lam = solve_augmented(M, F, block, Stabilization())
+    else:
+        acc = np.linalg.solve(M, F[:nw])
     out = np.asarray(fn(t, list(map(float, y)) + list(acc), list(map(float, p)))[3], float)
     ydot = np.concatenate([np.asarray(qdot, float), acc])
     if not (np.all(np.isfinite(out)) and np.all(np.isfinite(ydot))):
@@ -495,6 +564,9 @@ def _select(cands: list[_Candidate], values: np.ndarray, rates: np.ndarray,
                 terms = [(float(_tidy(c)), rest[j]) for j, c in enumerate(coef)
                          if abs(c) > 1e-9 * np.max(np.abs(coef))]
                 vec = sum(c * values[:, k] for c, k in terms)
+                size = sum(abs(c) * np.linalg.norm(values[:, k]) for c, k in terms)
+                if np.linalg.norm(vec) <= 1e-9 * size:
+                    continue     # zero on the constraint manifold: no integral
                 if len(terms) >= 2 and new(vec):
                     accepted.append(("linear", terms))
     return accepted
@@ -605,6 +677,17 @@ def _proved(eq: Equations, kind: str, candidate: _Candidate, budget_s: float) ->
                       for i in range(n)]
         conditions.append(r0 + sum((y[i] * ex(eq.forcing_named[i]) for i in range(n)),
                                    sympy.Integer(0)))
+        if eq.constraints is not None:
+            # the reactions' part yᵀGᵀλ = λᵀ(G y) vanishes on the manifold: G w = c − g
+            # with c = 0 there, so g = 0 for y = w; G e_k = 0 for y = e_k
+            cons = eq.constraints
+            for row, c in zip(cons.jacobian, cons.velocity):
+                if kind in ("energy", "jacobi"):
+                    conditions.append(ex(c) - sum((ex(gij) * y[j] for j, gij in
+                                                   enumerate(row)), sympy.Integer(0)))
+                else:
+                    conditions.append(sum((ex(gij) * y[j] for j, gij in enumerate(row)),
+                                          sympy.Integer(0)))
     except (TypeError, ValueError, RecursionError):
         return False
     ctx = multiprocessing.get_context("fork")

@@ -21,16 +21,17 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import symengine as se
-import sympy
-from scipy import linalg
 
 from kidym.analysis.derivatives import Point, StateDerivatives
 from kidym.eom.constraints import choose_dependent
 from kidym.eom.equations import Equations
-from kidym.simulate.simulate import canonical_initial, parameter_vector
+
+if TYPE_CHECKING:  # SymPy and SciPy are imported where used: `kidym check` loads neither
+    import sympy
 
 
 def operating_point(eq: Equations, state: Mapping[str, float] | None = None,
@@ -44,6 +45,8 @@ def operating_point(eq: Equations, state: Mapping[str, float] | None = None,
     KeyError
         A name in ``state`` that is not a state (the message lists the states).
     """
+    from kidym.simulate.simulate import canonical_initial, parameter_vector  # SciPy
+
     model = eq.model
     names = [str(s) for s in (*eq.coordinates, *eq.speeds)]
     values = model.initial_values(params)
@@ -59,6 +62,7 @@ def operating_point(eq: Equations, state: Mapping[str, float] | None = None,
 
 def solve_point(eq: Equations, pt: Point) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(ẇ, λ, ∂[ẇ; λ]/∂bases)`` at ``pt`` (exact constraints, no Baumgarte terms)."""
+    from scipy import linalg
     n_w, m = eq.n_w, eq.m
     n_b = pt.dM.shape[0]
     if m == 0:
@@ -362,6 +366,8 @@ def _exact(v: float) -> se.Basic:
 
 def _symbolic(der: StateDerivatives, y: np.ndarray, wdot: np.ndarray
               ) -> dict[str, sympy.Matrix]:
+    import sympy
+
     eq = der.equations
     n_q, n_w = eq.n_q, eq.n_w
     n_up = n_w * (n_w + 1) // 2

@@ -30,7 +30,6 @@ from itertools import combinations
 from pathlib import Path
 
 import numpy as np
-from scipy import linalg, optimize
 
 from kidym.analysis.derivatives import StateDerivatives
 from kidym.analysis.linearize import Linearization, linearize
@@ -146,12 +145,16 @@ def coupled_part(A: np.ndarray) -> tuple[list[int], list[int]]:
 
 
 def _spectrum(lin: Linearization):
+    from scipy import linalg
     A = lin.A
     kept, dropped = coupled_part(A)
     ev = linalg.eigvals(A[np.ix_(kept, kept)]) if kept else np.zeros(0, complex)
-    order = np.lexsort((ev.imag, -ev.real))
-    ev = ev[order]
     tol = 1e-8 * max(1.0, float(np.abs(A).max(initial=0.0)))
+    # by decreasing real part, real parts within the tolerance taken as equal (an
+    # undamped system's ±1e-17 must not decide the order), then by the imaginary part
+    real = np.where(np.abs(ev.real) <= tol, 0.0, ev.real)
+    order = np.lexsort((ev.imag, -real))
+    ev = ev[order]
     max_real = float(ev.real.max()) if ev.size else 0.0
     return ev, kept, dropped, tol, max_real
 
@@ -252,6 +255,74 @@ def _result(lin: Linearization, eqm: Equilibrium | None, eq: Equations) -> Modes
                  decoupled=tuple(lin.states[i] for i in dropped),
                  stability=_verdict(ev, tol), max_real=max_real, tolerance=tol,
                  equilibrium=eqm)
+
+
+def mode_vector(md: Modes, k: int) -> dict[str, complex]:
+    """The whole eigenvector of mode ``k`` (1-based, as :meth:`Modes.describe` numbers
+    them) over every state ``q, w`` by name — the independent states ``x`` and the
+    dependent ones ``D x`` — scaled as :attr:`Mode.shape` (its largest coordinate 1).
+
+    Raises
+    ------
+    ValueError
+        ``k`` out of range.
+    """
+    if not 1 <= k <= len(md.modes):
+        raise ValueError(f"there is no mode {k}: the modes are 1 … {len(md.modes)}"
+                         if md.modes else "there are no modes (every eigenvalue is 0)")
+    lin = md.linearization
+    mode = md.modes[k - 1]
+    n = lin.A.shape[0]
+    _u, _sv, vh = np.linalg.svd(lin.A - mode.eigenvalue * np.eye(n))
+    v = vh[-1].conj()
+    # the same scaling as Mode.shape: its largest coordinate component 1
+    ref = max(mode.shape, key=lambda name: abs(mode.shape[name]))
+    i = lin.states.index(ref)
+    v = v / v[i] * mode.shape[ref]
+    out = {name: complex(x) for name, x in zip(lin.states, v)}
+    if lin.dependent:
+        out.update({name: complex(x) for name, x in zip(lin.dependent, lin.D @ v)})
+    return out
+
+
+def mode_motion(md: Modes, k: int, amplitude: float, *,
+                n_points: int = 61) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """One period of mode ``k`` as a motion: ``y(τ) = y₀ + ε Re(v e^{iωτ})``.
+
+    Parameters
+    ----------
+    md : Modes
+    k : int
+        The mode, 1-based.
+    amplitude : float
+        ``ε``: the largest coordinate of the shape moves by ``ε``.
+    n_points : int
+        Times over one period ``2π/ω`` (``ω`` the damped frequency ``Im s``; the
+        damping is left out, so the shape repeats).
+
+    Returns
+    -------
+    tau : ndarray, shape (n_points,)
+    states : dict of str to ndarray
+        Every state by name, each by the same formula (its component of ``v``).
+
+    Raises
+    ------
+    ValueError
+        ``k`` out of range, or mode ``k`` not a vibration (a real eigenvalue).
+    """
+    v = mode_vector(md, k)
+    mode = md.modes[k - 1]
+    if not mode.oscillatory:
+        raise ValueError(f"mode {k} is not a vibration (s = {mode.eigenvalue.real:.6g}, a "
+                         "real eigenvalue): it grows or decays without oscillating, so it "
+                         "has no period to animate")
+    w = mode.damped_frequency
+    tau = np.linspace(0.0, 2 * np.pi / w, n_points)
+    phase = np.exp(1j * w * tau)
+    point = md.linearization.point
+    return tau, {name: point[name] + amplitude * np.real(v.get(name, 0.0) * phase)
+                 for name in point}
 
 
 @dataclass(frozen=True)
@@ -366,6 +437,7 @@ def _locate(left: Modes, right: Modes, lo: float, hi: float, at, tol: float) -> 
       minors of order ``n − k₀`` of the coupled ``A`` (``k₀`` eigenvalues stay 0 along the
       branch), which is a polynomial in the entries of ``A``.
     """
+    from scipy import optimize
     unstable = left if left.max_real > right.max_real else right
     top = unstable.eigenvalues[int(np.argmax(unstable.eigenvalues.real))]
     xtol = 1e-13 * max(1.0, abs(hi))
@@ -374,7 +446,14 @@ def _locate(left: Modes, right: Modes, lo: float, hi: float, at, tol: float) -> 
             ev = at(v).eigenvalues
             ev = ev[np.abs(ev.imag) > tol]
             return float(ev.real.max()) if ev.size else -tol
-        return optimize.brentq(pair, lo, hi, xtol=xtol, rtol=1e-15)
+        ends = pair(lo), pair(hi)
+        # a pair crossing the axis (Hopf) changes sign; pairs that meet on the axis and
+        # split off it (a gyroscopic system, the sleeping top) have real parts ±μ, μ ≥ 0,
+        # and a marginal side at 0 within rounding: the boundary is where μ reaches tol
+        # (μ grows as a square root there, so the offset moves it by ~tol²)
+        crosses = min(ends) < -tol and max(ends) > tol
+        offset = 0.0 if crosses else tol
+        return optimize.brentq(lambda v: pair(v) - offset, lo, hi, xtol=xtol, rtol=1e-15)
     k0 = min(int((np.abs(m.eigenvalues) <= tol).sum()) for m in (left, right))
     A = left.linearization.A
     kept, _ = coupled_part(A)

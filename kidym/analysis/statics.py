@@ -28,7 +28,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import linalg
 
 from kidym.analysis.derivatives import StateDerivatives
 from kidym.analysis.linearize import operating_point
@@ -259,6 +258,7 @@ def equilibrium(equations: Equations, *, initial: Mapping[str, float] | None = N
 def _stiffness(eq: Equations, pt, lam: np.ndarray, scale: float):
     """``K`` on the admissible displacements, its symmetric part's eigenvalues, the
     verdict."""
+    from scipy import linalg
     n_q, n_w, m = eq.n_q, eq.n_w, eq.m
     Bw = pt.dqdot[n_q:n_q + n_w, :].T                  # ∂q̇/∂w, (n_q, n_w)
     dFq = pt.dF[:n_q, :n_w].T

@@ -174,6 +174,63 @@ def rolling_constraints(system, rolling) -> list[tuple[str, Expr]]:
     return out
 
 
+def coincidence_constraints(system, coincidences) -> list[tuple[str, Expr]]:
+    """The loop closures of ``СОВПАДЕНИЕ``: point ``P`` of body ``A`` coincides with point
+    ``Q`` of body ``B`` (or of the fixed frame).
+
+    With ``O`` a body frame's origin and ``S`` its rotation (fixed ← body), a point given
+    in the body's axes is ``P = O + S p`` in fixed axes (a point of the fixed frame is
+    ``p`` itself, which may move with ``t``). The constraints are the components of
+    ``P_A − P_B`` along the fixed x, y, z, named ``coinX<k>``, ``coinY<k>``,
+    ``coinZ<k>`` (:meth:`kidym.model.model.Coincidence.constraint_names`). A component
+    that is **identically zero** — it depends on no coordinate and no time, and its
+    formula with every named quantity substituted simplifies to 0, as the z component of
+    a loop that moves in the xy plane — is dropped: it constrains nothing and would make
+    the constraint Jacobian lose rank. The choice is symbolic, so it does not depend on
+    the state or the parameter values. Since ``∂(P_A − P_B)/∂q`` is the difference of the
+    two points' Jacobians, ``λcoinX<k>`` … are the fixed-axis components of the force
+    that ``B`` exerts on ``A`` at the point (``A`` being the left side).
+
+    Raises
+    ------
+    ModelError
+        At the item, for a component that is constant or a function of time only but
+        not identically zero (the points can never coincide along that axis).
+    """
+    zero = se.Integer(0)
+    graph = system.graph
+    out: list[tuple[str, Expr]] = []
+    for c in coincidences:
+        ends = []
+        for body, point in ((c.body_a, c.point_a), (c.body_b, c.point_b)):
+            p = [zero] * 3 if point is None else [system.resolve(x) for x in point]
+            if body is None:
+                ends.append(p)
+                continue
+            frame = system._body(body).frame
+            ends.append([frame.origin[i] + sum((frame.S[i][j] * p[j] for j in range(3)), zero)
+                         for i in range(3)])
+        for axis, name, a, b in zip("xyz", c.constraint_names(), *ends):
+            diff = a - b
+            deps = graph.dependencies(diff)
+            if any(q in deps for q in system.coordinates):
+                out.append((name, diff))
+                continue
+            value = se.expand(graph.expand(diff))
+            if value == 0:
+                continue
+            model = system.model
+            when = " and time" if deps else ""
+            raise ModelError([Diagnostic(
+                f"`{c.text}`: the {axis} components of the two points differ by "
+                f"`{value}`, a function of parameters{when} only that no coordinate "
+                "changes, so they can never coincide along fixed "
+                f"{axis}; a component kidym drops must be identically 0 (check the "
+                "points' coordinates and the bodies' offsets along that axis)", c.span)],
+                filename=model.filename, source=model.source)
+    return out
+
+
 def _ball_contact(system, r, O: list[Expr], R: Expr) -> tuple[list[Expr], Expr]:
     """``(n, contact)`` of a ball (see :func:`rolling_constraints`)."""
     graph = system.graph

@@ -12,7 +12,9 @@ import symengine as se
 
 from kidym.eom.constraints import (
     ConstraintEquations,
+    coincidence_constraints,
     form_constraints,
+    multiplier_name,
     require_prescribed_motion,
     rolling_constraints,
 )
@@ -26,7 +28,7 @@ from kidym.eom.structural import (
 )
 from kidym.eom.system import SystemGraph
 from kidym.eom.two_stage import project
-from kidym.errors import DerivationError
+from kidym.errors import DerivationError, Diagnostic, ModelError
 from kidym.model.model import Model, ModelEvent
 from kidym.symbolic.graph import Graph
 
@@ -364,12 +366,14 @@ def derive(model: Model, *, inertia: str = "full", route: str = "auto",
         used = st.formation
         T, V, moments = st.kinetic_energy, st.potential_energy, st.principal_moments
         route = "direct"
-    constraints = (form_constraints(system, [c.name for c in model.constraints],
-                                    rolling_constraints(system, model.rolling))
-                   if model.constraints or model.rolling else None)
+    generated = [*rolling_constraints(system, model.rolling),
+                 *coincidence_constraints(system, model.coincidences)]
+    constraints = (form_constraints(system, [c.name for c in model.constraints], generated)
+                   if model.constraints or generated else None)
     if model.calculation == "KINETOSTATICS":
         require_prescribed_motion(model, system.speeds, constraints)
     multipliers = set(constraints.multiplier_names) if constraints is not None else set()
+    _no_dropped_multipliers(model, multipliers)
     # (the multipliers λf are results of the augmented solve, recorded by the engines;
     # so are the controls)
     multipliers |= set(model.controls)
@@ -399,6 +403,19 @@ def derive(model: Model, *, inertia: str = "full", route: str = "auto",
                      events_named=events, controls=controls)
     _no_accelerations(final)
     return final
+
+
+def _no_dropped_multipliers(model: Model, multipliers: set[str]) -> None:
+    """An output ``λcoinZ1`` of a component of ``СОВПАДЕНИЕ`` that was dropped
+    (identically zero) is a located error, not a missing name."""
+    for c in model.coincidences:
+        for name in c.constraint_names():
+            if multiplier_name(name) in model.outputs and multiplier_name(name) not in multipliers:
+                raise ModelError([Diagnostic(
+                    f"`{multiplier_name(name)}` is asked for as an output, but the component "
+                    f"`{name}` of `{c.text}` is identically zero (the loop does not leave "
+                    "that plane), so kidym writes no constraint and no multiplier for it",
+                    c.span)], filename=model.filename, source=model.source)
 
 
 def _uses_pseudo_velocities(model: Model, element) -> bool:

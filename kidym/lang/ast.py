@@ -105,7 +105,16 @@ class EventItem(Node):
     args: tuple[Expr | NamedItem, ...]
 
 
-Item = Expr | NamedItem | BasedItem | EventItem
+@dataclass(frozen=True, kw_only=True)
+class CoincideItem(Node):
+    """``A(x, y, z) = B(x, y, z)`` inside ``СОВПАДЕНИЕ``: two points that coincide, each
+    a ``Call`` (a point in the body's axes) or a ``Name`` (the body's origin)."""
+
+    left: Expr
+    right: Expr
+
+
+Item = Expr | NamedItem | BasedItem | EventItem | CoincideItem
 
 
 # ---------------------------------------------------------- statements
@@ -196,5 +205,7 @@ def iter_names(expr: Expr | Item) -> Iterator[Name]:
             stack.append(node.value)
         elif isinstance(node, BasedItem | EventItem):
             stack.extend(node.args)
+        elif isinstance(node, CoincideItem):
+            stack.extend((node.left, node.right))
     out.sort(key=lambda n: n.start)
     yield from out

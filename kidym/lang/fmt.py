@@ -43,6 +43,8 @@ def formula(node: ast.Expr | ast.Item, need: int = _COND) -> str:
         return f"{node.name.name} = {formula(node.value)}"
     if isinstance(node, ast.BasedItem):
         return f"{node.name.name}~{node.base.name}({', '.join(formula(a) for a in node.args)})"
+    if isinstance(node, ast.CoincideItem):
+        return f"{formula(node.left)} = {formula(node.right)}"
     if isinstance(node, ast.EventItem):
         return f"{node.name.name}({', '.join(formula(a) for a in node.args)})"
     text = _bare(node)

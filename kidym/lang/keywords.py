@@ -36,12 +36,16 @@ KEYWORDS: dict[str, tuple[str, ...]] = {
     "END": ("КОНЕЦ", "КІНЕЦЬ", "END"),
     "ANGULAR_VELOCITY": ("УГЛОВАЯ СКОРОСТЬ", "КУТОВА ШВИДКІСТЬ", "ANGULAR VELOCITY"),
     "ROLLING": ("КАЧЕНИЕ", "КОЧЕННЯ", "ROLLING"),
+    # loop closure: a point of one body coincides with a point of another (or the ground)
+    "COINCIDE": ("СОВПАДЕНИЕ", "СОВПАДЕНИЯ", "ЗБІГ", "ЗБІГИ", "COINCIDE", "COINCIDENCE"),
     # virtual-potential constraints of seed 001: `f = 0` (5) and surfaces `f > 0` (7)
     "VIRTUAL_CONSTRAINTS": ("ВИРТУАЛЬНЫЕ СВЯЗИ", "ВІРТУАЛЬНІ В'ЯЗІ", "VIRTUAL CONSTRAINTS"),
     "BOUNDING_SURFACES": ("ОГРАНИЧИВАЮЩИЕ ПОВЕРХНОСТИ", "ОБМЕЖУЮЧІ ПОВЕРХНІ",
                           "BOUNDING SURFACES"),
     # hybrid motion (seed 002): zero crossings with a stop or a reset of states
     "EVENTS": ("СОБЫТИЯ", "СОБЫТИЕ", "ПОДІЇ", "ПОДІЯ", "EVENTS", "EVENT"),
+    # surfaces drawn by the 3-D viewer (display only, kidym.model.scene)
+    "SCENE": ("СЦЕНА", "ОТОЧЕННЯ", "SCENE"),
     # programmed constraints held by controls (seed 004 (5.1)-(5.6)), the controls
     # themselves are the `НЕИЗВЕСТНЫЕ`
     "PROGRAMMED_CONSTRAINTS": ("ПРОГРАММНЫЕ СВЯЗИ", "ПРОГРАМНІ В'ЯЗІ",
@@ -87,8 +91,8 @@ IMPLEMENTED = frozenset({"COORDINATES", "PSEUDOVELOCITIES", "INITIAL", "TIME", "
                          "VARIANT", "BODIES", "UNITS", "CODING", "COMPARE", "COMBINE",
                          "WITHDRAW", "MULTIPLY", "ANGULAR_VELOCITY", "IK_EQUATIONS",
                          "ROLLING", "VIRTUAL_CONSTRAINTS", "BOUNDING_SURFACES",
-                         "INITIAL_GUESS", "LIMITS", "EVENTS", "UNKNOWNS",
-                         "PROGRAMMED_CONSTRAINTS"})
+                         "INITIAL_GUESS", "LIMITS", "EVENTS", "COINCIDE", "SCENE",
+                         "UNKNOWNS", "PROGRAMMED_CONSTRAINTS"})
 
 #: Instructions not implemented that only change how results are presented (plots,
 #: animation, files), never the numbers: ignored with a warning. Every other
@@ -101,7 +105,8 @@ PARSED_ITEMS = frozenset({"COORDINATES", "PSEUDOVELOCITIES", "INITIAL", "TIME", 
                           "SHOW", "GRAVITY", "QUATERNION", "BODIES", "COMPARE", "COMBINE",
                           "MULTIPLY", "IK_EQUATIONS", "ROLLING", "VIRTUAL_CONSTRAINTS",
                           "BOUNDING_SURFACES", "INITIAL_GUESS", "LIMITS",
-                          "EVENTS", "UNKNOWNS", "PROGRAMMED_CONSTRAINTS"})
+                          "EVENTS", "COINCIDE", "SCENE", "UNKNOWNS",
+                          "PROGRAMMED_CONSTRAINTS"})
 
 #: Approximations of the delta function in a virtual potential (seed 001 eqs. (12),
 #: (13)), canonical key → accepted spellings of the second item argument
@@ -124,6 +129,10 @@ EVENT_DIRECTIONS: dict[int, tuple[str, ...]] = {
 EVENT_ACTIONS: dict[str, tuple[str, ...]] = {
     "stop": ("СТОП", "ОСТАНОВ", "ЗУПИНКА", "STOP"),
 }
+
+#: The random-sample item of a parameter study (``ВАРЬИРОВАТЬ := СЛУЧАЙНО(200, 7),
+#: l2(0.5, 2);``, docs/language.md §5.11).
+VARY_RANDOM: tuple[str, ...] = ("СЛУЧАЙНО", "ВИПАДКОВО", "RANDOM")
 
 #: Canonical calculation type → accepted spellings of the value of `РАСЧЕТ`.
 CALCULATIONS: dict[str, tuple[str, ...]] = {

@@ -82,7 +82,8 @@ def _open_grammar() -> Lark:
 
     from kidym.cache import cache_dir
 
-    options = dict(parser="lalr", start=["assignment", "body", "items", "event_items"],
+    options = dict(parser="lalr", start=["assignment", "body", "items", "event_items",
+                                                 "coincide_items"],
                    propagate_positions=True, maybe_placeholders=True)
     text = Path(__file__).with_name("grammar.lark").read_text(encoding="utf-8")
     key = hashlib.sha256(f"{text}{sorted(options.items())}{lark.__version__}".encode())
@@ -190,6 +191,12 @@ class _ToAst(Transformer_NonRecursive):
         return ast.EventItem(name=self._name(ch[0]),
                              args=tuple(c for c in ch[1:] if c is not None),
                              **self._meta(meta))
+
+    def coincide_items(self, meta: Any, ch: list[Any]) -> tuple[ast.Item, ...]:
+        return tuple(c for c in ch if c is not None)
+
+    def coincide_item(self, meta: Any, ch: list[Any]) -> ast.CoincideItem:
+        return ast.CoincideItem(left=ch[0], right=ch[1], **self._meta(meta))
 
     def named_item(self, meta: Any, ch: list[Any]) -> ast.NamedItem:
         return ast.NamedItem(name=self._name(ch[0]), value=ch[1], **self._meta(meta))
@@ -438,7 +445,7 @@ class _StatementParser:
         if key in keywords.PARSED_ITEMS:
             text = chunk.text
             padded = "".join(c if c.isspace() else " " for c in text[:list_start])
-            rule = "event_items" if key == "EVENTS" else "items"
+            rule = {"EVENTS": "event_items", "COINCIDE": "coincide_items"}.get(key, "items")
             items = self.run(rule, padded + text[list_start:], chunk)
             if items is None:
                 return None

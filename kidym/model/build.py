@@ -43,8 +43,8 @@ from kidym.lang.formulas import (
 )
 from kidym.lang.parser import ParsedSource
 from kidym.lang.tasks import REPEATABLE
+from kidym.model import coincide, inverse, programmed, scene, variations, virtual
 from kidym.model import events as model_events
-from kidym.model import inverse, programmed, virtual
 from kidym.model.inertia import full_tensor, inertia_problem
 from kidym.model.model import (
     TIME,
@@ -58,6 +58,7 @@ from kidym.model.model import (
     Plot,
     QuaternionInstruction,
     Rolling,
+    SceneSurface,
     Transform,
     VelocityDefinition,
 )
@@ -592,10 +593,12 @@ class _Builder:
         self.pseudo: list[ast.Name] = []
         self.constraint_names: list[ast.Name] = []
         self.rolling: list[Rolling] = []
+        self.coincide_items: list = []
         self.virtual_items: list[virtual.VirtualItem] = []
         self.control_names: list[ast.Name] = []
         self.programmed_items: list[programmed.ProgrammedItem] = []
         self.event_items: list[model_events.EventItem] = []
+        self.scene_items: list[SceneSurface] = []
         self.gravity: tuple[Expr, Expr, Expr] | None = None
         self.calculation: str | None = None
         self.calculation_span: Span | None = None
@@ -616,6 +619,8 @@ class _Builder:
                 self.pseudo = self.name_list(ins, "a pseudo-velocity name")
             elif key == "ROLLING":
                 self.rolling_of(ins)
+            elif key == "COINCIDE":
+                self.coincide_items = coincide.read_items(self, ins)
             elif key == "IK_EQUATIONS":
                 self.constraint_names = self.name_list(
                     ins, "the name of a defined quantity that must vanish")
@@ -629,6 +634,8 @@ class _Builder:
                 self.control_names = self.name_list(ins, "a control name")
             elif key == "PROGRAMMED_CONSTRAINTS":
                 self.programmed_items = programmed.read_items(self, ins)
+            elif key == "SCENE":
+                self.scene_items = scene.read_items(self, ins)
             elif key == "GRAVITY":
                 self.gravity_of(ins)
             elif key == "CALCULATION":
@@ -1101,7 +1108,7 @@ class _Builder:
     def check_prescribed_motion(self) -> None:
         """``РАСЧЕТ := КИНЕТОСТАТИКА`` needs the motion prescribed by constraints (that
         they leave no speed free is checked with the equations, :mod:`kidym.eom`)."""
-        if self.calculation != "KINETOSTATICS" or self.constraint_names:
+        if self.calculation != "KINETOSTATICS" or self.constraint_names or self.coincide_items:
             return
         self.error("the kinetostatics calculation needs the motion prescribed by constraints, "
                    "and the model has none: list in `УРАВНЕНИЯ` the loop closures and a driving "
@@ -1563,23 +1570,10 @@ class _Builder:
                                 formula=(self.span_formulas, "t_start"))
                 t1 = self.value(items[0].args[1], "end time",
                                 formula=(self.span_formulas, "t_end"))
-            else:
-                if not 3 <= len(items) <= 4 or any(isinstance(i, ast.NamedItem | ast.BasedItem)
-                                                   for i in items):
-                    self.error(f"`{ins.written}` takes `t, t_start, t_end[, step]`, got "
-                               f"{len(items)} items", ins.name_span)
-                    continue
-                first = items[0]
-                if not isinstance(first, ast.Name) or first.name != TIME.name:
-                    self.error(f"`{ins.written}`: only time `t` can be varied yet, got "
-                               f"`{self.text(first)}`", first.span)
-                    continue
-                t0 = self.value(items[1], "start time",  # type: ignore[arg-type]
-                                formula=(self.span_formulas, "t_start"))
-                t1 = self.value(items[2], "end time",  # type: ignore[arg-type]
-                                formula=(self.span_formulas, "t_end"))
-                if len(items) == 4:
-                    self.value(items[3], "time step")  # type: ignore[arg-type]
+            else:   # the time range and the parameter study (kidym.model.variations)
+                v0, v1 = variations.read(self, ins)
+                if v0 is not None or v1 is not None:
+                    t0, t1 = v0, v1
         return t0, t1, where
 
     def outputs(self) -> list[str]:
@@ -1600,7 +1594,9 @@ class _Builder:
         ``НЕИЗВЕСТНЫЕ`` (outputs of the run, results of its solve)."""
         return {MULTIPLIER_PREFIX + n for n in [*(c.name for c in self.constraint_names),
                                                 *(x for r in self.rolling
-                                                  for x in r.constraint_names())]} | {
+                                                  for x in r.constraint_names()),
+                                                *(x for c, _n in self.coincide_items
+                                                  for x in c.constraint_names())]} | {
             n.name for n in self.control_names}
 
     def known_output(self, node: ast.Name, ins: ast.Instruction) -> str | None:
@@ -1762,6 +1758,11 @@ class _Builder:
                        t_span)
         outputs = self.outputs()
         self.check_rolling()
+        coincidences = coincide.check_items(self, self.coincide_items, self.instructions[
+            "COINCIDE"].written if self.coincide_items else "")
+        surfaces = (scene.check_items(self, self.scene_items,
+                                      self.instructions["SCENE"].written)
+                    if self.scene_items else ())
         if _has_errors(self.diags) or self.parsed.has_errors:
             return None, self.diags
         parameters = []
@@ -1807,9 +1808,11 @@ class _Builder:
             units=self.unit_names,
             angular_velocity={b: mode for b, (mode, _s) in self.angular_velocity.items()},
             constraints=tuple(Constraint(n.name, n.span) for n in self.constraint_names),
-            rolling=tuple(self.rolling),
+            rolling=tuple(self.rolling), coincidences=coincidences,
             virtual_constraints=virtual_constraints, events=events,
-            guess=self.guess, limits=self.limits, controls=controls,
+            variations=tuple(getattr(self, "variations", ())),
+            sampling=getattr(self, "sampling", None),
+            guess=self.guess, limits=self.limits, scene=surfaces, controls=controls,
             programmed=programmed_constraints)
         return model, self.diags
 

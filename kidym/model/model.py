@@ -261,6 +261,70 @@ class ProgrammedConstraint:
 
 
 @dataclass(frozen=True)
+class Coincidence:
+    """``СОВПАДЕНИЕ := A(xa, ya, za) = B(xb, yb, zb);``: two points that coincide.
+
+    A point is given in the frame of its body (the end of the record's second
+    section, whose origin is ``XO<Body>``…): ``P = O + S p``. ``body`` ``None`` is the
+    fixed frame (``ЗЕМЛЯ`` / ``GROUND``); ``point`` ``None`` is the body's origin. kidym
+    writes the holonomic constraints ``P_A − P_B = 0`` in fixed axes, one per component
+    that is not identically zero, see :func:`kidym.eom.constraints.coincidence_constraints`.
+
+    Attributes
+    ----------
+    index : int
+        1-based position of the item in the list: the constraints are named
+        ``coinX<index>``, ``coinY<index>``, ``coinZ<index>``.
+    body_a, body_b : str or None
+        The bodies (``None``: the fixed frame).
+    point_a, point_b : tuple of Expr or None
+        The points in their bodies' axes, shape (3,): formulas of parameters (a point of
+        the fixed frame may also move with ``t``); ``None`` for the origin.
+    text : str
+        The item as written, for messages.
+    """
+
+    index: int
+    body_a: str | None
+    point_a: tuple[Expr, ...] | None
+    body_b: str | None
+    point_b: tuple[Expr, ...] | None
+    text: str = ""
+    span: Span | None = None
+
+    def constraint_names(self) -> tuple[str, str, str]:
+        """Names of the generated constraints, components along the fixed x, y, z."""
+        return (f"coinX{self.index}", f"coinY{self.index}", f"coinZ{self.index}")
+
+
+@dataclass(frozen=True)
+class SceneSurface:
+    """A surface drawn by the viewer.
+
+    Attributes
+    ----------
+    kind : {"plane", "sphere_inside", "sphere_outside"}
+        The plane ``z = height`` of the fixed axes, or the sphere of radius ``radius``
+        about ``centre`` seen from inside (a bowl) or outside.
+    height : Expr or None
+        The plane's height (parameters and ``t``).
+    radius : Expr or None
+        The sphere's radius (parameters).
+    centre : tuple of Expr
+        The sphere's centre, shape (3,) (parameters and ``t``).
+    source : str
+        ``"SCENE"`` (declared for display) or the body that rolls on it (``КАЧЕНИЕ``).
+    """
+
+    kind: str
+    height: Expr | None = None
+    radius: Expr | None = None
+    centre: tuple[Expr, ...] = ()
+    source: str = "SCENE"
+    span: Span | None = None
+
+
+@dataclass(frozen=True)
 class VirtualConstraint:
     """A constraint held by a virtual potential (seed 001; ``ВИРТУАЛЬНЫЕ СВЯЗИ``,
     ``ОГРАНИЧИВАЮЩИЕ ПОВЕРХНОСТИ``).
@@ -285,6 +349,35 @@ class VirtualConstraint:
     alpha: Expr
     approximation: str = "polynomial"
     span: Span | None = None
+
+
+@dataclass(frozen=True)
+class Variation:
+    """One varied name of a parameter study (``ВАРЬИРОВАТЬ``, docs/language.md §5.11).
+
+    Attributes
+    ----------
+    name : str
+        A parameter, or a state whose initial value is varied (coordinate, speed
+        ``q't``, pseudo-velocity).
+    values : tuple of float
+        The grid values (``kind == "grid"``), or the bounds ``(low, high)`` of a
+        uniform random sample (``kind == "random"``).
+    kind : {"grid", "random"}
+    """
+
+    name: str
+    values: tuple[float, ...]
+    kind: str = "grid"
+    span: Span | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """``СЛУЧАЙНО(samples, seed)``: how many random runs, from which seed."""
+
+    samples: int
+    seed: int = 0
 
 
 @dataclass(frozen=True)
@@ -437,6 +530,9 @@ class Model:
     rolling : tuple of Rolling
         Bodies rolling without slipping (``КАЧЕНИЕ``); their generated constraints
         follow ``constraints``.
+    coincidences : tuple of Coincidence
+        Loop closures written as coinciding points (``СОВПАДЕНИЕ``); their generated
+        constraints follow those of ``rolling``.
     virtual_constraints : tuple of VirtualConstraint
         Constraints and bounding surfaces held by virtual potentials (seed 001;
         ``ВИРТУАЛЬНЫЕ СВЯЗИ``, ``ОГРАНИЧИВАЮЩИЕ ПОВЕРХНОСТИ``); see
@@ -455,6 +551,14 @@ class Model:
     programmed : tuple of ProgrammedConstraint
         ``ПРОГРАММНЫЕ СВЯЗИ``: the constraints the controls hold (seed 004); see
         :mod:`kidym.eom.controls`.
+    variations : tuple of Variation
+        The parameter study of ``ВАРЬИРОВАТЬ`` (empty: none); run by
+        :func:`kidym.sweep` and ``kidym sweep``, not by :func:`kidym.simulate`.
+    sampling : Sampling or None
+        ``СЛУЧАЙНО(n, seed)``: the study is a random sample (its variations are ranges).
+    scene : tuple of SceneSurface
+        Surfaces declared for display (``СЦЕНА``, :mod:`kidym.model.scene`); the viewer
+        adds those of ``rolling``.
     """
 
     name: str
@@ -483,10 +587,14 @@ class Model:
     angular_velocity: Mapping[str, str] = field(default_factory=dict)
     constraints: tuple[Constraint, ...] = ()
     rolling: tuple[Rolling, ...] = ()
+    coincidences: tuple[Coincidence, ...] = ()
     virtual_constraints: tuple[VirtualConstraint, ...] = ()
     guess: Mapping[str, float] = field(default_factory=dict)
     limits: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     events: tuple[ModelEvent, ...] = ()
+    variations: tuple[Variation, ...] = ()
+    sampling: Sampling | None = None
+    scene: tuple[SceneSurface, ...] = ()
     controls: tuple[str, ...] = ()
     programmed: tuple[ProgrammedConstraint, ...] = ()
 

@@ -1,17 +1,30 @@
 """3-D animation of a run: one self-contained HTML page with three.js inlined.
 
-Each body is drawn as the uniform solid with its mass and central moments of
-inertia (:func:`kidym.report.poses.shape_of`) at its centre of mass, turned by its
-rotation matrix ``S``; its frame is shown as three axes at the body-frame origin;
-its centre leaves a trail. Controls: play/pause, a slider to scrub through time,
-the playback speed, and the mouse (drag to orbit, wheel to zoom). Positions and
-orientations are those of the model's own kinematics, evaluated at the recorded
-states (:mod:`kidym.report.poses`).
+Each body is drawn as the uniform solid with its mass and central moments of inertia
+(:func:`kidym.report.poses.shape_of`: a sphere, a cylinder or disc, a rod, a box, a
+point mass) at its centre of mass, turned by its rotation matrix ``S``; its frame is
+shown as three axes at the body-frame origin; its centre leaves a trail. The surfaces
+the model rolls on (``КАЧЕНИЕ``) or declares (``СЦЕНА``, :mod:`kidym.model.scene`) are
+drawn: a plane, a bowl (the cap of a sphere about the bodies, see-through), a sphere.
+Controls: play/pause, a slider to scrub through time, the playback speed, check boxes
+for the frames, trails, surfaces and the grid, and the mouse (drag to orbit, wheel to
+zoom). Positions and orientations are those of the model's own kinematics, evaluated at
+the recorded states (:mod:`kidym.report.poses`).
+
+Options in the address, for a fixed view (and the tests): ``#view=+x`` (the camera on
+the ``+x`` side, looking along an axis: ``±x``, ``±y``, ``±z``), ``ortho=1`` (an
+orthographic camera; ``data-scale`` gives its pixels per length unit), ``fit=Body``
+(centre the body and fill the view with it), ``span=S`` (the height of the view in
+length units), ``frame=K`` (the time step shown first),
+``hide=frames,trails,surfaces,grid,labels,controls`` (``controls``: the bar too, the
+view fills the window).
 
 The page reports what it shows in attributes of ``<html>`` — ``data-bodies`` (solids
-in the scene), ``data-frames`` (time steps), ``data-frame`` (the one shown),
-``data-visible`` (bodies whose centre is in view), ``data-renderer`` and
-``data-errors`` — for tests and scripts that drive it headless.
+in the scene), ``data-shapes`` (the rule that drew each, :func:`shape_of`),
+``data-surfaces``, ``data-layers`` (those shown), ``data-frames`` (time steps),
+``data-frame`` (the one shown), ``data-visible`` (bodies whose centre is in view),
+``data-canvas`` (its size in pixels), ``data-renderer`` and ``data-errors`` — for tests
+and scripts that drive it headless.
 """
 
 from __future__ import annotations
@@ -34,8 +47,22 @@ def _round(a: np.ndarray, digits: int = 6) -> list[float]:
     return [float(f"{x:.{digits}g}") for x in np.asarray(a, float).ravel()]
 
 
-def animation_data(poses: Poses, model: Model, *, max_frames: int = MAX_FRAMES) -> dict:
-    """The JSON the viewer reads: times, and per body its shape, centre, frame, turn."""
+def animation_data(poses: Poses, model: Model, *, max_frames: int = MAX_FRAMES,
+                   title: str | None = None, loop: bool = False) -> dict:
+    """The JSON the viewer reads: times, per body its shape, centre, frame and turn, and
+    the surfaces to draw.
+
+    Parameters
+    ----------
+    poses : Poses
+    model : Model
+    max_frames : int
+        Longer histories are sampled evenly.
+    title : str, optional
+        Shown above the view (default: the model's name).
+    loop : bool
+        Playback starts over at the end (a mode shape) instead of stopping.
+    """
     n = poses.t.size
     step = max(1, -(-n // max_frames))
     sel = np.arange(0, n, step)
@@ -57,13 +84,17 @@ def animation_data(poses: Poses, model: Model, *, max_frames: int = MAX_FRAMES) 
         shape = poses.shapes[b]
         bodies.append({
             "name": name, "color": poses.colors()[b], "shape": shape.kind,
-            "size": list(shape.size),
+            "rule": shape.rule, "size": list(shape.size),
             "centre": _round(poses.centre[b, sel]),
             "rotation": _round(rot),
             "origin": _round(poses.origin[b, sel]),
             "frame": _round(poses.rotation[b, sel]),
         })
-    return {"model": model.name, "t": _round(poses.t[sel], 8), "up": up, "bodies": bodies}
+    surfaces = [{"kind": s.kind, "source": s.source, "radius": s.radius,
+                 "height": _round(s.height[sel]), "centre": _round(s.centre[sel])}
+                for s in poses.surfaces]
+    return {"model": model.name, "title": title or model.name, "loop": loop,
+            "t": _round(poses.t[sel], 8), "up": up, "bodies": bodies, "surfaces": surfaces}
 
 
 _VIEWER = r"""
@@ -72,7 +103,20 @@ _VIEWER = r"""
   var root = document.documentElement;
   var nT = D.t.length;
   root.setAttribute('data-frames', String(nT));
+  // options in the address (module docstring): #view=+x&ortho=1&fit=Body&frame=3&hide=…
+  var opt = {};
+  location.hash.replace(/^#/, '').split('&').forEach(function (kv) {
+    if (!kv) return;
+    var i = kv.indexOf('=');
+    var key = decodeURIComponent(i < 0 ? kv : kv.slice(0, i));
+    opt[key] = i < 0 ? '1' : decodeURIComponent(kv.slice(i + 1));
+  });
+  var hidden = (opt.hide || '').split(',');
   var view = document.getElementById('view');
+  if (hidden.indexOf('controls') >= 0) {
+    document.getElementById('bar').style.display = 'none';
+    view.style.bottom = '0';
+  }
   var W = view.clientWidth || 800, H = view.clientHeight || 600;
   var renderer;
   try {
@@ -87,18 +131,20 @@ _VIEWER = r"""
   renderer.setSize(W, H);
   renderer.setClearColor(0xf4f6f8);
   view.appendChild(renderer.domElement);
+  root.setAttribute('data-canvas', W + 'x' + H);
   var scene = new THREE.Scene();
   var up = new THREE.Vector3(D.up[0], D.up[1], D.up[2]);
   scene.add(new THREE.AmbientLight(0xffffff, 0.55));
   var sun = new THREE.DirectionalLight(0xffffff, 0.75);
   scene.add(sun);
+  function vec(a, k) { return new THREE.Vector3(a[3*k], a[3*k+1], a[3*k+2]); }
 
   var box = new THREE.Box3();
   var maxSize = 0;
   D.bodies.forEach(function (b) {
     for (var k = 0; k < nT; k++) {
-      box.expandByPoint(new THREE.Vector3(b.centre[3*k], b.centre[3*k+1], b.centre[3*k+2]));
-      box.expandByPoint(new THREE.Vector3(b.origin[3*k], b.origin[3*k+1], b.origin[3*k+2]));
+      box.expandByPoint(vec(b.centre, k));
+      box.expandByPoint(vec(b.origin, k));
     }
     maxSize = Math.max(maxSize, b.size[0], b.size[1], b.shape === 'cylinder' ? 0 : b.size[2]);
   });
@@ -111,9 +157,9 @@ _VIEWER = r"""
   D.bodies.forEach(function (b) {
     var geom;
     if (b.shape === 'sphere') {
-      geom = new THREE.SphereGeometry(b.size[0] / 2, 32, 16);
+      geom = new THREE.SphereGeometry(b.size[0] / 2, 48, 24);
     } else if (b.shape === 'cylinder') {
-      geom = new THREE.CylinderGeometry(b.size[0] / 2, b.size[0] / 2, b.size[1], 32);
+      geom = new THREE.CylinderGeometry(b.size[0] / 2, b.size[0] / 2, b.size[1], 48);
       if (b.size[2] === 0) geom.rotateZ(Math.PI / 2);
       if (b.size[2] === 2) geom.rotateX(Math.PI / 2);
     } else {
@@ -124,7 +170,7 @@ _VIEWER = r"""
     mesh.name = b.name;
     scene.add(mesh);
     meshes.push(mesh);
-    var axes = new THREE.AxesHelper(Math.max(maxSize * 0.6, radius * 0.08));
+    var axes = new THREE.AxesHelper(Math.max(maxSize * 0.8, radius * 0.08));
     axes.matrixAutoUpdate = false;
     scene.add(axes);
     frames.push(axes);
@@ -136,6 +182,60 @@ _VIEWER = r"""
     trails.push(trail);
   });
   root.setAttribute('data-bodies', String(meshes.length));
+  root.setAttribute('data-shapes', D.bodies.map(function (b) { return b.rule; }).join(','));
+
+  // the surfaces the model rolls on or declares (СЦЕНА)
+  var surfaces = [];
+  var span = Math.max(radius * 3, 1e-3);
+  D.surfaces.forEach(function (s) {
+    var obj;
+    if (s.kind === 'plane') {
+      obj = new THREE.Group();
+      var plane = new THREE.Mesh(new THREE.PlaneGeometry(span, span),
+        new THREE.MeshLambertMaterial({color: 0xb3bfcb, side: THREE.DoubleSide,
+                                       polygonOffset: true, polygonOffsetFactor: 1,
+                                       polygonOffsetUnits: 1}));
+      obj.add(plane);
+      var lines = new THREE.GridHelper(span, 16, 0x8593a1, 0x9aa6b2);
+      lines.rotateX(Math.PI / 2);
+      obj.add(lines);
+      obj.userData.place = function (k) { obj.position.set(centre.x, centre.y, s.height[k]); };
+    } else {
+      var c0 = vec(s.centre, 0), axis = new THREE.Vector3(), alpha = Math.PI;
+      if (s.kind === 'sphere_inside') {
+        // the bowl: the cap of the sphere about the bodies, a margin beyond where they go
+        var mean = new THREE.Vector3(), n = 0;
+        D.bodies.forEach(function (b) {
+          for (var k = 0; k < nT; k++) { mean.add(vec(b.centre, k).sub(vec(s.centre, k))); n++; }
+        });
+        axis.copy(mean.divideScalar(Math.max(n, 1)));
+        if (axis.length() < 1e-9 * s.radius) axis.copy(up).negate();
+        axis.normalize();
+        alpha = 0;
+        D.bodies.forEach(function (b) {
+          for (var k = 0; k < nT; k++) {
+            var d = vec(b.centre, k).sub(vec(s.centre, k));
+            if (d.length() > 0) alpha = Math.max(alpha, d.angleTo(axis));
+          }
+        });
+        alpha = Math.min(Math.PI, alpha + 0.35 + maxSize / s.radius);
+      }
+      var geom = new THREE.SphereGeometry(s.radius, 96, 48, 0, 2 * Math.PI, 0, alpha);
+      geom.rotateX(Math.PI);                       // the cap about local -y …
+      var mat = s.kind === 'sphere_inside'
+        ? new THREE.MeshLambertMaterial({color: 0x8fa7bf, side: THREE.DoubleSide,
+                                         transparent: true, opacity: 0.45, depthWrite: false})
+        : new THREE.MeshLambertMaterial({color: 0xb8c4d0});
+      obj = new THREE.Mesh(geom, mat);
+      obj.quaternion.setFromUnitVectors(new THREE.Vector3(0, -1, 0), axis);  // … turned to `axis`
+      obj.userData.place = function (k) { obj.position.copy(vec(s.centre, k)); };
+      void c0;
+    }
+    obj.userData.place(0);
+    scene.add(obj);
+    surfaces.push(obj);
+  });
+  root.setAttribute('data-surfaces', String(surfaces.length));
 
   var grid = new THREE.GridHelper(radius * 3, 12, 0xb0b0b0, 0xdddddd);
   grid.quaternion.setFromUnitVectors(new THREE.Vector3(0, 1, 0), up);
@@ -144,26 +244,77 @@ _VIEWER = r"""
   grid.position.copy(centre).addScaledVector(up, low - centre.dot(up));
   scene.add(grid);
 
-  var camera = new THREE.PerspectiveCamera(40, W / H, radius / 100, radius * 100);
-  camera.up.copy(up);
+  // layers: the check boxes of the bar, or `hide=` in the address
+  var layers = {frames: frames, trails: trails, surfaces: surfaces, grid: [grid]};
+  function showLayer(name, on) {
+    layers[name].forEach(function (o) { o.visible = on; });
+    var vis = Object.keys(layers).filter(function (k) {
+      return layers[k].length && layers[k][0].visible; });
+    root.setAttribute('data-layers', vis.join(','));
+  }
+  Object.keys(layers).forEach(function (name) {
+    var on = hidden.indexOf(name) < 0 && !(name === 'grid' && surfaces.length);
+    var box = document.getElementById('show-' + name);
+    box.checked = on;
+    box.disabled = !layers[name].length;
+    box.onchange = function () { showLayer(name, box.checked); render(); };
+    showLayer(name, on);
+  });
+  if (hidden.indexOf('labels') >= 0 || hidden.indexOf('controls') >= 0) {
+    document.getElementById('name').style.display = 'none';
+  }
+
+  // the camera: orbiting (drag, wheel), or along an axis (#view=+x), perspective or
+  // orthographic (#ortho=1); #fit=Body centres one body and fills the view with it
+  var target = centre.clone(), reach = radius;
+  var current = Math.max(0, Math.min(nT - 1, parseInt(opt.frame || '0', 10) || 0));
+  if (opt.fit) {
+    var i = D.bodies.findIndex(function (b) { return b.name === opt.fit; });
+    if (i < 0) { console.error('#fit: no body `' + opt.fit + '`'); }
+    else {
+      target = vec(D.bodies[i].centre, current);
+      reach = 0.6 * Math.max(D.bodies[i].size[0], D.bodies[i].size[1],
+                             D.bodies[i].shape === 'cylinder' ? 0 : D.bodies[i].size[2]);
+    }
+  }
+  if (opt.span) reach = parseFloat(opt.span) / 2;
+  var ortho = opt.ortho === '1';
+  var camera = ortho
+    ? new THREE.OrthographicCamera(-reach * W / H, reach * W / H, reach, -reach,
+                                   reach / 100, reach * 1000)
+    : new THREE.PerspectiveCamera(40, W / H, reach / 100, reach * 100);
+  if (ortho) root.setAttribute('data-scale', String(H / (2 * reach)));
   var side = Math.abs(up.z) > 0.9 ? new THREE.Vector3(1, -1.6, 0) : new THREE.Vector3(0.8, 0, 1.6);
   side.addScaledVector(up, -side.dot(up)).normalize();
-  var az = 0, el = 0.35, dist = radius * 3.2;
+  var fixed = null;
+  var m = /^([+-]?)([xyz])$/.exec(opt.view || '');
+  if (m) {
+    fixed = new THREE.Vector3();
+    fixed.setComponent('xyz'.indexOf(m[2]), m[1] === '-' ? -1 : 1);
+  } else if (opt.view) {
+    console.error('#view: expected +x, -x, +y, -y, +z or -z, got `' + opt.view + '`');
+  }
+  var az = 0, el = 0.35, dist = reach * 3.2;
   function placeCamera() {
-    var dir = side.clone().applyAxisAngle(up, az);
-    var pos = centre.clone().addScaledVector(dir, dist * Math.cos(el))
-                            .addScaledVector(up, dist * Math.sin(el));
-    camera.position.copy(pos);
-    camera.lookAt(centre);
-    sun.position.copy(pos).addScaledVector(up, radius * 2);
+    var dir;
+    if (fixed) {
+      dir = fixed.clone();
+      camera.up.copy(Math.abs(dir.dot(up)) > 0.99
+        ? new THREE.Vector3(0, 1, 0).addScaledVector(dir, -dir.y).normalize() : up);
+    } else {
+      dir = side.clone().applyAxisAngle(up, az).multiplyScalar(Math.cos(el))
+                .addScaledVector(up, Math.sin(el));
+      camera.up.copy(up);
+    }
+    camera.position.copy(target).addScaledVector(dir, dist);
+    camera.lookAt(target);
+    sun.position.copy(camera.position).addScaledVector(up, reach * 2);
   }
   placeCamera();
 
   var slider = document.getElementById('scrub');
   slider.max = String(nT - 1);
   var label = document.getElementById('time');
-  var m = new THREE.Matrix4();
-  var current = 0;
   function setFrame(k) {
     current = k;
     D.bodies.forEach(function (b, i) {
@@ -176,6 +327,7 @@ _VIEWER = r"""
       frames[i].matrixWorldNeedsUpdate = true;
       trails[i].geometry.setDrawRange(0, k + 1);
     });
+    surfaces.forEach(function (s) { s.userData.place(k); });
     slider.value = String(k);
     label.textContent = 't = ' + D.t[k].toPrecision(4);
     root.setAttribute('data-frame', String(k));
@@ -190,7 +342,7 @@ _VIEWER = r"""
     root.setAttribute('data-visible', String(inView));
   }
 
-  var playing = false, speed = 1, simTime = D.t[0], last = null;
+  var playing = false, speed = 1, simTime = D.t[current], last = null;
   var button = document.getElementById('play');
   button.onclick = function () {
     playing = !playing;
@@ -220,6 +372,7 @@ _VIEWER = r"""
   window.addEventListener('pointerup', function () { drag = null; });
   window.addEventListener('pointermove', function (e) {
     if (!drag) return;
+    fixed = null;
     az -= (e.clientX - drag[0]) * 0.01;
     el = Math.max(-1.5, Math.min(1.5, el + (e.clientY - drag[1]) * 0.01));
     drag = [e.clientX, e.clientY];
@@ -227,7 +380,9 @@ _VIEWER = r"""
   });
   renderer.domElement.addEventListener('wheel', function (e) {
     e.preventDefault();
-    dist *= Math.exp(e.deltaY * 0.001);
+    var f = Math.exp(e.deltaY * 0.001);
+    if (ortho) { camera.zoom /= f; camera.updateProjectionMatrix(); }
+    else dist *= f;
     placeCamera(); render();
   }, {passive: false});
   function loop(now) {
@@ -235,7 +390,8 @@ _VIEWER = r"""
       if (last !== null) simTime += (now - last) / 1000 * speed;
       last = now;
       if (simTime >= D.t[nT - 1]) {
-        simTime = D.t[nT - 1]; playing = false; button.textContent = 'play';
+        if (D.loop) simTime = D.t[0] + (simTime - D.t[nT - 1]);
+        else { simTime = D.t[nT - 1]; playing = false; button.textContent = 'play'; }
       }
       setFrame(frameAt(simTime));
       render();
@@ -246,15 +402,17 @@ _VIEWER = r"""
     var w = view.clientWidth, h = view.clientHeight;
     if (!w || !h) return;
     renderer.setSize(w, h);
-    camera.aspect = w / h;
+    if (ortho) {
+      camera.left = -reach * w / h; camera.right = reach * w / h;
+    } else camera.aspect = w / h;
     camera.updateProjectionMatrix();
     render();
   });
-  setFrame(0);
+  setFrame(current);
   render();
   root.setAttribute('data-rendered', '1');
   requestAnimationFrame(loop);
-  window.kidymViewer = {bodies: meshes.length, frames: nT,
+  window.kidymViewer = {bodies: meshes.length, frames: nT, show: showLayer,
                         setFrame: function (k) { setFrame(k); render(); }};
 })();
 """
@@ -286,6 +444,10 @@ html, body {{ margin: 0; height: 100%; font-family: system-ui, sans-serif; }}
 <option value="0.1">0.1×</option><option value="0.25">0.25×</option>
 <option value="0.5">0.5×</option><option value="1" selected>1×</option>
 <option value="2">2×</option><option value="5">5×</option></select></label>
+<label><input type="checkbox" id="show-frames"> frames</label>
+<label><input type="checkbox" id="show-trails"> trails</label>
+<label><input type="checkbox" id="show-surfaces"> surfaces</label>
+<label><input type="checkbox" id="show-grid"> grid</label>
 </div>
 <script id="kidym-data" type="application/json">{data}</script>
 <script>{three}</script>
@@ -305,14 +467,17 @@ def script_json(data) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def animation_html(poses: Poses, model: Model) -> str:
-    """The animation page for ``poses`` (see the module docstring)."""
+def animation_html(poses: Poses, model: Model, *, title: str | None = None,
+                   loop: bool = False) -> str:
+    """The animation page for ``poses`` (see the module docstring); ``title`` and
+    ``loop`` as in :func:`animation_data`."""
     import html
 
-    return _PAGE.format(title=html.escape(model.name), hook=assets.ERROR_HOOK,
-                        nbodies=f"{len(poses.bodies)} body" if len(poses.bodies) == 1
-                        else f"{len(poses.bodies)} bodies",
-                        data=script_json(animation_data(poses, model)),
+    n = len(poses.bodies)
+    return _PAGE.format(title=html.escape(title or model.name), hook=assets.ERROR_HOOK,
+                        nbodies=f"{n} body" if n == 1 else f"{n} bodies",
+                        data=script_json(animation_data(poses, model, title=title,
+                                                        loop=loop)),
                         three=assets.three_js(), viewer=_VIEWER)
 
 
@@ -321,3 +486,49 @@ def write_animation(out: str | Path, model: Model, result: Result, *,
     """Write ``animation.html`` for a run into ``out`` (atomically)."""
     poses = poses if poses is not None else body_poses(model, result)
     return write_atomically(Path(out) / "animation.html", animation_html(poses, model))
+
+
+#: The automatic amplitude of a mode: its largest body displacement this share of the
+#: model's size, and no coordinate moving by more than ``MODE_MAX`` (radians or lengths).
+MODE_SHARE = 0.15
+MODE_MAX = 0.5
+
+
+def mode_poses(model: Model, md, k: int, amplitude: float | None = None,
+               n_points: int = 61) -> tuple[Poses, float]:
+    """Body poses over one period of mode ``k`` of ``md`` (a :class:`kidym.analysis.modes.Modes`)
+    and the amplitude ``ε`` used: ``amplitude``, or where not given the one that moves a
+    body's centre or origin by ``MODE_SHARE`` of the model's size (measured on the
+    linear motion of a tiny ``ε``), at most ``MODE_MAX``."""
+    from kidym.analysis.modes import mode_motion
+
+    lin = md.linearization
+
+    def poses_at(eps: float) -> Poses:
+        tau, states = mode_motion(md, k, eps, n_points=n_points)
+        result = Result(t=tau, values=states, state_names=tuple(states), success=True,
+                        status=0, message="", nfev=0, parameters=dict(lin.parameters))
+        return body_poses(model, result, times=np.full(tau.shape, lin.t))
+
+    if amplitude is None:
+        tiny = 1e-6
+        probe = poses_at(tiny)
+        moved = max(float(np.abs(probe.centre - probe.centre[:, :1]).max(initial=0.0)),
+                    float(np.abs(probe.origin - probe.origin[:, :1]).max(initial=0.0)))
+        pts = np.concatenate([probe.centre[:, 0], probe.origin[:, 0]])
+        size = float(np.ptp(pts, axis=0).max()) if pts.size else 0.0
+        size = size or max((max(s.size[:2]) for s in probe.shapes), default=1.0)
+        amplitude = MODE_MAX if moved <= 0 else min(MODE_MAX, MODE_SHARE * size * tiny / moved)
+    return poses_at(amplitude), amplitude
+
+
+def write_mode_animation(out: str | Path, model: Model, md, k: int, *,
+                         amplitude: float | None = None) -> Path:
+    """Write ``mode<k>.html``: mode ``k`` of ``md`` animated in the viewer, looping over
+    one period, ``y(τ) = y₀ + ε Re(v_k e^{iωτ})`` (:func:`kidym.analysis.modes.mode_motion`)."""
+    poses, eps = mode_poses(model, md, k, amplitude)
+    mode = md.modes[k - 1]
+    title = (f"{model.name}: mode {k}, ω = {mode.damped_frequency:.6g} rad/s "
+             f"(f = {mode.damped_frequency / (2 * np.pi):.6g} Hz), ε = {eps:.3g}")
+    return write_atomically(Path(out) / f"mode{k}.html",
+                            animation_html(poses, model, title=title, loop=True))

@@ -278,8 +278,10 @@ def plot_run(result: Result, model: Model, out: str | Path, *,
         or list(result.state_names[:n_q]),
         "speeds": list(result.state_names[n_q:]),
         "outputs": [n for n in model.outputs if n in result.values],
-        "multipliers": [multiplier_name(c.name) for c in model.constraints
-                        if multiplier_name(c.name) in result.values],
+        "multipliers": [multiplier_name(n) for n in (
+            *(c.name for c in model.constraints),
+            *(x for c in model.coincidences for x in c.constraint_names()))
+            if multiplier_name(n) in result.values],
     }
     for title, names in groups.items():
         if names:

@@ -7,9 +7,10 @@ and the reference NumPy evaluation computes them at the recorded states. The
 plots (trajectories of the centres of mass) and the 3-D animation use these.
 
 A body is drawn as the uniform solid with its mass and central moments of
-inertia: a sphere when the three moments are equal (``J = 2/5 m r²``), a cylinder
-when two are (``J_axis = m r²/2``, ``J_⊥ = m (3r² + h²)/12``), otherwise a box
-(``J_x = m (b² + c²)/12`` …); thin where a moment is zero (a rod).
+inertia (:func:`shape_of`): a sphere when the three moments are equal
+(``J = 2/5 m r²``), a cylinder or disc when two are (``J_axis = m r²/2``,
+``J_⊥ = m (3r² + L²)/12``), a rod when the third is 0, otherwise a box
+(``J_x = m (b² + c²)/12`` …); a point mass as a small sphere.
 """
 
 from __future__ import annotations
@@ -45,10 +46,14 @@ class Shape:
     size : tuple of float
         Box: edges along the central x, y, z axes. Sphere: ``(d, d, d)``.
         Cylinder: ``(d, h, axis)`` with ``axis`` 0, 1 or 2.
+    rule : str
+        Which rule of :func:`shape_of` chose it: ``"sphere"``, ``"point mass"``,
+        ``"cylinder"``, ``"thin disc"``, ``"rod"``, ``"box"``, ``"unknown inertia"``.
     """
 
     kind: str
     size: tuple[float, float, float]
+    rule: str = ""
 
 
 @dataclass(frozen=True)
@@ -74,6 +79,8 @@ class Poses:
         What each body is drawn as.
     up : int
         The vertical axis (0, 1, 2): opposite to gravity, ``z`` without gravity.
+    surfaces : tuple of Surface
+        The surfaces to draw (rolled on, or declared by ``СЦЕНА``).
     """
 
     t: np.ndarray
@@ -84,6 +91,7 @@ class Poses:
     central: np.ndarray
     shapes: tuple[Shape, ...]
     up: int
+    surfaces: tuple[Surface, ...] = ()
 
     def colors(self) -> list[str]:
         """One colour per body (matplotlib's tab10, tab20 beyond ten bodies)."""
@@ -134,35 +142,142 @@ def _central_turn(body: Body, model: Model, values: dict[str, float]) -> np.ndar
     return C
 
 
-def shape_of(body: Body, model: Model, values: dict[str, float], default: float) -> Shape:
-    """The uniform solid with ``body``'s mass and central moments (see module doc)."""
+#: Drawn thickness of a body that has none (a disc whose moments give a zero length, a
+#: rod, a plate), as a share of its largest size.
+THIN = 0.04
+#: Diameter of a point mass (every moment 0) or of a body whose inertia has no value, as
+#: a share of the model's size (the largest extent of the centres' and origins' paths).
+POINT = 0.05
+
+
+def shape_of(body: Body, model: Model, values: dict[str, float], size: float) -> Shape:
+    """The uniform solid with ``body``'s mass and central moments.
+
+    Parameters
+    ----------
+    body : Body
+    model : Model
+    values : dict of str to float
+        Parameter values.
+    size : float
+        The model's size (for point masses and bodies of unknown inertia).
+
+    Returns
+    -------
+    Shape
+        By these rules (``J`` the central moments, ``m`` the mass):
+
+        * three equal moments: the solid sphere, ``J = 2/5 m r²``;
+        * every moment 0: a point mass, a sphere of diameter ``POINT·size``;
+        * two equal moments ``J_t`` and the third ``J_a`` about the axis: the solid
+          cylinder, ``J_a = m r²/2``, ``J_t = m (3r² + L²)/12``, so ``r = √(2 J_a/m)``,
+          ``L = √(12 J_t/m − 3 r²)``; ``J_a = 0`` is a rod of length ``√(12 J_t/m)``
+          and ``L = 0`` (``J_t = J_a/2``) a thin disc, each drawn ``THIN`` of its length
+          or diameter thick;
+        * otherwise the box of equal inertia, edges ``a_x = √(6 (J_y + J_z − J_x)/m)`` …,
+          a zero edge drawn ``THIN`` of the longest (a plate, a bar);
+        * a mass or moment that is not a number ≥ 0: a sphere of diameter ``POINT·size``.
+    """
     inertia = body.inertia
     m = _numeric(inertia.mass, model, values)
     J = [_numeric(x, model, values) for x in (inertia.jx, inertia.jy, inertia.jz)]
+    dot = POINT * size
     if m is None or m <= 0 or any(j is None or j < 0 for j in J):
-        return Shape("sphere", (default, default, default))
-    jx = J[0]
-    thin = 0.08
+        return Shape("sphere", (dot, dot, dot), "unknown inertia")
     scale = max(J)
-    if scale <= 0:
-        return Shape("sphere", (default / 2,) * 3)
-    if all(abs(j - jx) <= 1e-9 * scale for j in J):
-        d = 2 * math.sqrt(2.5 * jx / m)
-        return Shape("sphere", (d, d, d))
+    tol = 1e-9 * scale
+    if scale <= 1e-12 * m * size ** 2:
+        return Shape("sphere", (dot, dot, dot), "point mass")
+    if all(abs(j - J[0]) <= tol for j in J):
+        d = 2 * math.sqrt(2.5 * J[0] / m)
+        return Shape("sphere", (d, d, d), "sphere")
     for axis in range(3):
-        others = [J[k] for k in range(3) if k != axis]
-        if abs(others[0] - others[1]) <= 1e-9 * scale and J[axis] > 0:
-            r2 = 2 * J[axis] / m
-            h2 = 12 * others[0] / m - 3 * r2
-            if h2 > 0:
-                return Shape("cylinder", (2 * math.sqrt(r2), math.sqrt(h2), float(axis)))
+        jt = [J[k] for k in range(3) if k != axis]
+        if abs(jt[0] - jt[1]) > tol:
+            continue
+        ja, jt = J[axis], (jt[0] + jt[1]) / 2
+        if ja <= tol:
+            length = math.sqrt(12 * jt / m)
+            return Shape("cylinder", (THIN * length, length, float(axis)), "rod")
+        r2 = 2 * ja / m
+        l2 = 12 * jt / m - 3 * r2
+        if l2 >= -1e-9 * r2:
+            d, length = 2 * math.sqrt(r2), math.sqrt(max(l2, 0.0))
+            if length < THIN * d:
+                return Shape("cylinder", (d, THIN * d, float(axis)), "thin disc")
+            return Shape("cylinder", (d, length, float(axis)), "cylinder")
     edges = [6 * (J[(k + 1) % 3] + J[(k + 2) % 3] - J[k]) / m for k in range(3)]
     edges = [math.sqrt(e) if e > 0 else 0.0 for e in edges]
-    longest = max(edges) or default
-    return Shape("box", tuple(max(e, thin * longest) for e in edges))
+    longest = max(edges)
+    return Shape("box", tuple(max(e, THIN * longest) for e in edges), "box")
 
 
-def body_poses(model: Model, result: Result) -> Poses:
+def _series(expr, model: Model, values: dict[str, float], t: np.ndarray) -> np.ndarray:
+    """``expr``, a formula of parameters and ``t``, at the times ``t``."""
+    e = se.sympify(expr)
+    time = se.Symbol("t")
+    for _ in range(8):
+        free = e.free_symbols - {time}
+        if not free:
+            break
+        subs = {}
+        for s in free:
+            name = str(s)
+            if name in values:
+                subs[s] = values[name]
+            elif (d := model.definition(name)) is not None:
+                subs[s] = d.expr
+            else:
+                raise ValueError(f"`{expr}` of the scene has no value for `{name}`")
+        e = e.xreplace(subs)
+    if time not in e.free_symbols:
+        return np.full(t.shape, float(e))
+    f = se.Lambdify([time], [e])
+    return np.array([float(np.asarray(f([tk])).ravel()[0]) for tk in t])
+
+
+@dataclass(frozen=True)
+class Surface:
+    """A surface the viewer draws (:mod:`kidym.model.scene`), evaluated at the times.
+
+    Attributes
+    ----------
+    kind : {"plane", "sphere_inside", "sphere_outside"}
+    height : ndarray, shape (n_t,)
+        Plane ``z = height`` (zeros for a sphere).
+    radius : float
+        Sphere radius (0 for a plane).
+    centre : ndarray, shape (n_t, 3)
+        Sphere centre (zeros for a plane).
+    source : str
+        ``"SCENE"`` or the body rolling on it.
+    """
+
+    kind: str
+    height: np.ndarray
+    radius: float
+    centre: np.ndarray
+    source: str
+
+
+def surfaces(model: Model, values: dict[str, float], t: np.ndarray) -> tuple[Surface, ...]:
+    """The surfaces ``model`` implies or declares (:func:`kidym.model.scene.implied_surfaces`)
+    at the times ``t``."""
+    from kidym.model.scene import implied_surfaces
+
+    out = []
+    for s in implied_surfaces(model):
+        if s.kind == "plane":
+            out.append(Surface(s.kind, _series(s.height, model, values, t), 0.0,
+                               np.zeros((t.size, 3)), s.source))
+        else:
+            centre = np.stack([_series(c, model, values, t) for c in s.centre], axis=1)
+            radius = float(_series(s.radius, model, values, t[:1])[0])
+            out.append(Surface(s.kind, np.zeros(t.size), radius, centre, s.source))
+    return tuple(out)
+
+
+def body_poses(model: Model, result: Result, *, times: np.ndarray | None = None) -> Poses:
     """Evaluate every body's centre, origin and rotation at the times of ``result``.
 
     Parameters
@@ -171,6 +286,9 @@ def body_poses(model: Model, result: Result) -> Poses:
         The model that produced ``result``.
     result : Result
         A simulated trajectory (its ``parameters`` are used).
+    times : ndarray, shape (n_t,), optional
+        The times at which the model's time-dependent terms are evaluated (default:
+        ``result.t``; a mode shape's animation holds them at the operating point's).
 
     Returns
     -------
@@ -193,7 +311,7 @@ def body_poses(model: Model, result: Result) -> Poses:
     n_t = result.t.size
     out = np.empty((n_t, len(system.output_names)))
     for k in range(n_t):
-        out[k] = system.outputs(result.t[k], Y[:, k], p)
+        out[k] = system.outputs(result.t[k] if times is None else times[k], Y[:, k], p)
     nb = len(bodies)
     centre = np.empty((nb, n_t, 3))
     origin = np.empty((nb, n_t, 3))
@@ -207,11 +325,13 @@ def body_poses(model: Model, result: Result) -> Poses:
     values.update({k: float(v) for k, v in result.parameters.items()})
     pts = np.concatenate([centre.reshape(-1, 3), origin.reshape(-1, 3)]) if nb else np.zeros((1, 3))
     extent = float(np.ptp(pts, axis=0).max()) if pts.size else 0.0
-    default = 0.1 * extent if extent > 0 else 0.1
-    shapes = tuple(shape_of(b, model, values, default) for b in model.bodies)
+    size = extent if extent > 0 else 1.0
+    shapes = tuple(shape_of(b, model, values, size) for b in model.bodies)
     central = np.array([_central_turn(b, model, values) for b in model.bodies]).reshape(nb, 3, 3)
+    at = result.t if times is None else np.asarray(times, float)
     return Poses(t=result.t, bodies=bodies, centre=centre, origin=origin, rotation=rotation,
-                 central=central, shapes=shapes, up=up_axis(model, values))
+                 central=central, shapes=shapes, up=up_axis(model, values),
+                 surfaces=surfaces(model, values, at))
 
 
 def up_axis(model: Model, values: dict[str, float] | None = None) -> int:

@@ -259,11 +259,27 @@ class CompiledSystem:
             path = build(code, flags=flags, extra_flags=extra_flags, native=native,
                          progress=progress)
             index.remember(key, code, path)
+        return cls.from_library(eq, code, path, started=start)
+
+    @classmethod
+    def from_library(cls, eq: Equations, code: CCode, path: Path, *,
+                     started: float | None = None) -> CompiledSystem:
+        """Load the library at ``path``, built from ``code`` (the C of ``eq``): a library
+        shipped from another process (``kidym sweep`` on Dask) or found in the cache.
+
+        Raises
+        ------
+        ValueError
+            If the library's layout is not that of ``code``.
+        """
+        start = _time.perf_counter() if started is None else started
         lib = _load(path)
         layout = (ctypes.c_int * 7).in_dll(lib, "kidym_layout")
         expected = (code.n_q, code.n_w, code.n_q + code.n_w, len(code.parameter_names),
                     code.n_constants, len(code.output_names), len(code.event_names))
-        assert tuple(layout) == expected, (tuple(layout), expected)
+        if tuple(layout) != expected:
+            raise ValueError(f"the library {path} has the layout {tuple(layout)}, not the "
+                             f"{expected} of the code of model `{code.model_name}`")
         return cls(eq, code, path, lib, _time.perf_counter() - start)
 
     @property

@@ -173,12 +173,13 @@ def diagnose(fault: Fault, *, state_names: Sequence[str], t0: float, y0: np.ndar
             return error(QUATERNION, f"the quaternion of body `{body}` has collapsed "
                                      f"(|Λ| = {norm:.3g}, from {names})")
     if fault.kind == SINGULAR:
-        return error(SINGULAR, "the mass matrix is singular")
+        return error(SINGULAR, "the mass matrix is singular",
+                     _null_speeds_hint(mass, fault.t, y, state_names))
     ratio = _singularity_at(mass, fault.t, y, t0, y0)
     if ratio is not None and ratio < SINGULAR_RATIO:
         return error(SINGULAR, f"the mass matrix is nearly singular (its smallest "
                                f"eigenvalue is {max(ratio, 0.0):.2g} of its scale at the "
-                               "start)")
+                               "start)", _null_speeds_hint(mass, fault.t, y, state_names))
     scale = max(1.0, float(np.max(np.abs(y0), initial=0.0)))
     big = [i for i, v in enumerate(y) if not abs(v) <= BLOW_UP_FACTOR * scale]
     if big:
@@ -191,6 +192,59 @@ def diagnose(fault: Fault, *, state_names: Sequence[str], t0: float, y0: np.ndar
         return error(STEP_COLLAPSE, f"the step size collapsed ({fault.detail})")
     return error(INTEGRATOR, f"the integrator{f' ({method})' if method else ''} failed: "
                              f"{fault.detail}")
+
+
+def null_speeds(M: np.ndarray, speed_names: Sequence[str], *,
+                tolerance: float = 1e-12) -> list[str]:
+    """The speeds along which ``M`` has no inertia: those taking part in the null
+    vectors of ``M`` (eigenvalues below ``tolerance`` of the largest).
+
+    Parameters
+    ----------
+    M : ndarray, shape (n_w, n_w)
+        A mass matrix.
+    speed_names : sequence of str
+        Names of the speeds, in the order of ``M``.
+    tolerance : float
+        Relative size of an eigenvalue taken as zero.
+
+    Returns
+    -------
+    list of str
+        In the order of ``speed_names``; empty when ``M`` has no null vector (or is
+        not a finite square matrix of that size).
+    """
+    M = np.asarray(M, dtype=float)
+    if M.shape != (len(speed_names),) * 2 or not M.size or not np.all(np.isfinite(M)):
+        return []
+    values, vectors = np.linalg.eigh((M + M.T) / 2)
+    scale = float(np.max(np.abs(values)))
+    null = vectors[:, np.abs(values) <= tolerance * scale] if scale > 0 else vectors
+    if not null.size:
+        return []
+    weight = np.sqrt(np.sum(null**2, axis=1))
+    return [name for name, w in zip(speed_names, weight) if w > 1e-6]
+
+
+def _null_speeds_hint(mass, t: float, y: np.ndarray, state_names: Sequence[str]) -> str:
+    """The hint of a singular mass matrix that names the speeds without inertia
+    (the generic hint where ``M`` cannot be evaluated or none is found)."""
+    if mass is None or not np.all(np.isfinite(y)):
+        return HINTS[SINGULAR]
+    try:
+        M = np.asarray(mass(t, y), float)
+    except (SimulationError, ArithmeticError, ValueError):
+        return HINTS[SINGULAR]
+    n_w = M.shape[0] if M.ndim == 2 else 0
+    names = null_speeds(M, list(state_names)[len(state_names) - n_w:]) if n_w else []
+    if not names:
+        return HINTS[SINGULAR]
+    shown = ", ".join(names[:6]) + (f", … ({len(names)} speeds)" if len(names) > 6 else "")
+    return (f"no inertia along the speeds {shown}: a body that only they move has a zero "
+            "mass or moment about that axis here. Give it one, or write the limit model "
+            "without these speeds (a massless part: its coordinate follows from the "
+            "others or drops out); or a kinematic singularity of the coordinates at this "
+            "state (an angle sequence at gimbal lock: use a quaternion)")
 
 
 def _singularity_at(mass, t: float, y: np.ndarray, t0: float, y0: np.ndarray) -> float | None:

@@ -37,6 +37,20 @@ def test_point_mass_double_pendulum_frequencies() -> None:
     assert (slow.shape["phi1"] * slow.shape["phi2"]).real > 0
 
 
+@pytest.mark.parametrize("m1, l1, m2, l2", [(1.17, 1.92, 0.55, 1.91), (1.23, 0.35, 1.58, 1.21),
+                                            (0.83, 1.02, 1.71, 1.0)])
+def test_undamped_modes_numbered_from_the_slowest(m1, l1, m2, l2) -> None:
+    """Undamped: Re s is ±1e-16 noise and must not decide the numbering (the first two
+    parameter sets numbered the fast mode first on the old code); mode 1 is the slowest,
+    the frequencies those of the closed form."""
+    text = POINT_DP.replace("m1 = 1.3; l1 = 0.9; m2 = 0.6; l2 = 1.4;",
+                            f"m1 = {m1}; l1 = {l1}; m2 = {m2}; l2 = {l2};")
+    md = kidym.modes(kidym.derive(kidym.parse(text)))
+    w2 = [m.frequency ** 2 for m in md.modes]
+    np.testing.assert_allclose(w2, sorted(point_double_pendulum_omega2(m1, m2, l1, l2, 9.81)),
+                               rtol=1e-12)
+
+
 def test_damping_ratio_of_a_damped_oscillator() -> None:
     """``m ẍ + b ẋ + c x = 0``: ``ω = √(c/m)``, ``ζ = b/(2√(c m))``."""
     text = ("m = 2; c = 50; b = 3;\nBlock | Sx(x) | m(m), Jx(0), Jy(0), Jz(0);\n"
@@ -105,3 +119,32 @@ def test_not_stationary_is_said() -> None:
     md = kidym.modes(eq, {"phi1": 0.3, "phi2": 0.1}, statics=False)
     assert not md.linearization.stationary
     assert "ẇ ≠ 0" in md.describe()
+
+
+def test_heavy_top_sleeping_threshold() -> None:
+    """The symmetric heavy top upright on its fixed point (examples/heavy_top) sleeps —
+    is stable — for ``C² n² > 4 m g l A``, ``A = A₀ + m l²`` its transverse moment of
+    inertia about the fixed point, ``C`` the axial one (the Maievski–Klein condition:
+    with ``z = α + iβ`` the linearised equation is ``A z̈ − i C n ż − m g l z = 0``,
+    ``s = (i C n ± √(4 A m g l − C² n²)) / (2A)``). Below it the two roots have real parts
+    ``±μ``; they meet on the imaginary axis at the threshold and stay there: a boundary
+    where the real parts reach 0 without changing sign, which the root-finding of the
+    old code failed on ("f(a) and f(b) must have different signs")."""
+    path = ROOT / "examples/heavy_top/heavy_top.kdm"
+    eq = kidym.derive(kidym.load(path))
+    c = kidym.continuation(eq, "psi't", np.linspace(0.0, 80.0, 41), state={"alpha": 0.0})
+    m, l, g, A0, C = 0.5, 0.02, 9.81, 2e-4, 3e-4
+    A = A0 + m * l * l
+    assert len(c.boundaries) == 1
+    assert c.boundaries[0] == pytest.approx(np.sqrt(4 * m * g * l * A) / C, rel=1e-9)
+    assert c.stability[0] == "unstable" and c.stability[-1] == "marginal"
+    # below the threshold the real part is μ = √(4 A m g l − C² n²)/(2A) exactly
+    n = 20.0
+    md = kidym.modes(eq, {"alpha": 0.0, "psi't": n})
+    assert md.max_real == pytest.approx(np.sqrt(4 * A * m * g * l - (C * n) ** 2) / (2 * A),
+                                        rel=1e-10)
+    # other masses and lengths: the formula, not the example's numbers
+    c2 = kidym.continuation(eq, "psi't", np.linspace(0.0, 200.0, 21), state={"alpha": 0.0},
+                            params={"l": 0.05, "A0": 1.6e-4})
+    A2 = 1.6e-4 + m * 0.05 ** 2
+    assert c2.boundaries[0] == pytest.approx(np.sqrt(4 * m * g * 0.05 * A2) / C, rel=1e-9)

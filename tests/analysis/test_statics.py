@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import kidym
+
+ROOT = Path(__file__).parents[2]
 
 SPRING = """
 m = 1; c = 100; g = 9.81;
@@ -115,3 +119,79 @@ def test_no_equilibrium_is_a_clear_error() -> None:
         kidym.equilibrium(eq)
     e = kidym.equilibrium(eq, raise_on_failure=False)
     assert not e.success and e.residual == pytest.approx(2.0)
+
+
+def _four_bar_branch(q1: float, sign: float) -> tuple[float, float, float, float, float]:
+    """The four-bar closed by hand: the hinge ``Q`` where the circle of radius ``b``
+    about the crank's end ``P`` meets the circle of radius ``c`` about ``D = (d, 0)``,
+    on the side ``sign`` of the line ``PD``. Returns ``θ₂`` (the coupler's angle from
+    the x axis), ``q3``, ``Qx``, ``Qy``, ``P``'s y."""
+    a, b, c, d = 0.2, 0.6, 0.5, 0.55
+    P = np.array([a * np.cos(q1), a * np.sin(q1)])
+    D = np.array([d, 0.0])
+    u = D - P
+    L = np.linalg.norm(u)
+    x = (L * L + b * b - c * c) / (2 * L)          # along PD from P
+    h = np.sqrt(b * b - x * x)
+    e = u / L
+    Q = P + x * e + sign * h * np.array([-e[1], e[0]])
+    return (float(np.arctan2(Q[1] - P[1], Q[0] - P[0])),
+            float(np.arctan2(Q[1], Q[0] - d)), float(Q[0]), float(Q[1]), float(P[1]))
+
+
+def test_four_bar_equilibrium_under_a_load() -> None:
+    """examples/four_bar/four_bar_statics.kdm: the closed loop's equilibrium under its
+    weight and a horizontal load ``H`` at the hinge ``Q``, against a hand-solved case.
+
+    * the angle by virtual work on the one degree of freedom: the loop closed by hand
+      (two circles), ``V(q1) = g Σ m_i y_i − H x_Q`` and ``V'(q1) = 0`` by Brent's method;
+    * the reactions by free bodies: the rocker's moments about ``D`` and the moments of
+      crank and coupler together about ``O`` give the force ``(λf1, λf2)`` the rocker
+      exerts on the coupler at ``Q``;
+    * the stiffness: ``V''(q1) / |dq/dq1|²`` (``K`` is per unit length of an
+      orthonormal admissible displacement)."""
+    from scipy.optimize import brentq
+
+    e = kidym.equilibrium(kidym.derive(kidym.load(
+        ROOT / "examples/four_bar/four_bar_statics.kdm")))
+    assert e.success and e.stability == "stable"
+    q1, q2, q3 = (e.coordinates[k] for k in ("q1", "q2", "q3"))
+    a, b, c, d, m1, m2, m3, g, H = 0.2, 0.6, 0.5, 0.55, 1.0, 2.0, 1.5, 9.81, 20.0
+    # the branch kidym's solution is on
+    P = np.array([a * np.cos(q1), a * np.sin(q1)])
+    Q = np.array([d + c * np.cos(q3), c * np.sin(q3)])
+    u = np.array([d, 0.0]) - P
+    sign = float(np.sign(u[0] * (Q - P)[1] - u[1] * (Q - P)[0]))
+
+    def V(x: float) -> float:
+        th2, r3, Qx, _Qy, Py = _four_bar_branch(x, sign)
+        return g * (m1 * a / 2 * np.sin(x) + m2 * (Py + b / 2 * np.sin(th2))
+                    + m3 * c / 2 * np.sin(r3)) - H * Qx
+
+    h = 1e-5
+
+    def dV(x: float) -> float:
+        return (V(x + h) - V(x - h)) / (2 * h)
+
+    q1_hand = brentq(dV, -1.4, -0.5, xtol=1e-14)
+    assert q1 == pytest.approx(q1_hand, abs=1e-8)
+    th2, r3, Qx, Qy, _ = _four_bar_branch(q1, sign)
+    assert q1 + q2 == pytest.approx(th2, abs=1e-10)
+    assert q3 == pytest.approx(r3, abs=1e-10)
+    # free bodies: rocker about D (gravity, H and −λ at Q), crank + coupler about O
+    # (gravities, +λ at Q): two linear equations in λ
+    xC2 = a * np.cos(q1) + b / 2 * np.cos(th2)
+    rows = np.array([[c * np.sin(q3), -c * np.cos(q3)],      # rocker about D
+                     [-Qy, Qx]])                              # crank + coupler about O
+    rhs = np.array([m3 * g * c / 2 * np.cos(q3) + H * c * np.sin(q3),
+                    m1 * g * a / 2 * np.cos(q1) + m2 * g * xC2])
+    lam = np.linalg.solve(rows, rhs)
+    np.testing.assert_allclose([e.multipliers["λf1"], e.multipliers["λf2"]], lam,
+                               rtol=1e-10)
+    # stiffness along the loop
+    hh = 1e-4
+    d2V = (V(q1 + hh) - 2 * V(q1) + V(q1 - hh)) / hh ** 2
+    t_plus, t_minus = _four_bar_branch(q1 + hh, sign), _four_bar_branch(q1 - hh, sign)
+    dq = np.array([1.0, (t_plus[0] - t_minus[0]) / (2 * hh) - 1.0,
+                   (t_plus[1] - t_minus[1]) / (2 * hh)])
+    np.testing.assert_allclose(e.stiffness_eigenvalues, [d2V / (dq @ dq)], rtol=1e-5)

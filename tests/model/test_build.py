@@ -308,7 +308,8 @@ def test_time_and_vary() -> None:
     assert (parse(PARAMS + ROD + "T = 4; ВРЕМЯ := t(1, 2*T);").t_end) == 8.0
     model = parse(PARAMS + ROD + "ВАРЬИРОВАТЬ := t, 0.5, 3, 0.01;")
     assert (model.t_start, model.t_end) == (0.5, 3.0)
-    assert "only time `t` can be varied yet" in errors(PARAMS + ROD + "VARY := l, 0, 1;")[0]
+    # a parameter is varied with a count (docs/language.md §5.11; tests/study)
+    assert "needs `name, start, end, count`" in errors(PARAMS + ROD + "VARY := l, 0, 1;")[0]
     assert "the time range must increase" in errors(PARAMS + ROD + "TIME := t(2, 1);")[0]
     assert "takes `t(t_start, t_end)`" in errors(PARAMS + ROD + "TIME := 0, 1;")[0]
 

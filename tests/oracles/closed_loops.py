@@ -238,3 +238,47 @@ class DrivenSliderCrank:
             return sp.lambdify(tt, expr.subs(motion).subs(t, tt), "numpy")
 
         return cls(numeric(tau), numeric(X), numeric(s))
+
+
+def spatial_rssr(values: dict[str, float]) -> LoopOracle:
+    """A spatial four-bar RSSR: crank ``a`` turning about the fixed z axis at O (q1), a
+    coupler ``b`` on the crank's end through a spherical joint (body-fixed z, y, x
+    angles q2, q3, q4 from the crank's axes), a rocker ``c`` turning about the fixed x
+    axis through D = (d, 0, h) (q5, the rocker along its y axis). The loop closes by a
+    spherical joint: the coupler's far end is the rocker's end (three holonomic
+    constraints, the components of ``P − Q`` in fixed axes; two degrees of freedom: the
+    crank and the coupler's spin about its own axis). Uniform rods; the coupler has a
+    spin inertia ``Js`` about its axis; gravity −z."""
+    q1, q2, q3, q4, q5 = dynamicsymbols("q1 q2 q3 q4 q5")
+    a, b, c, d, h, m1, m2, m3, Js, g = sp.symbols("a b c d h m1 m2 m3 Js g")
+    N = ReferenceFrame("N")
+    O = Point("O")
+    O.set_vel(N, 0)
+    A = N.orientnew("A", "Axis", (q1, N.z))
+    B = A.orientnew("B", "Body", (q2, q3, q4), "ZYX")
+    C = N.orientnew("C", "Axis", (q5, N.x))
+    P = O.locatenew("P", a * A.x)
+    cm1 = O.locatenew("cm1", a / 2 * A.x)
+    cm2 = P.locatenew("cm2", b / 2 * B.x)
+    end2 = P.locatenew("end2", b * B.x)
+    D = O.locatenew("D", d * N.x + h * N.z)
+    cm3 = D.locatenew("cm3", c / 2 * C.y)
+    end3 = D.locatenew("end3", c * C.y)
+    for pt in (cm1, cm2, cm3):
+        pt.set_vel(N, pt.pos_from(O).dt(N))
+    crank = RigidBody("crank", cm1, A, m1, (inertia(A, 0, m1 * a ** 2 / 12,
+                                                     m1 * a ** 2 / 12), cm1))
+    coupler = RigidBody("coupler", cm2, B, m2, (inertia(B, Js, m2 * b ** 2 / 12,
+                                                        m2 * b ** 2 / 12), cm2))
+    rocker = RigidBody("rocker", cm3, C, m3, (inertia(C, m3 * c ** 2 / 12, 0,
+                                                      m3 * c ** 2 / 12), cm3))
+    for body, cm, m in ((crank, cm1, m1), (coupler, cm2, m2), (rocker, cm3, m3)):
+        body.potential_energy = m * g * cm.pos_from(O).dot(N.z)
+    L = Lagrangian(N, crank, coupler, rocker)
+    gap = end2.pos_from(O) - end3.pos_from(O)
+    cons = [sp.simplify(gap.dot(e)) for e in (N.x, N.y, N.z)]
+    q = [q1, q2, q3, q4, q5]
+    lm = LagrangesMethod(L, q, hol_coneqs=cons, frame=N)
+    lm.form_lagranges_equations()
+    params = {x: values[str(x)] for x in (a, b, c, d, h, m1, m2, m3, Js, g)}
+    return LoopOracle(["q1", "q2", "q3", "q4", "q5"], lm, q, cons, params)

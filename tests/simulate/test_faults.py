@@ -116,6 +116,21 @@ def test_singular_mass_matrix_at_a_reachable_state(engine):
     np.testing.assert_allclose(np.sin(r["phi"]), 2 * (1 - np.cos(r.t)), atol=1e-6)
 
 
+#: A slider driven by sin t carrying a point mass that turns about its own axis: the
+#: turn has no inertia, the slide has (M = diag(2, 0) whatever the state and time).
+MASSLESS_TURN = ("m = 1; Slider | Sx(x) | m, 0, 0, 0; Spin~Slider | Rz(phi) | m, 0, 0, 0;"
+                 " Pf.x = sin(t);")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_singular_mass_matrix_names_the_speeds_without_inertia(engine):
+    """The hint names the speeds of M's null space (phi't), not the others (x't)."""
+    with pytest.raises(kidym.SimulationError, match="mass matrix is singular") as e:
+        kidym.simulate(kidym.parse(MASSLESS_TURN), t_end=1.0, engine=engine)
+    assert e.value.hint.startswith("no inertia along the speeds phi't:")
+    assert "x't" not in e.value.hint
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 def test_zeno_events_are_an_event_storm_at_the_accumulation_point(engine):
     err = _fails(BALL, engine, "event-storm", T_ZENO, 1e-6, events=[FLOOR], t_end=6.0,

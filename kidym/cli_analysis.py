@@ -26,14 +26,16 @@ def run_analysis(args: argparse.Namespace, model, eq, pairs) -> int:
         print(_NOT_COMPILED, file=sys.stderr)
     unused = [opt for opt, given in (
         ("--t-end", args.t_end is not None), ("--report", args.report),
-        ("--animate", args.animate), ("--plot", bool(args.plot)),
+        ("--animate", args.animate and model.calculation == "STATICS"),
+        ("--plot", bool(args.plot)),
         ("--format", args.format != "csv")) if given]
     if unused:
         raise ValueError(", ".join(unused) + " apply to time histories; a "
                          + ("statics" if model.calculation == "STATICS" else "free-vibrations")
                          + " run has none (it writes results.csv, equilibrium.json"
                          + ("" if model.calculation == "STATICS"
-                            else ", modes.json, linearization.npz") + "): leave "
+                            else ", modes.json, linearization.npz; --animate adds the "
+                                 "modes animated, modeK.html") + "): leave "
                          + ("it" if len(unused) == 1 else "them") + " out")
     params = pairs(args.set, "--set")
     initial = pairs(args.initial, "--initial")
@@ -60,9 +62,22 @@ def run_analysis(args: argparse.Namespace, model, eq, pairs) -> int:
             p.write_text(md.to_json(), encoding="utf-8")
             files.append(p)
             files.append(md.linearization.save_npz(stage.path / "linearization.npz"))
+            if args.animate:
+                files += _animate_modes(stage.path, model, md,
+                                        [k for k, m in enumerate(md.modes, 1) if m.oscillatory])
     for f in files:
         print(f"results: {stage.final(f)}")
     return 0
+
+
+def _animate_modes(out: Path, model, md, which: list[int],
+                   amplitude: float | None = None) -> list[Path]:
+    """``modeK.html`` for each mode ``K`` of ``which`` (the viewer, looping over a period)."""
+    from kidym.report.animation import write_mode_animation
+
+    if not model.bodies:
+        raise ValueError(f"model `{model.name}` has no bodies to animate")
+    return [write_mode_animation(out, model, md, k, amplitude=amplitude) for k in which]
 
 
 def _write_row(path: Path, eq, eqm) -> Path:
@@ -104,7 +119,21 @@ def cmd_modes(args: argparse.Namespace, pairs, load) -> int:
     if not args.vary:
         md = modes(eq, state, params=params, statics=statics)
         print(md.describe())
+        if not args.animate:
+            return 0
+        from kidym.analysis.modes import mode_motion
+
+        for k in args.animate:   # refused before anything is written
+            mode_motion(md, k, 0.0, n_points=2)
+        out = Path(args.out) if args.out else Path("kidym-out") / f"{model.name}-modes"
+        with staged(out, force=args.force, command="kidym modes", keep=[args.model]) as stage:
+            files = _animate_modes(stage.path, model, md, list(dict.fromkeys(args.animate)),
+                                   args.amplitude)
+        for f in files:
+            print(f"animation: {stage.final(f)}")
         return 0
+    if args.animate:
+        raise ValueError("--animate shows the modes at one operating point; leave out --vary")
     name, values = _vary(args.vary)
     c = continuation(eq, name, values, state=state, params=params, statics=statics)
     print(c.describe())
@@ -154,8 +183,15 @@ def add_parsers(sub, pairs, load, add_force) -> None:
     p.add_argument("--vary", metavar="NAME=START:STOP:COUNT", default=None,
                    help="vary a parameter or a state value; writes continuation.csv and "
                         "continuation.png and locates the stability boundaries")
+    p.add_argument("--animate", action="append", type=int, metavar="K",
+                   help="write modeK.html, mode K (as numbered in the table) animated in "
+                        "the 3-D viewer over one period (repeatable)")
+    p.add_argument("--amplitude", type=float, default=None, metavar="EPS",
+                   help="--animate: the largest coordinate of the shape moves by EPS "
+                        "(default: a body moves by 15%% of the model's size, EPS <= 0.5)")
     p.add_argument("--out", default=None,
-                   help="output directory of --vary (default: kidym-out/MODEL_NAME-modes)")
+                   help="output directory of --vary and --animate (default: "
+                        "kidym-out/MODEL_NAME-modes)")
     add_force(p)
     p.set_defaults(func=lambda a: cmd_modes(a, pairs, load))
 

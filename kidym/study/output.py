@@ -1,0 +1,201 @@
+"""The results of a study as one labelled array file, and its summary plots.
+
+The file is an :class:`xarray.Dataset` written as NetCDF in the classic 64-bit
+format with SciPy's writer (no NetCDF C library needed; any NetCDF reader opens it).
+Its layout is described by :meth:`kidym.study.sweep.SweepResult.to_dataset`.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+#: Statistics of a quantity over time that the summary plots show.
+STATISTICS = ("final", "max", "min", "mean")
+_XARRAY_HINT = ("the results of a study are written with xarray: pip install 'kidym[sweep]' "
+                "(or pip install xarray)")
+
+
+def _xarray():
+    try:
+        import xarray
+    except ImportError as exc:
+        raise ImportError(_XARRAY_HINT) from exc
+    return xarray
+
+
+def dataset(result):
+    """The :class:`xarray.Dataset` of a :class:`~kidym.study.sweep.SweepResult`."""
+    xr = _xarray()
+    from kidym import __version__
+
+    study = result.study
+    n_t, n_q = len(result.t), len(result.quantities)
+    names = file_names(study.names)
+    if study.kind == "grid":
+        run_dims = tuple(names)
+        coords = {f: (f, a, {"kidym_name": n}) for f, n, a in zip(names, study.names,
+                                                                  study.axes)}
+    else:
+        run_dims = ("run",)
+        coords = {"run": ("run", np.arange(study.n_runs))}
+        coords.update({f: ("run", study.table[:, i], {"kidym_name": n})
+                       for i, (f, n) in enumerate(zip(names, study.names))})
+    shape = study.shape
+    coords["time"] = ("time", result.t)
+    coords["quantity"] = ("quantity", np.array(result.quantities, dtype=object))
+    data = {
+        "value": ((*run_dims, "time", "quantity"), result.values.reshape(*shape, n_t, n_q),
+                  {"long_name": "states and outputs of every run; NaN after a run stopped "
+                                "or failed"}),
+        "status": (run_dims, result.status.reshape(shape),
+                   {"long_name": "0 reached the end, 1 stopped by a terminal event, "
+                                 "-1 failed"}),
+        "reason": (run_dims, np.array(result.reasons, dtype=object).reshape(shape),
+                   {"long_name": "why the run stopped or failed (empty: it reached the end)"}),
+        "nfev": (run_dims, result.nfev.reshape(shape),
+                 {"long_name": "right-hand side evaluations"}),
+    }
+    attrs = {"model": result.model_name, "study": study.kind, "varied": " ".join(study.names),
+             "description": study.describe(), "engine": "compiled",
+             "executor": result.executor, "kidym": __version__,
+             **{k: (str(v) if not isinstance(v, int | float) else v)
+                for k, v in result.options.items()}}
+    if study.seed is not None:
+        attrs["seed"] = study.seed
+    return xr.Dataset(data, coords=coords, attrs=attrs)
+
+
+def file_names(names) -> list[str]:
+    """The names of the varied quantities as dimensions of the file: as they are where
+    NetCDF's classic format can hold them (Latin-1), else their ASCII identifier
+    (:func:`kidym.symbolic.identifiers.identifier`: ``мас`` → ``mas``), made unique."""
+    from kidym.study.sweep import RESERVED
+    from kidym.symbolic.identifiers import identifier
+
+    out: list[str] = []
+    for n in names:
+        try:
+            n.encode("latin-1")
+            f = n
+        except UnicodeEncodeError:
+            f = identifier(n)
+        base, k = f, 2
+        while f in out or f in RESERVED or (f != n and f in names):
+            f, k = f"{base}_{k}", k + 1
+        out.append(f)
+    return out
+
+
+def write_netcdf(ds, path: Path) -> Path:
+    """Write ``ds`` to ``path`` through a temporary file in the same directory and an
+    atomic rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        ds.to_netcdf(tmp, engine="scipy", format="NETCDF3_64BIT")
+        with open(tmp, "rb") as f:
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def statistic(result, quantity: str, how: str = "final") -> np.ndarray:
+    """``how`` of ``quantity`` over time in every run, shape (n_runs,); NaN for a run
+    that failed (a partial history would mislead) or stopped early for ``final``.
+
+    Raises
+    ------
+    ValueError
+        An unknown quantity or statistic.
+    """
+    if quantity not in result.quantities:
+        raise ValueError(f"`{quantity}` is not recorded; quantities: "
+                         + ", ".join(result.quantities))
+    if how not in STATISTICS:
+        raise ValueError(f"statistic {how!r}: choose one of {', '.join(STATISTICS)}")
+    v = result[quantity]
+    ok = result.status >= 0
+    out = np.full(len(v), np.nan)
+    if how == "final":
+        out[ok] = v[ok, -1]
+    elif ok.any():
+        with np.errstate(all="ignore"):
+            f = {"max": np.nanmax, "min": np.nanmin, "mean": np.nanmean}[how]
+            out[ok] = f(v[ok], axis=1)
+    return out
+
+
+def summary_plots(result, quantity: str, how: str, directory: Path,
+                  formats: tuple[str, ...] = ("png",)) -> list[Path]:
+    """Plots of ``how`` of ``quantity`` against each varied name (a curve per value of
+    the second name of a 2-D grid, up to 8; a scatter for a random sample), and for a
+    grid of two or more names a map over the first two. Failed runs are counted in the
+    title and shown as red crosses on the axis."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from kidym.symbolic.identifiers import identifier
+
+    study = result.study
+    s = statistic(result, quantity, how)
+    failed = result.status < 0
+    label = f"{how} {quantity}"
+    title_tail = f" ({int(failed.sum())} of {study.n_runs} runs failed)" if failed.any() else ""
+    files: list[Path] = []
+
+    def save(fig, stem: str) -> None:
+        for fmt in formats:
+            p = directory / f"{stem}.{fmt}"
+            fig.savefig(p, dpi=110)
+            files.append(p)
+        plt.close(fig)
+
+    for i, name in enumerate(study.names):
+        fig, ax = plt.subplots(figsize=(6.4, 4.2), layout="constrained")
+        x = study.table[:, i]
+        if study.kind == "grid" and len(study.names) >= 2:
+            other = 1 if i == 0 else 0
+            grid_s = s.reshape(study.shape)
+            moved = np.moveaxis(grid_s, (i, other), (0, 1)).reshape(
+                len(study.axes[i]), len(study.axes[other]), -1)[:, :, 0]
+            picks = np.unique(np.linspace(0, len(study.axes[other]) - 1,
+                                          min(8, len(study.axes[other]))).round().astype(int))
+            for j in picks:
+                ax.plot(study.axes[i], moved[:, j], marker="o", ms=3,
+                        label=f"{study.names[other]} = {study.axes[other][j]:.4g}")
+            ax.legend(fontsize=8)
+        elif study.kind == "grid":
+            ax.plot(study.axes[i], s, marker="o", ms=3)
+        else:
+            ax.scatter(x, s, s=8)
+        if failed.any():
+            ax.plot(x[failed], np.full(failed.sum(), np.nanmin(s) if np.isfinite(s).any()
+                                       else 0.0), "rx", label="failed")
+        ax.set_xlabel(name)
+        ax.set_ylabel(label)
+        ax.set_title(f"{result.model_name}: {label} vs {name}{title_tail}", fontsize=10)
+        ax.grid(alpha=0.3)
+        stem = f"summary-{identifier(name)}"
+        save(fig, stem if not any(f.stem == stem for f in files) else f"{stem}-{i + 1}")
+    if study.kind == "grid" and len(study.names) >= 2:
+        m = np.moveaxis(s.reshape(study.shape), (0, 1), (0, 1)).reshape(
+            len(study.axes[0]), len(study.axes[1]), -1)[:, :, 0]
+        fig, ax = plt.subplots(figsize=(6.4, 4.8), layout="constrained")
+        mesh = ax.pcolormesh(study.axes[1], study.axes[0], m, shading="nearest")
+        fig.colorbar(mesh, ax=ax, label=label)
+        ax.set_xlabel(study.names[1])
+        ax.set_ylabel(study.names[0])
+        ax.set_title(f"{result.model_name}: {label}{title_tail}", fontsize=10)
+        save(fig, "summary-map")
+    return files

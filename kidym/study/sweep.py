@@ -1,0 +1,398 @@
+"""``kidym.sweep``: a parameter study run on a plain loop, a thread pool or Dask.
+
+The study (:mod:`kidym.study.design`) is turned into start states and parameter
+vectors here, in the calling process; the runs go in chunks (:class:`~kidym.study.runs.Job`)
+to an executor:
+
+* ``"threads"`` (the default): a local thread pool. The compiled engine integrates in
+  C and ``ctypes`` releases the GIL for the call, so the threads run in parallel;
+* ``"dask"``: a Dask distributed cluster (``scheduler=`` an address or a
+  ``distributed.Client``); each worker gets the library as :mod:`kidym.study.worker`
+  describes;
+* ``"loop"``: one run after the other in this thread (the reference of the benchmark).
+
+Every run is recorded: a run whose parameters are impossible (a negative mass) or
+whose integration fails keeps NaN from where it stopped, status -1 and the reason.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time as _time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from kidym.errors import SimulationError
+from kidym.model.model import Model
+from kidym.simulate.compiled import CompiledSystem
+from kidym.study.design import Study, from_model, grid
+from kidym.study.runs import Job, JobOutput, run_job
+
+#: The executors of :func:`sweep`.
+EXECUTORS = ("threads", "dask", "loop")
+#: Names a study cannot vary: they are the dimensions and variables of its dataset.
+RESERVED = ("run", "time", "quantity", "value", "status", "reason", "nfev")
+_DASK_HINT = ("kidym sweep on a Dask cluster needs dask[distributed]: pip install "
+              "'kidym[sweep]' (or pip install 'dask[distributed]' xarray)")
+
+
+@dataclass(frozen=True, eq=False)
+class SweepResult:
+    """The runs of a study, stacked.
+
+    Attributes
+    ----------
+    study : Study
+    model_name : str
+    t : ndarray, shape (n_t,)
+    quantities : tuple of str
+        States, outputs (and multipliers), in the order of ``values``' last axis.
+    values : ndarray, shape (n_runs, n_t, n_quantities)
+        NaN after a run stopped or failed.
+    status : ndarray of int8, shape (n_runs,)
+        0 reached the end, 1 stopped by a terminal event, -1 failed.
+    reasons : list of str
+        Per run: empty, or why it stopped or failed (time, state, what to try).
+    nfev : ndarray of int, shape (n_runs,)
+    wall_time_s : float
+        The runs, from the first job sent to the last result (not the compilation).
+    executor : str
+        ``threads``, ``dask`` or ``loop``; ``workers`` how many ran at once.
+    routes : dict of str to int
+        How the Dask workers obtained the library (``{"cache": 8}``); ``{"here": n}``
+        for the local executors.
+    options : dict
+        The integration settings (method, rtol, atol, …).
+    busy_s : float
+        The runs' own wall time summed over the jobs (where they ran): against
+        ``wall_time_s × workers`` it shows the executor's overhead.
+    """
+
+    study: Study
+    model_name: str
+    t: np.ndarray
+    quantities: tuple[str, ...]
+    values: np.ndarray
+    status: np.ndarray
+    reasons: list[str]
+    nfev: np.ndarray
+    wall_time_s: float
+    executor: str
+    workers: int
+    routes: dict[str, int] = field(default_factory=dict)
+    options: dict = field(default_factory=dict)
+    busy_s: float = 0.0
+
+    @property
+    def failed(self) -> list[int]:
+        """Indices of the runs that failed (``reasons`` says why)."""
+        return [int(k) for k in np.flatnonzero(self.status < 0)]
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        """``values[:, :, k]`` of quantity ``name``, shape (n_runs, n_t)."""
+        return self.values[:, :, self.quantities.index(name)]
+
+    def to_dataset(self):
+        """The results as an :class:`xarray.Dataset` (needs xarray).
+
+        Variables ``value`` (dims: the grid's names — or ``run`` for a random sample —,
+        ``time``, ``quantity``), ``status``, ``reason`` and ``nfev`` (the run dims);
+        coordinates: the varied names' values (along ``run`` for a sample), ``time`` and
+        ``quantity``; attributes: the model, the study and the integration settings. A
+        varied name that NetCDF's classic format cannot hold (non-Latin letters) is
+        named by its ASCII identifier (``мас`` → ``mas``); its coordinate keeps the name
+        in the attribute ``kidym_name`` (:func:`kidym.study.output.file_names`).
+        """
+        from kidym.study.output import dataset
+
+        return dataset(self)
+
+    def write(self, path: str | Path) -> Path:
+        """Write :meth:`to_dataset` as NetCDF (classic 64-bit format, SciPy's writer;
+        needs xarray), atomically: the file is the whole result or is not there."""
+        from kidym.study.output import write_netcdf
+
+        return write_netcdf(self.to_dataset(), Path(path))
+
+
+def sweep(model: Model | str | Path, *, vary: Mapping | Study | None = None,
+          samples: int | None = None, seed: int = 0,
+          parameters: Mapping[str, float] | None = None,
+          initial: Mapping[str, float] | None = None, t_end: float | None = None,
+          t_start: float | None = None, n_points: int = 201, method: str = "ERK8",
+          rtol: float = 1e-9, atol: float = 1e-12, max_step: float = np.inf,
+          executor: str | None = None, workers: int | None = None, scheduler=None,
+          chunk_size: int | None = None, system: CompiledSystem | None = None
+          ) -> SweepResult:
+    """Run a parameter study of ``model`` with the compiled engine.
+
+    Parameters
+    ----------
+    model : Model or path
+        The model (a path is read with :func:`kidym.load`).
+    vary : mapping or Study, optional
+        Name → the values of a grid axis, or (with ``samples``) name → ``(low,
+        high)``; or a :class:`~kidym.study.design.Study`. Default: the model's
+        ``ВАРЬИРОВАТЬ``. A name is a parameter or a state (its initial value).
+    samples, seed : int, optional
+        Draw ``samples`` random runs from the ranges of ``vary``
+        (:func:`~kidym.study.design.random_sample`).
+    parameters, initial : mapping, optional
+        Fixed overrides for every run (as :func:`kidym.simulate`); the varied values
+        win over them.
+    t_end, t_start, n_points, method, rtol, atol, max_step
+        As :func:`kidym.simulate` with ``engine="compiled"``; every run shares the
+        output times (``n_points`` of them, default 201).
+    executor : {"threads", "dask", "loop"}, optional
+        Default ``"dask"`` when ``scheduler`` is given, else ``"threads"``.
+    workers : int, optional
+        Threads of ``"threads"`` (default: all cores).
+    scheduler : str or distributed.Client, optional
+        The Dask scheduler's address (``tcp://host:8786``) or a client.
+    chunk_size : int, optional
+        Runs per task (default: about four tasks per thread or worker).
+    system : CompiledSystem, optional
+        The model's library, if already built.
+
+    Returns
+    -------
+    SweepResult
+
+    Raises
+    ------
+    ValueError
+        A varied name that is not a parameter nor a state, no study, a time span that
+        differs between the runs without ``t_end``, a bad option.
+    ImportError
+        ``executor="dask"`` without dask[distributed] installed.
+    CompileError
+        If the model cannot be compiled.
+    """
+    from kidym.eom.equations import derive
+    from kidym.simulate.simulate import check_options
+
+    executor = executor or ("dask" if scheduler is not None else "threads")
+    if executor not in EXECUTORS:
+        raise ValueError(f"executor {executor!r}: choose one of {', '.join(EXECUTORS)}")
+    if executor == "dask":
+        _require_dask()
+    check_options(t_start=t_start, t_end=t_end, n_points=n_points, rtol=rtol, atol=atol,
+                  max_step=max_step, t_eval=None)
+    if isinstance(model, str | Path):
+        from kidym.lang.parser import load
+
+        model = load(model)
+    study = _study(model, vary, samples, seed)
+    if system is None:
+        system = CompiledSystem.build(derive(model), jacobian=method == "BDF")
+    model = system.equations.model
+    _check_names(model, system, study, parameters or {}, initial or {})
+    quantities = _quantities(system)
+    t0, t1, y0s, ps, setup_errors = _starts(system, model, study, parameters or {},
+                                            initial or {}, t_start, t_end)
+    times = np.linspace(t0, t1, n_points)
+    todo = np.array([k for k in range(study.n_runs) if k not in setup_errors], dtype=int)
+    options = {"method": method, "rtol": rtol, "atol": atol,
+               "max_step": max_step if math.isfinite(max_step) else "inf",
+               "t_start": t0, "t_end": t1}
+    n_slots = 1 if executor == "loop" else (workers or os.cpu_count() or 1)
+    client = None
+    if executor == "dask":
+        client, owned = _client(scheduler)
+        n_slots = max(1, sum(w.get("nthreads", 1) for w in
+                             client.scheduler_info()["workers"].values()))
+    size = chunk_size or max(1, math.ceil(len(todo) / (4 * n_slots)))
+    jobs = [Job(rows=todo[i:i + size], y0s=y0s[todo[i:i + size]], ps=ps[todo[i:i + size]],
+                t0=t0, t1=t1, times=times, quantities=quantities, method=method, rtol=rtol,
+                atol=atol, max_step=max_step) for i in range(0, len(todo), size)]
+    started = _time.perf_counter()
+    try:
+        if executor == "loop":
+            outs = [run_job(system, j) for j in jobs]
+        elif executor == "threads":
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(max_workers=min(n_slots, max(len(jobs), 1))) as pool:
+                outs = list(pool.map(lambda j: run_job(system, j), jobs))
+        else:
+            outs = _run_dask(client, system, jobs)
+    finally:
+        if client is not None and owned:
+            client.close()
+    wall = _time.perf_counter() - started
+    return _assemble(study, model.name, times, quantities, outs, setup_errors, wall,
+                     executor, n_slots, options)
+
+
+def _require_dask() -> None:
+    try:
+        import distributed  # noqa: F401
+    except ImportError as exc:
+        raise ImportError(_DASK_HINT) from exc
+
+
+def _client(scheduler):
+    from distributed import Client
+
+    if scheduler is None:
+        raise ValueError("executor 'dask' needs scheduler=: the address of a Dask scheduler "
+                         "(tcp://host:8786) or a distributed.Client")
+    if isinstance(scheduler, Client):
+        return scheduler, False
+    try:
+        return Client(scheduler, timeout=30), True
+    except OSError as exc:
+        raise OSError(f"cannot reach the Dask scheduler at {scheduler} ({exc}); start one "
+                      "(`dask scheduler`, `dask worker ADDRESS`) or leave out --scheduler "
+                      "to run on the local thread pool") from exc
+
+
+def _run_dask(client, system: CompiledSystem, jobs: list[Job]) -> list[JobOutput]:
+    """Send the package once to every worker, then one task per job; a task that
+    fails (a worker lost, an error on the worker) marks its runs failed."""
+    from kidym.study.worker import package, run_on_worker
+
+    pkg = client.scatter(package(system), broadcast=True)
+    futures = [client.submit(run_on_worker, pkg, j, pure=False) for j in jobs]
+    outs = []
+    for f, j in zip(futures, jobs):
+        try:
+            outs.append(f.result())
+        except Exception as exc:   # (the task's error, re-raised here by Dask)
+            m = len(j.rows)
+            why = f"the Dask task of this run failed: {type(exc).__name__}: {exc}"
+            outs.append(JobOutput(j.rows, np.full((m, len(j.times), len(j.quantities)),
+                                                  np.nan),
+                                  np.full(m, -1, dtype=np.int8), [why] * m,
+                                  np.zeros(m, dtype=np.int64), "failed"))
+    return outs
+
+
+def _study(model: Model, vary, samples, seed) -> Study:
+    if isinstance(vary, Study):
+        return vary
+    if vary:
+        if samples is not None:
+            from kidym.study.design import random_sample
+
+            return random_sample(dict(vary), samples, seed=seed)
+        return grid(dict(vary))
+    study = from_model(model)
+    if study is None:
+        raise ValueError(f"model `{model.name}` varies no parameter (ВАРЬИРОВАТЬ := name, "
+                         "start, end, count;): give what to vary (kidym sweep --vary "
+                         "NAME=START:STOP:COUNT)")
+    return study
+
+
+def _check_names(model: Model, system: CompiledSystem, study: Study, parameters: Mapping,
+                 initial: Mapping) -> None:
+    from kidym.lang.formulas import suggest
+    from kidym.simulate.simulate import canonical_initial
+
+    params = model.parameter_values
+    states = system.state_names
+    for name in study.names:
+        if name in RESERVED:
+            raise ValueError(f"`{name}` cannot be varied: it names a dimension of the "
+                             f"results ({', '.join(RESERVED)})")
+        if name not in params and canonical_initial(model, {name: 0}).popitem()[0] not in states:
+            raise ValueError(f"`{name}` is not a parameter nor a state of model "
+                             f"`{model.name}`{suggest(name, [*params, *states])}; parameters:"
+                             f" {', '.join(params)}; states: {', '.join(states)}")
+    for name in parameters:
+        if name not in params:
+            raise KeyError(f"`{name}` is not a parameter of model `{model.name}`; parameters:"
+                           f" {', '.join(params)}")
+    for name in canonical_initial(model, initial):
+        if name not in states:
+            raise KeyError(f"`{name}` is not a state of model `{model.name}`; the state is "
+                           f"{', '.join(states)}")
+
+
+def _quantities(system: CompiledSystem) -> tuple[str, ...]:
+    out = list(system.state_names)
+    out += [n for n in system.output_names if n not in out]
+    cons = system.equations.constraints
+    if cons is not None:
+        out += list(cons.multiplier_names)
+    return tuple(out)
+
+
+def _starts(system: CompiledSystem, model: Model, study: Study, parameters: Mapping,
+            initial: Mapping, t_start, t_end):
+    """``t0, t1``, the start states and parameter vectors of every run, and the runs
+    that cannot start (index → reason: impossible parameters, no consistent start)."""
+    from kidym.simulate.simulate import canonical_initial
+
+    params = set(model.parameter_values)
+    n_y, n_p = len(system.state_names), len(model.parameter_values)
+    y0s = np.full((study.n_runs, n_y), np.nan)
+    ps = np.full((study.n_runs, n_p), np.nan)
+    errors: dict[int, str] = {}
+    spans = set()
+    per_run = []
+    for k, row in enumerate(study.table):
+        pp = {**parameters, **{n: float(v) for n, v in zip(study.names, row) if n in params}}
+        ic = {**initial, **{n: float(v) for n, v in zip(study.names, row) if n not in params}}
+        per_run.append((pp, ic))
+        try:
+            spans.add(model.time_span(pp))
+        except (ValueError, ZeroDivisionError) as exc:
+            errors[k] = f"the time span cannot be evaluated: {exc}"
+    if len(spans) > 1 and (t_start is None or t_end is None):
+        raise ValueError(f"the time span of model `{model.name}` is a formula of parameters "
+                         "that differ between the runs, and a study shares one time grid: "
+                         "give t_start and t_end (--t-end)")
+    span = spans.pop() if spans else (model.t_start, model.t_end)
+    t0 = span[0] if t_start is None else float(t_start)
+    t1 = span[1] if t_end is None else float(t_end)
+    if not t1 > t0:
+        raise ValueError(f"t_end ({t1}) must be greater than t_start ({t0})")
+    cons = system.equations.constraints
+    for k, (pp, ic) in enumerate(per_run):
+        if k in errors:
+            continue
+        try:
+            p = system.parameter_vector(pp)
+            values = model.initial_values(pp)
+            values.update(canonical_initial(model, ic))
+            y0 = np.array([values.get(n, 0.0) for n in system.state_names], dtype=float)
+            if cons is not None:
+                from kidym.eom.constraints import Stabilization
+                from kidym.simulate.constrained import consistent_initial, given_states
+
+                y0 = consistent_initial(system, t0, y0, p, given_states(
+                    model, ic, canonical_initial), Stabilization().tolerance * 1e-3)[0]
+        except (ValueError, SimulationError, ZeroDivisionError, np.linalg.LinAlgError) as exc:
+            errors[k] = f"the run cannot start: {exc}"
+            continue
+        y0s[k], ps[k] = y0, p
+    return t0, t1, y0s, ps, errors
+
+
+def _assemble(study: Study, model_name: str, times: np.ndarray, quantities: tuple[str, ...],
+              outs: list[JobOutput], setup_errors: dict[int, str], wall: float,
+              executor: str, workers: int, options: dict) -> SweepResult:
+    n = study.n_runs
+    values = np.full((n, len(times), len(quantities)), np.nan)
+    status = np.full(n, -1, dtype=np.int8)
+    nfev = np.zeros(n, dtype=np.int64)
+    reasons = ["the run was not done"] * n
+    routes: dict[str, int] = {}
+    for k, why in setup_errors.items():
+        reasons[k] = why
+    for o in outs:
+        values[o.rows] = o.values
+        status[o.rows] = o.status
+        nfev[o.rows] = o.nfev
+        for k, why in zip(o.rows, o.reasons):
+            reasons[int(k)] = why
+        routes[o.route] = routes.get(o.route, 0) + len(o.rows)
+    return SweepResult(study, model_name, np.asarray(times, float), quantities, values,
+                       status, reasons, nfev, wall, executor, workers, routes, options,
+                       sum(o.busy_s for o in outs))

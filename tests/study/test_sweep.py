@@ -1,0 +1,246 @@
+"""``kidym.sweep`` and ``kidym sweep``: every run of a study equals the same run done
+alone (kidym.simulate), closed forms hold across the grid, the thread pool, the plain
+loop and a local Dask cluster of processes give identical arrays, failures are kept."""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+
+import kidym
+from kidym.study import worker
+from kidym.study.design import grid
+from tests.codegen.shared import kidym_cache  # noqa: F401
+
+xr = pytest.importorskip("xarray", reason="kidym[sweep] (xarray) not installed")
+
+# a body falling from z0 with speed v0: z(t) = z0 + v0 t - g t^2 / 2
+FALL = ("m = 2; g = 9.81; v0 = 1;\nBall | Sz(z) | m, 0, 0, 0;\nGRAVITY := 0, 0, -g;\n"
+        "INITIAL := z(10), z't(v0);\n")
+# a pendulum (rod about its end); phi' ' = -(3 g / 2 l) sin phi
+PENDULUM = ("m = 1; l = 1; g = 9.81;\nRod | Rz(phi) | Sx(l/2), m, 0, m*l^2/12, m*l^2/12;\n"
+            "GRAVITY := g, 0, 0;\nINITIAL := phi(0.3);\n")
+# time-dependent: a spring-mass driven by F0 sin(W t)
+DRIVEN = ("m = 1; k = 4; F0 = 0.3; W = 3;\nCart | Sx(x) | m, 0, 0, 0;\n"
+          "Pf.x = -k*x + F0*sin(W*t);\nINITIAL := x(0.5);\n")
+
+
+def test_grid_of_the_model_matches_the_closed_form() -> None:
+    model = kidym.parse(FALL + "VARY := t(0, 1.5), g(1, 10, 4), z(0, 5, 3);", name="fall")
+    r = kidym.sweep(model, n_points=16)
+    assert r.status.tolist() == [0] * 12 and r.study.shape == (4, 3)
+    for k, (g, z0) in enumerate(r.study.table):
+        exact = z0 + 1.0 * r.t - g * r.t ** 2 / 2
+        np.testing.assert_allclose(r["z"][k], exact, rtol=0, atol=1e-9)
+    ds = r.to_dataset()
+    assert ds["value"].dims == ("g", "z", "time", "quantity")
+    np.testing.assert_allclose(ds["value"].sel(g=7.0, z=2.5, quantity="z").values,
+                               2.5 + r.t - 7.0 * r.t ** 2 / 2, atol=1e-9)
+
+
+@pytest.mark.parametrize("text", [PENDULUM, DRIVEN], ids=["pendulum", "driven"])
+def test_every_run_equals_the_same_run_alone(text: str) -> None:
+    model = kidym.parse(text, name="study")
+    first = model.coordinates[0]
+    names = {"pendulum": ("l", "phi't"), "driven": ("k", "W")}[
+        "pendulum" if "Rod" in text else "driven"]
+    study = grid({names[0]: [0.5, 1.0, 2.0], names[1]: [0.0, 0.7]})
+    r = kidym.sweep(model, vary=study, t_end=2.0, n_points=41, workers=2)
+    params = model.parameter_values
+    for k, row in enumerate(study.table):
+        given = dict(zip(study.names, row))
+        alone = kidym.simulate(model, engine="compiled", t_end=2.0, n_points=41,
+                               parameters={n: v for n, v in given.items() if n in params},
+                               initial={n: v for n, v in given.items() if n not in params})
+        for q in (first, f"{first}'t"):
+            np.testing.assert_array_equal(r[q][k], alone[q])
+
+
+def test_small_oscillation_period_follows_the_length() -> None:
+    model = kidym.parse(PENDULUM, name="pendulum")
+    lengths = [0.5, 1.0, 2.0]
+    r = kidym.sweep(model, vary={"l": lengths, "phi": [1e-4]}, t_end=6.0, n_points=3001,
+                    rtol=1e-11, atol=1e-15)
+    for k, length in enumerate(lengths):
+        phi = r["phi"][k]
+        ups = [r.t[i - 1] - phi[i - 1] * (r.t[i] - r.t[i - 1]) / (phi[i] - phi[i - 1])
+               for i in range(1, len(phi)) if phi[i - 1] < 0 <= phi[i]]
+        # physical pendulum: T = 2 pi sqrt(2 l / (3 g))
+        assert np.diff(ups).mean() == pytest.approx(
+            2 * np.pi * np.sqrt(2 * length / (3 * 9.81)), rel=1e-6)
+
+
+def test_random_sample_is_the_documented_draw() -> None:
+    model = kidym.parse(FALL, name="fall")
+    r = kidym.sweep(model, vary={"g": (1.0, 10.0), "v0": (-1.0, 1.0)}, samples=7, seed=3,
+                    t_end=1.0, n_points=11)
+    u = np.random.default_rng(3).random((7, 2))
+    np.testing.assert_array_equal(r.study.table[:, 0], 1.0 + 9.0 * u[:, 0])
+    np.testing.assert_array_equal(r.study.table[:, 1], -1.0 + 2.0 * u[:, 1])
+    g, v0 = r.study.table.T
+    np.testing.assert_allclose(r["z"][:, -1], 10 + v0 - g / 2, atol=1e-9)
+    ds = r.to_dataset()
+    assert ds["value"].dims == ("run", "time", "quantity")
+    np.testing.assert_array_equal(ds["g"].values, g)
+    model2 = kidym.parse(FALL + "VARY := RANDOM(7, 3), g(1, 10), v0(-1, 1);", name="fall")
+    np.testing.assert_array_equal(kidym.sweep(model2, t_end=1.0, n_points=11).values,
+                                  r.values)
+
+
+def test_failed_runs_are_kept_with_nan_and_a_reason() -> None:
+    # below z = 0 the force sqrt(z) is not defined: the low starts fail, the high run not;
+    # a negative mass cannot start
+    model = kidym.parse("m = 1; g = 9.81;\nBall | Sz(z) | m, 0, 0, 0;\nGRAVITY := 0, 0, -g;\n"
+                        "Pd.z = 0.001*sqrt(z);\nINITIAL := z(1);\n", name="drop")
+    r = kidym.sweep(model, vary={"z": [0.5, 100.0], "m": [1.0, -1.0]}, t_end=1.0,
+                    n_points=21)
+    assert r.status.tolist() == [-1, -1, 0, -1]
+    assert r.failed == [0, 1, 3]
+    assert "t = " in r.reasons[0] and np.isnan(r["z"][0, -1]) and r["z"][0, 0] == 0.5
+    assert "mass" in r.reasons[1] and np.isnan(r["z"][1]).all()
+    assert r.reasons[2] == "" and np.isfinite(r["z"][2]).all()
+
+
+def test_netcdf_file_opens_with_xarray(tmp_path) -> None:
+    model = kidym.parse(FALL, name="fall")
+    r = kidym.sweep(model, vary={"g": [1.0, 2.0], "m": [-1.0, 1.0, 3.0]}, t_end=1.0,
+                    n_points=5)
+    path = r.write(tmp_path / "s.nc")
+    assert [p.name for p in tmp_path.iterdir()] == ["s.nc"]   # no temporary left
+    with xr.open_dataset(path) as ds:
+        assert dict(ds.sizes) == {"g": 2, "m": 3, "time": 5, "quantity": len(r.quantities)}
+        assert ds["g"].values.tolist() == [1.0, 2.0] and ds["m"].values.tolist() == [-1, 1, 3]
+        assert list(ds["quantity"].values) == list(r.quantities)
+        np.testing.assert_array_equal(ds["value"].values.reshape(r.values.shape), r.values)
+        assert ds["status"].values.tolist() == [[-1, 0, 0], [-1, 0, 0]]
+        assert "mass" in str(ds["reason"].sel(g=2.0, m=-1.0).values)
+        assert ds.attrs["model"] == "fall" and ds.attrs["study"] == "grid"
+
+
+def test_worker_takes_the_library_from_cache_shipped_bytes_or_builds(
+        tmp_path, monkeypatch) -> None:
+    model = kidym.parse(DRIVEN, name="driven")
+    from kidym.simulate.compiled import CompiledSystem
+
+    system = CompiledSystem.build(kidym.derive(model))
+    pkg = worker.package(system)
+    monkeypatch.setattr(worker, "_SYSTEMS", {})
+    assert worker.system_of(pkg)[1] == "cache"
+    monkeypatch.setattr(worker, "_SYSTEMS", {})
+    monkeypatch.setenv("KIDYM_CACHE_DIR", str(tmp_path / "empty"))
+    shipped, route = worker.system_of(pkg)
+    assert route == "shipped" and not (tmp_path / "empty").exists()
+    y0, p = np.array([0.5, 0.0]), system.parameter_vector()
+    np.testing.assert_array_equal(shipped.rhs(0.3, y0, p), system.rhs(0.3, y0, p))
+    monkeypatch.setattr(worker, "_SYSTEMS", {})
+    import dataclasses
+
+    other = dataclasses.replace(pkg, cpu="another processor", sha256="x" * 64)
+    assert worker.system_of(other)[1] == "built"
+
+
+@pytest.fixture(scope="module")
+def dask_client(kidym_cache):  # noqa: F811
+    distributed = pytest.importorskip("distributed", reason="kidym[sweep] (Dask) missing")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        yield client
+
+
+def test_dask_threads_and_loop_give_identical_results(dask_client) -> None:
+    model = kidym.parse(PENDULUM, name="pendulum")
+    study = grid({"l": [0.5, 1.0, 1.5, 2.0], "phi": [0.1, 1.0, 2.5]})
+    runs = {ex: kidym.sweep(model, vary=study, t_end=2.0, n_points=21, executor=ex,
+                            scheduler=dask_client if ex == "dask" else None, chunk_size=2)
+            for ex in ("loop", "threads", "dask")}
+    assert runs["dask"].routes == {"cache": 12}   # the workers share the cache directory
+    for ex in ("threads", "dask"):
+        np.testing.assert_array_equal(runs[ex].values, runs["loop"].values)
+        assert runs[ex].status.tolist() == [0] * 12
+    # and the same as one run alone
+    alone = kidym.simulate(model, engine="compiled", t_end=2.0, n_points=21,
+                           parameters={"l": 1.5}, initial={"phi": 1.0})
+    np.testing.assert_array_equal(runs["dask"]["phi"][7], alone["phi"])
+
+
+def test_cli_sweep_on_dask_writes_one_directory(dask_client, tmp_path, capsys) -> None:
+    from kidym.cli import main
+
+    path = tmp_path / "fall.kdm"
+    path.write_text(FALL + "VARY := t(0, 1), g(1, 10, 4), z(0, 5, 3);", encoding="utf-8")
+    out = tmp_path / "out"
+    address = dask_client.scheduler.address
+    assert main(["sweep", str(path), "--out", str(out), "--points", "11", "--scheduler",
+                 address, "--quantity", "z"]) == 0
+    printed = capsys.readouterr().out
+    assert "grid 4 × 3 = 12 runs" in printed and "0 failed" in printed
+    assert sorted(p.name for p in out.iterdir()) == [
+        "kidym-run.json", "runs.csv", "summary-g.png", "summary-map.png", "summary-z.png",
+        "sweep.nc"]
+    with xr.open_dataset(out / "sweep.nc") as ds:
+        np.testing.assert_allclose(ds["value"].sel(quantity="z", time=1.0).values,
+                                   ds["z"].values[None, :] + 1 - ds["g"].values[:, None] / 2,
+                                   atol=1e-9)
+
+
+def test_cli_errors(tmp_path, capsys, monkeypatch) -> None:
+    from kidym.cli import main
+
+    path = tmp_path / "fall.kdm"
+    path.write_text(FALL + "VARY := g(1, 10, 4);", encoding="utf-8")
+    assert main(["run", str(path)]) == 1
+    assert "is a parameter study" in capsys.readouterr().err
+    assert main(["check", str(path)]) == 0
+    assert "study: grid of 4 runs: g 1…10 (kidym sweep)" in capsys.readouterr().out
+    assert main(["sweep", str(path), "--vary", "g=1:2"]) == 1
+    assert "give --samples N" in capsys.readouterr().err
+    assert main(["sweep", str(path), "--vary", "nosuch=1:2:3", "--out",
+                 str(tmp_path / "o")]) == 1
+    assert "`nosuch` is not a parameter nor a state" in capsys.readouterr().err
+    assert main(["sweep", str(path), "--quantity", "nosuch", "--out", str(tmp_path / "o")]) == 1
+    assert "--quantity nosuch: not recorded; quantities: z, z't" in capsys.readouterr().err
+    monkeypatch.setitem(sys.modules, "distributed", None)   # dask not installed
+    assert main(["sweep", str(path), "--scheduler", "tcp://127.0.0.1:1"]) == 1
+    assert "needs dask[distributed]: pip install 'kidym[sweep]'" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize(("example", "vary", "t_end"), [
+    ("four_bar/four_bar.kdm", {"m2": [1.0, 2.0], "b": [0.6, 0.62]}, 1.0),   # constraints
+    ("bouncing_ball/bouncing_ball.kdm", {"e": [0.5, 0.8], "H": [1.0, 2.0]}, 1.0),  # events
+])
+def test_constraints_and_events_as_single_runs(example: str, vary: dict, t_end: float) -> None:
+    from pathlib import Path
+
+    model = kidym.load(Path(__file__).resolve().parents[2] / "examples" / example)
+    r = kidym.sweep(model, vary=vary, t_end=t_end, n_points=21)
+    assert r.status.tolist() == [0] * r.study.n_runs
+    for k, row in enumerate(r.study.table):
+        alone = kidym.simulate(model, engine="compiled", t_end=t_end, n_points=21,
+                               parameters=dict(zip(r.study.names, row)))
+        np.testing.assert_array_equal(r.values[k], np.array([alone[q] for q in r.quantities]).T)
+
+
+def test_an_event_storm_is_a_failed_run_not_an_error() -> None:
+    from pathlib import Path
+
+    model = kidym.load(Path(__file__).resolve().parents[2] / "examples" / "bouncing_ball"
+                       / "bouncing_ball.kdm")
+    r = kidym.sweep(model, vary={"e": [0.5, 0.8]}, t_end=3.0, n_points=31)
+    assert r.status.tolist() == [-1, 0] and "event storm" in r.reasons[0]
+    assert np.isnan(r["z"][0, -1]) and np.isfinite(r["z"][1]).all()
+
+
+def test_names_netcdf_cannot_hold_become_identifiers(tmp_path) -> None:
+    model = kidym.parse("m = 1; l = 1; g = 9.81; мас = 2;\n"
+                        "Rod | Rz(phi) | Sx(l/2), мас, 0, m*l^2/12, m*l^2/12;\n"
+                        "GRAVITY := g, 0, 0;\n", name="p")
+    r = kidym.sweep(model, vary={"phi't": [0.0, 1.0], "мас": [1.0, 2.0]}, t_end=0.5,
+                    n_points=5)
+    with xr.open_dataset(r.write(tmp_path / "u.nc")) as ds:
+        assert ds["value"].dims == ("phi't", "mas", "time", "quantity")
+        assert ds["mas"].attrs["kidym_name"] == "мас" and ds.attrs["varied"] == "phi't мас"
+        np.testing.assert_array_equal(ds["value"].sel(mas=2.0).values, r.values[[1, 3]])
