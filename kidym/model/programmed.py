@@ -117,7 +117,7 @@ def check(b, controls: list[ast.Name], items: list[ProgrammedItem]
     if b.calculation not in CALCULATIONS:
         b.error(f"`{ins_p.written}` (controls of programmed constraints) works in the dynamics "
                 "calculation only; remove it or use `РАСЧЕТ := ДИНАМИКА;`", ins_p.name_span)
-    for key in ("IK_EQUATIONS", "ROLLING"):
+    for key in ("IK_EQUATIONS", "ROLLING", "COINCIDE"):
         other = b.instructions.get(key)
         if other is not None:
             b.error(f"`{ins_p.written}` together with `{other.written}` is not supported yet: "
