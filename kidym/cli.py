@@ -84,6 +84,7 @@ def _summary(model, eq) -> str:
         lines.append(f"  elements ({len(model.elements)}): "
                      + ", ".join(f"{e.name}.{e.coordinate}" for e in model.elements))
     lines.extend(_velocity_summary(model, eq))
+    lines.extend(_controls_summary(eq))
     lines.append(f"  named quantities: {len(eq.intermediates())}")
     return "\n".join(lines)
 
@@ -492,6 +493,24 @@ def _print_quaternion_drift(result) -> None:
               f"max |Φ't| = {cd['velocity']:.3g}")
 
 
+def _print_controls(eq, result) -> None:
+    """Controls of programmed constraints (seed 004): the range of each control and the
+    deviations of the constraints, largest and at the end."""
+    import numpy as np
+
+    ctl = eq.controls
+    print("controls (solved from the programmed constraints):")
+    for name in ctl.control_names:
+        v = result.values.get(name)
+        if v is not None and np.size(v):
+            print(f"  {name}: min {np.min(v):.6g}, max {np.max(v):.6g}")
+    for name in ctl.names:
+        v = result.values.get(name)
+        if v is not None and np.size(v):
+            print(f"  deviation {name}: max |{name}| {np.max(np.abs(v)):.3g}, at the end "
+                  f"{abs(v[-1]):.3g}")
+
+
 def _print_multipliers(eq, result) -> None:
     """Kinetostatics: the range of each multiplier, the force or torque the prescribed
     motion needs along its constraint."""
@@ -514,6 +533,17 @@ def _time_mean(t, v) -> float:
     if t.size < 2 or t[-1] == t[0]:
         return float(v[0])
     return float(np.sum(np.diff(t) * (v[1:] + v[:-1]) / 2) / (t[-1] - t[0]))
+
+
+def _controls_summary(eq) -> list[str]:
+    """The controls and programmed constraints (seed 004) for ``kidym check``."""
+    ctl = eq.controls
+    if ctl is None:
+        return []
+    kinds = ", ".join(f"{n} ({'first order' if f else 'holonomic'})"
+                      for n, f in zip(ctl.names, ctl.first_order))
+    return [f"  controls ({ctl.s}): {', '.join(ctl.control_names)}, solved from "
+            f"{ctl.r} programmed constraint{'s' if ctl.r != 1 else ''}: {kinds}"]
 
 
 def _velocity_summary(model, eq) -> list[str]:
@@ -874,6 +904,8 @@ def _write_outputs(args: argparse.Namespace, model, eq, result, out: Path, *, re
     _print_quaternion_drift(result)
     if model.calculation == "KINETOSTATICS":
         _print_multipliers(eq, result)
+    if eq.controls is not None:
+        _print_controls(eq, result)
     if result.partial:
         print(f"partial results: the run failed at t = {result.failure['time']:.9g} "
               f"({result.failure['kind']}); the files end at the last output time before it")

@@ -110,6 +110,11 @@ class StateDerivatives:
 
     @staticmethod
     def _roots(eq: Equations) -> tuple[list[Expr], list[int], list[int]]:
+        if eq.controls is not None:
+            raise ValueError(
+                f"model `{eq.model.name}` has controls (`НЕИЗВЕСТНЫЕ`) solved from programmed "
+                "constraints at each state; the equilibrium, linearisation and modes of such "
+                "a closed loop are not supported yet: simulate it (`kidym run`)")
         n_q, n_w = eq.n_q, eq.n_w
         upper = [eq.mass_matrix_named[i][j] for i in range(n_w) for j in range(i, n_w)]
         roots = [*eq.qdot, *upper, *eq.forcing_extended]

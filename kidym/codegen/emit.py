@@ -48,6 +48,7 @@ from fractions import Fraction
 import symengine as se
 
 from kidym.codegen.constraints_c import constraint_source
+from kidym.codegen.controls_c import controls_source
 from kidym.codegen.cprint import CPrinter, OpCount
 from kidym.codegen.jacobian_c import jacobian_roots, jacobian_source
 from kidym.eom.equations import Equations
@@ -777,6 +778,10 @@ def generate_c(eq: Equations, *, outputs: Mapping[str, Expr] | None = None,
         If an event or reset names something the model does not have.
     """
     eq.require_motion()
+    if jacobian and eq.controls is not None:
+        raise ValueError("no analytic Jacobian for a model with controls (the controls' "
+                         "solve is not differentiated): CVODE's BDF forms it by difference "
+                         "quotients (jacobian='fd')")
     if outputs is None:
         outputs = dict(eq.outputs_named)
         if "energy" not in outputs:   # (a model's own `energy` has its own `energy't`)
@@ -807,7 +812,8 @@ def generate_c(eq: Equations, *, outputs: Mapping[str, Expr] | None = None,
     mirror = ("    for (int i = 0; i < KIDYM_NW; ++i)\n"
               "        for (int j = i + 1; j < KIDYM_NW; ++j) "
               "M[j*KIDYM_NW + i] = M[i*KIDYM_NW + j];\n")
-    if eq.constraints is not None:
+    full = eq.constraints is not None or eq.controls is not None   # solves read all of M
+    if full:
         rhs_lines.append(mirror.rstrip("\n"))
 
     out_lines, out_count = em.routine(list(outputs.values()),
@@ -893,15 +899,17 @@ def generate_c(eq: Equations, *, outputs: Mapping[str, Expr] | None = None,
            "void kidym_eval(double t, const double *y, const double *p, const double *c,\n"
            "                double *qdot, double *M, double *F) {\n"
            "    kd_eval(t, y, p, c, qdot, M, F);\n"
-           + ("" if eq.constraints is not None else mirror) + "}\n",
-           solve_src if eq.constraints is None else "",   # (the augmented solve instead)
+           + ("" if full else mirror) + "}\n",
+           solve_src if not full else "",   # (the augmented or the controls' solve instead)
            constraint_source(eq),
+           controls_source(eq),
            jacobian_source(eq, jac_lines),
            "int kidym_rhs(double t, const double *y, const double *p, const double *c, "
            "double *ydot) {",
            f"    double M[{n_w * n_w}], F[{len(forcing)}];",
            "    kd_eval(t, y, p, c, ydot, M, F);",
            "    if (kd_constrained(M, F)) return 1;" if eq.constraints is not None
+           else "    if (kd_controlled(M, F)) return 1;" if eq.controls is not None
            else "    if (kd_solve(M, F)) return 1;",
            "    int finite = 1;",
            f"    for (int i = 0; i < {n_w}; ++i) ydot[{n_q} + i] = F[i];",

@@ -257,7 +257,8 @@ def _ball_contact(system, r, O: list[Expr], R: Expr) -> tuple[list[Expr], Expr]:
 
 
 def form_constraints(system, names: Sequence[str],
-                     generated: Sequence[tuple[str, Expr]] = ()) -> ConstraintEquations:
+                     generated: Sequence[tuple[str, Expr]] = (), *,
+                     linear: bool = True) -> ConstraintEquations:
     """Form the constraint layer for ``names`` over ``system``'s graph.
 
     Parameters
@@ -268,6 +269,10 @@ def form_constraints(system, names: Sequence[str],
         Defined quantities of the model that must vanish.
     generated : sequence of (str, Expr)
         Constraints kidym wrote (:func:`rolling_constraints`), after ``names``.
+    linear : bool
+        Whether a constraint that uses a speed must be linear in the speeds (those of
+        ``УРАВНЕНИЯ``, held by multipliers); the programmed constraints of seed 004,
+        held by controls, may be any ``g(q, v, t)`` (:mod:`kidym.eom.controls`).
 
     Raises
     ------
@@ -291,7 +296,8 @@ def form_constraints(system, names: Sequence[str],
         if any(w in deps for w in system.speeds):
             # a velocity constraint A(q, t)·w + a(q, t) = 0, written as it is
             row = tuple(graph.diff(phi, w) for w in system.speeds)
-            if any(w in graph.dependencies(g) for g in row for w in system.speeds):
+            if linear and any(w in graph.dependencies(g) for g in row
+                              for w in system.speeds):
                 raise DerivationError(
                     f"constraint `{name}` is not linear in the speeds; a velocity "
                     "constraint must be A(q, t)·q't + a(q, t) = 0")

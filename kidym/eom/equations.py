@@ -18,6 +18,7 @@ from kidym.eom.constraints import (
     require_prescribed_motion,
     rolling_constraints,
 )
+from kidym.eom.controls import ControlEquations, form_controls, without_controls
 from kidym.eom.structural import (
     FORMATIONS,
     INERTIA_ROUTES,
@@ -99,6 +100,11 @@ class Equations:
     events_named : tuple of ModelEvent
         The model's events (``СОБЫТИЯ``) with their condition and reset formulas over
         the graph's named quantities (as ``outputs_named``).
+    controls : ControlEquations or None
+        The controls ``u`` of ``НЕИЗВЕСТНЫЕ`` and the programmed constraints that
+        determine them (seed 004, :mod:`kidym.eom.controls`): ``forcing_named`` is then
+        ``F⁰ = F|u=0`` and the equations are ``M ẇ = F⁰ + H u`` with ``G ẇ = b``;
+        ``None`` without controls.
     """
 
     model: Model
@@ -120,6 +126,7 @@ class Equations:
     accelerations: tuple[se.Symbol, ...] = ()
     constraints: ConstraintEquations | None = None
     events_named: tuple[ModelEvent, ...] = ()
+    controls: ControlEquations | None = None
 
     @property
     def m(self) -> int:
@@ -171,13 +178,18 @@ class Equations:
         upper = [self.mass_matrix_named[i][j] for i in range(self.n_w)
                  for j in range(i, self.n_w)]
         extra = self.constraints.roots() if self.constraints is not None else []
+        if self.controls is not None:
+            extra = [*extra, *self.controls.roots()]
         return [*self.qdot, *upper, *self.forcing_named, *extra]
 
     @property
     def forcing_extended(self) -> list[Expr]:
         """``F`` followed by the constraint block ``γ, Φ, c, G`` (just ``F`` without
-        constraints): what both engines evaluate in place of ``F``."""
+        constraints), or with controls ``F⁰`` followed by ``b, G, H``
+        (:meth:`ControlEquations.roots`): what both engines evaluate in place of ``F``."""
         extra = self.constraints.roots() if self.constraints is not None else []
+        if self.controls is not None:
+            extra = [*extra, *self.controls.roots()]
         return [*self.forcing_named, *extra]
 
     def uses_accelerations(self, exprs: list[Expr]) -> bool:
@@ -362,12 +374,25 @@ def derive(model: Model, *, inertia: str = "full", route: str = "auto",
         require_prescribed_motion(model, system.speeds, constraints)
     multipliers = set(constraints.multiplier_names) if constraints is not None else set()
     _no_dropped_multipliers(model, multipliers)
-    # (the multipliers λf are results of the augmented solve, recorded by the engines)
+    # (the multipliers λf are results of the augmented solve, recorded by the engines;
+    # so are the controls)
+    multipliers |= set(model.controls)
     outputs = {name: system.lookup(name) for name in model.outputs
                if name not in multipliers}
     events = tuple(dataclasses.replace(
         ev, function=system.resolve(ev.function),
         resets=tuple((n, system.resolve(v)) for n, v in ev.resets)) for ev in model.events)
+    controls = None
+    if model.programmed:
+        checked = ([("the kinematic equations", e) for e in system.qdot]
+                   + [("the energy (a potential of an elastic element)", T + V)]
+                   + [(f"output `{n}`", e) for n, e in outputs.items()]
+                   + [(f"event `{ev.name}`", e) for ev in events
+                      for e in (ev.function, *(v for _n, v in ev.resets))])
+        F, controls = form_controls(system, model, M, F, checked)
+        Pi = without_controls(system, Pi)
+        outputs = {**outputs, **{n: e for n, e in controls.deviations.items()
+                                 if n not in outputs}}
     final = Equations(model=model, graph=system.graph, coordinates=system.coordinates,
                      speeds=system.speeds, qdot=system.qdot,
                      mass_matrix_named=M, forcing_named=F,
@@ -375,7 +400,7 @@ def derive(model: Model, *, inertia: str = "full", route: str = "auto",
                      inertia=inertia, principal_moments=moments, holonomic=holonomic,
                      route=route, pseudo_forces_named=Pi, formation=used,
                      accelerations=system.accelerations, constraints=constraints,
-                     events_named=events)
+                     events_named=events, controls=controls)
     _no_accelerations(final)
     return final
 

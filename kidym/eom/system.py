@@ -136,7 +136,9 @@ class SystemGraph:
             pseudo = (*model.pseudo_velocities, *extra)
         self.speeds = tuple(se.Symbol(speed_name(q)) for q in independent) + tuple(
             se.Symbol(w) for w in pseudo)
-        self.graph = Graph(TIME, self.coordinates, self.speeds)
+        #: the controls ``u`` of ``НЕИЗВЕСТНЫЕ`` (:mod:`kidym.eom.controls`)
+        self.controls = tuple(se.Symbol(u) for u in model.controls)
+        self.graph = Graph(TIME, self.coordinates, self.speeds, self.controls)
         # ẇ: symbols of the accelerations, bound by the engines to M⁻¹F where an output
         # needs them (never in the equations themselves, see `uses_accelerations`)
         self.accelerations = tuple(se.Symbol(self.graph.fresh(f"{w}'t")) for w in self.speeds)

@@ -46,6 +46,10 @@ KEYWORDS: dict[str, tuple[str, ...]] = {
     "EVENTS": ("СОБЫТИЯ", "СОБЫТИЕ", "ПОДІЇ", "ПОДІЯ", "EVENTS", "EVENT"),
     # surfaces drawn by the 3-D viewer (display only, kidym.model.scene)
     "SCENE": ("СЦЕНА", "ОТОЧЕННЯ", "SCENE"),
+    # programmed constraints held by controls (seed 004 (5.1)-(5.6)), the controls
+    # themselves are the `НЕИЗВЕСТНЫЕ`
+    "PROGRAMMED_CONSTRAINTS": ("ПРОГРАММНЫЕ СВЯЗИ", "ПРОГРАМНІ В'ЯЗІ",
+                               "PROGRAMMED CONSTRAINTS"),
     # -- recognised, not implemented yet (a warning; the statement is ignored) -----
     "TASK": ("РАБОТА", "РОБОТА", "TASK"),
     "AUTHOR": ("ВЫПОЛНИЛ", "ВЫПОЛНИЛА", "ВЫПОЛНИЛИ", "ВИКОНАВ", "ВИКОНАЛА", "ВИКОНАЛИ",
@@ -87,7 +91,8 @@ IMPLEMENTED = frozenset({"COORDINATES", "PSEUDOVELOCITIES", "INITIAL", "TIME", "
                          "VARIANT", "BODIES", "UNITS", "CODING", "COMPARE", "COMBINE",
                          "WITHDRAW", "MULTIPLY", "ANGULAR_VELOCITY", "IK_EQUATIONS",
                          "ROLLING", "VIRTUAL_CONSTRAINTS", "BOUNDING_SURFACES",
-                         "INITIAL_GUESS", "LIMITS", "EVENTS", "COINCIDE", "SCENE"})
+                         "INITIAL_GUESS", "LIMITS", "EVENTS", "COINCIDE", "SCENE",
+                         "UNKNOWNS", "PROGRAMMED_CONSTRAINTS"})
 
 #: Instructions not implemented that only change how results are presented (plots,
 #: animation, files), never the numbers: ignored with a warning. Every other
@@ -100,7 +105,8 @@ PARSED_ITEMS = frozenset({"COORDINATES", "PSEUDOVELOCITIES", "INITIAL", "TIME", 
                           "SHOW", "GRAVITY", "QUATERNION", "BODIES", "COMPARE", "COMBINE",
                           "MULTIPLY", "IK_EQUATIONS", "ROLLING", "VIRTUAL_CONSTRAINTS",
                           "BOUNDING_SURFACES", "INITIAL_GUESS", "LIMITS",
-                          "EVENTS", "COINCIDE", "SCENE"})
+                          "EVENTS", "COINCIDE", "SCENE", "UNKNOWNS",
+                          "PROGRAMMED_CONSTRAINTS"})
 
 #: Approximations of the delta function in a virtual potential (seed 001 eqs. (12),
 #: (13)), canonical key → accepted spellings of the second item argument

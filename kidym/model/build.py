@@ -43,7 +43,7 @@ from kidym.lang.formulas import (
 )
 from kidym.lang.parser import ParsedSource
 from kidym.lang.tasks import REPEATABLE
-from kidym.model import coincide, inverse, scene, variations, virtual
+from kidym.model import coincide, inverse, programmed, scene, variations, virtual
 from kidym.model import events as model_events
 from kidym.model.inertia import full_tensor, inertia_problem
 from kidym.model.model import (
@@ -595,6 +595,8 @@ class _Builder:
         self.rolling: list[Rolling] = []
         self.coincide_items: list = []
         self.virtual_items: list[virtual.VirtualItem] = []
+        self.control_names: list[ast.Name] = []
+        self.programmed_items: list[programmed.ProgrammedItem] = []
         self.event_items: list[model_events.EventItem] = []
         self.scene_items: list[SceneSurface] = []
         self.gravity: tuple[Expr, Expr, Expr] | None = None
@@ -628,6 +630,10 @@ class _Builder:
                 self.virtual_items += virtual.read_items(self, ins)
             elif key == "EVENTS":
                 self.event_items = model_events.read_items(self, ins)
+            elif key == "UNKNOWNS":
+                self.control_names = self.name_list(ins, "a control name")
+            elif key == "PROGRAMMED_CONSTRAINTS":
+                self.programmed_items = programmed.read_items(self, ins)
             elif key == "SCENE":
                 self.scene_items = scene.read_items(self, ins)
             elif key == "GRAVITY":
@@ -856,7 +862,8 @@ class _Builder:
             if u.kind == "definition" and u.owner in self.def_uses:
                 self.def_uses[u.owner].append(u)
         pseudo = {n.name for n in self.pseudo}
-        self.known = params | defs | set(self.owner_of_generated) | {TIME.name, "g"}
+        self.known = (params | defs | set(self.owner_of_generated) | {TIME.name, "g"}
+                      | {n.name for n in self.control_names})
         structural: set[str] = set()
         positional: dict[str, _Use] = {}
         for target in self.velocities:
@@ -1607,12 +1614,14 @@ class _Builder:
         return out
 
     def multiplier_names(self) -> set[str]:
-        """``λf`` for every constraint ``f`` of ``УРАВНЕНИЯ`` (outputs of the run)."""
+        """``λf`` for every constraint ``f`` of ``УРАВНЕНИЯ``, and the controls of
+        ``НЕИЗВЕСТНЫЕ`` (outputs of the run, results of its solve)."""
         return {MULTIPLIER_PREFIX + n for n in [*(c.name for c in self.constraint_names),
                                                 *(x for r in self.rolling
                                                   for x in r.constraint_names()),
                                                 *(x for c, _n in self.coincide_items
-                                                  for x in c.constraint_names())]}
+                                                  for x in c.constraint_names())]} | {
+            n.name for n in self.control_names}
 
     def known_output(self, node: ast.Name, ins: ast.Instruction) -> str | None:
         """Canonical name of an output ``node`` lists, or ``None`` (reported)."""
@@ -1755,6 +1764,8 @@ class _Builder:
                 self.check_constant(g, f"`{ins.written}`", ins.name_span, allow_time=True)
         virtual_constraints = virtual.check_items(self, self.virtual_items)
         events = model_events.check_items(self, self.event_items)
+        controls, programmed_constraints = programmed.check(self, self.control_names,
+                                                            self.programmed_items)
         initial, t_init = self.initial()
         self.guess, self.limits = inverse.read(self)
         t0, t1, t_span = self.time_span()
@@ -1825,7 +1836,8 @@ class _Builder:
             virtual_constraints=virtual_constraints, events=events,
             variations=tuple(getattr(self, "variations", ())),
             sampling=getattr(self, "sampling", None),
-            guess=self.guess, limits=self.limits, scene=surfaces)
+            guess=self.guess, limits=self.limits, scene=surfaces, controls=controls,
+            programmed=programmed_constraints)
         return model, self.diags
 
 

@@ -234,6 +234,33 @@ class Rolling:
 
 
 @dataclass(frozen=True)
+class ProgrammedConstraint:
+    """A programmed constraint held by the controls (seed 004 (5.1)–(5.6);
+    ``ПРОГРАММНЫЕ СВЯЗИ := f1(h, k), g1(k);``).
+
+    Attributes
+    ----------
+    name : str
+        A defined quantity: ``f(q, t)`` (holonomic) or ``g(q, v, t)`` (first order, it
+        uses a speed).
+    first_order : bool
+        Whether it uses a speed (``g``); its deviation then obeys ``ż = k z`` instead of
+        ``ÿ = h y + k ẏ`` (eq. (5.5)).
+    h, k : Expr
+        The coefficients of the perturbation law, formulas of parameters only (over
+        parameter names); ``h`` is 0 for a first-order constraint.
+    span : Span or None
+        The item in the instruction.
+    """
+
+    name: str
+    first_order: bool
+    h: Expr
+    k: Expr
+    span: Span | None = None
+
+
+@dataclass(frozen=True)
 class Coincidence:
     """``СОВПАДЕНИЕ := A(xa, ya, za) = B(xb, yb, zb);``: two points that coincide.
 
@@ -518,6 +545,12 @@ class Model:
     events : tuple of ModelEvent
         Zero crossings with a stop or state resets (``СОБЫТИЯ``); see
         :mod:`kidym.model.events` and :mod:`kidym.simulate.events`.
+    controls : tuple of str
+        ``НЕИЗВЕСТНЫЕ``: the controls ``u``, unknown inputs that enter force
+        characteristics linearly and are determined by :attr:`programmed`.
+    programmed : tuple of ProgrammedConstraint
+        ``ПРОГРАММНЫЕ СВЯЗИ``: the constraints the controls hold (seed 004); see
+        :mod:`kidym.eom.controls`.
     variations : tuple of Variation
         The parameter study of ``ВАРЬИРОВАТЬ`` (empty: none); run by
         :func:`kidym.sweep` and ``kidym sweep``, not by :func:`kidym.simulate`.
@@ -562,6 +595,8 @@ class Model:
     variations: tuple[Variation, ...] = ()
     sampling: Sampling | None = None
     scene: tuple[SceneSurface, ...] = ()
+    controls: tuple[str, ...] = ()
+    programmed: tuple[ProgrammedConstraint, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "initial", MappingProxyType(dict(self.initial)))

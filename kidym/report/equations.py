@@ -160,7 +160,40 @@ def motion_lhs(eq: Equations) -> list[Expr]:
             g = eq.constraints.jacobian[k][i]
             if g != 0:
                 u -= g * lk
+        for h, us in _control_terms(eq, i):
+            u -= h * us
         out.append(u - eq.forcing_named[i])
+    return out
+
+
+def _control_terms(eq: Equations, i: int) -> list[tuple[Expr, se.Symbol]]:
+    """``(H_is, u_s)`` of speed ``i`` with ``H_is ≠ 0`` (none without controls)."""
+    ctl = eq.controls
+    if ctl is None:
+        return []
+    return [(h, u) for h, u in zip(ctl.inputs[i], ctl.controls) if h != 0]
+
+
+def control_lines(eq: Equations) -> list[str]:
+    """The controls and their programmed constraints as text (empty without controls)."""
+    ctl = eq.controls
+    if ctl is None:
+        return []
+    out = ["", f"Controls ({ctl.s}: {', '.join(ctl.control_names)}; M·ẇ = F + H·u, H = ∂F/∂u, "
+               "F at u = 0), solved from the programmed constraints G·ẇ = b (seed 004 (5.5), "
+               "(5.6)):"]
+    for i, w in enumerate(eq.speeds):
+        row = ", ".join(f"{u}: {text(h)}" for h, u in _control_terms(eq, i))
+        if row:
+            out.append(f"  H[{w}] = {{{row}}}")
+    for k, name in enumerate(ctl.names):
+        pc = eq.model.programmed[k]
+        law = (f"ż = k z, k = {text(pc.k)}" if pc.first_order
+               else f"ÿ = h y + k ẏ, h = {text(pc.h)}, k = {text(pc.k)}")
+        out.append(f"  {name} = 0  ({'first order' if pc.first_order else 'holonomic'}; {law})")
+        row = ", ".join(f"{w}: {text(g)}" for w, g in zip(eq.speeds, ctl.jacobian[k]) if g != 0)
+        out.append(f"    G[{name}] = {{{row}}}")
+        out.append(f"    b[{name}] = {text(ctl.target[k])}")
     return out
 
 
@@ -211,6 +244,8 @@ def motion_text(eq: Equations, i: int) -> str:
         g = eq.constraints.jacobian[k][i]
         if g != 0:
             parts.append(f"{_signed('-', g)}*{lk}")
+    for h, us in _control_terms(eq, i):
+        parts.append(f"- {us}" if h == 1 else f"{_signed('-', h)}*{us}")
     f = eq.forcing_named[i]
     if f != 0:
         parts.append(_signed("-", f))
@@ -268,12 +303,16 @@ def equation_set(eq: Equations, *, stage: str = "final", expanded: bool = False,
         roots = [r.rhs for r in (*kinematic, *mass, *forcing)]
         if eq_s.constraints is not None:
             roots += eq_s.constraints.roots()
+        if eq_s.controls is not None:
+            roots += eq_s.controls.roots()
     else:
         motion = [Relation(u, se.Integer(0), str(w))
                   for w, u in zip(eq_s.speeds, motion_lhs(eq_s))]
         roots = [r.rhs for r in kinematic] + [r.lhs for r in motion]
         if eq_s.constraints is not None:
             roots += eq_s.constraints.roots()
+        if eq_s.controls is not None:
+            roots += eq_s.controls.roots()
     inter = [Relation(s, e, "") for s, e in eq_s.intermediates(roots)]
     sizes = {"structural": _ops([r.rhs for r in (*mass, *forcing)] + [r.lhs for r in motion]),
              "kinematic": _ops([r.rhs for r in kinematic]),
@@ -391,10 +430,12 @@ def text_of(es: EquationSet) -> str:
     if es.forcing:
         out.append("")
         out.append("Forcing F  (M·ẇ = F" + (" + Gᵀλ" if eq.constraints is not None
+                                             else " + H·u" if eq.controls is not None
                                              else "") + "):")
         for r in es.forcing:
             out.append(f"  {r.lhs} = {text(r.rhs)}")
     out.extend(constraint_lines(eq))
+    out.extend(control_lines(eq))
     if es.expanded:
         out.append("")
         out.append("Expanded form (every named quantity substituted):")
@@ -464,6 +505,16 @@ def to_json(eq: Equations, *, expanded: bool | None = None, stage: str = "final"
             "position": [text(x) for x in cons.position],
             "jacobian": [[text(x) for x in row] for row in cons.jacobian],
             "gamma": [text(x) for x in cons.gamma],
+        }
+    ctl = eq.controls
+    if ctl is not None:   # M ẇ = F + H u, G ẇ = b (seed 004; `forcing` is F at u = 0)
+        doc["controls"] = {
+            "controls": [ids(str(u)) for u in ctl.controls],
+            "inputs": [[text(x) for x in row] for row in ctl.inputs],
+            "programmed_constraints": list(ctl.names),
+            "first_order": list(ctl.first_order),
+            "jacobian": [[text(x) for x in row] for row in ctl.jacobian],
+            "target": [text(x) for x in ctl.target],
         }
     doc["symbols"] = dict((ident, name) for name, ident in ids.items())
     return json.dumps(doc, ensure_ascii=False, indent=2) + "\n"

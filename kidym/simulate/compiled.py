@@ -235,7 +235,9 @@ class CompiledSystem:
         ``flags``, ``extra_flags``, ``native`` (tune for this processor) and ``progress``
         (``progress(done, total)`` as compiler runs finish) are those of
         :func:`kidym.codegen.build`. ``jacobian=True`` adds the analytic Jacobian
-        (:mod:`kidym.codegen.jacobian_c`), which ``BDF`` then uses.
+        (:mod:`kidym.codegen.jacobian_c`), which ``BDF`` then uses; a model with
+        controls (``НЕИЗВЕСТНЫЕ``) gets none (its solve is not differentiated), and
+        ``BDF`` forms the Jacobian by difference quotients.
 
         Raises
         ------
@@ -245,6 +247,7 @@ class CompiledSystem:
         from kidym.codegen import index
 
         start = _time.perf_counter()
+        jacobian = jacobian and eq.controls is None
         key = index.equations_key(eq, events=events, fold=fold,
                                   flags=build_flags(flags, extra_flags, native),
                                   jacobian=jacobian)
@@ -349,6 +352,23 @@ class CompiledSystem:
             try:
                 out[k] = solve_augmented(M, F, block, stab)[1]
             except np.linalg.LinAlgError:
+                out[k] = np.nan
+        return out
+
+    def controls_at(self, t: np.ndarray, Y: np.ndarray, p: np.ndarray) -> np.ndarray:
+        """The controls ``u`` at states ``Y`` (shape (n_t, n_y)), shape (n_t, S); NaN
+        where they cannot be solved (:func:`kidym.eom.controls.solve_controls`)."""
+        from kidym.eom.controls import ControlSolveError, solve_controls
+        from kidym.eom.controls import split as split_controls
+
+        ctl = self.equations.controls
+        out = np.empty((len(t), ctl.s))
+        for k in range(len(t)):
+            _qdot, M, F = self.evaluate(float(t[k]), Y[k], p)
+            F0, block = split_controls(F, self.code.n_w, ctl.r, ctl.s)
+            try:
+                out[k] = solve_controls(M, F0, block)[1]
+            except ControlSolveError:
                 out[k] = np.nan
         return out
 
@@ -552,11 +572,42 @@ def _fault(system: CompiledSystem, raw: dict) -> faults.Fault:
     return faults.Fault(faults.INTEGRATOR, f"{flag} (status {status})", t, y)
 
 
+def _control_fault(system: CompiledSystem, fault: faults.Fault, p: np.ndarray
+                   ) -> faults.Fault:
+    """The C solve of the controls failed (``kd_controlled``, reported as a singular
+    matrix): name the programmed constraints the controls cannot reach there, as the
+    NumPy engine does (:func:`kidym.eom.controls.solve_controls`)."""
+    from kidym.eom.controls import ControlSolveError, solve_controls
+    from kidym.eom.controls import split as split_controls
+
+    ctl = system.equations.controls
+    try:
+        _qdot, M, F = system.evaluate(fault.t, fault.y, p)
+        solve_controls(M, *split_controls(F, system.code.n_w, ctl.r, ctl.s))
+    except ControlSolveError as exc:
+        if not exc.unreachable:
+            return fault
+        names = ", ".join(f"`{ctl.names[i]}`" for i in exc.unreachable)
+        return faults.Fault(
+            faults.CONSTRAINTS, f"the controls cannot reach a programmed constraint ({names})",
+            fault.t, fault.y,
+            "the controls of `НЕИЗВЕСТНЫЕ` no longer change the acceleration of the "
+            "programmed constraint named here independently of the others (a singular "
+            "configuration of the mechanism, or a path that leaves the workspace); change "
+            "the path or the controls")
+    except (SimulationError, ValueError, np.linalg.LinAlgError):
+        return fault
+    return fault
+
+
 def _failure(system: CompiledSystem, raw: dict, p: np.ndarray) -> SimulationError:
     """The :class:`SimulationError` of a failed run, its cause named by
     :func:`kidym.simulate.faults.diagnose`."""
+    fault = _fault(system, raw)
+    if raw["status"] == -201 and system.equations.controls is not None:
+        fault = _control_fault(system, fault, p)
     return faults.diagnose(
-        _fault(system, raw), state_names=system.state_names, t0=raw["t0"], y0=raw["y0"],
+        fault, state_names=system.state_names, t0=raw["t0"], y0=raw["y0"],
         mass=lambda t, y: system.evaluate(t, y, p)[1],
         groups=faults.quaternion_indices(system.state_names, system.equations.model),
         method=raw["method"], speed_names=[str(w) for w in system.equations.speeds])
@@ -709,6 +760,10 @@ def _with_constraints(system: CompiledSystem, raw: dict, p: np.ndarray, stab: St
     """``result`` with the multipliers ``λf`` and the constraint drift (a model with
     constraints; unchanged otherwise)."""
     cons = system.equations.constraints
+    if system.equations.controls is not None:
+        u = system.controls_at(raw["t"], raw["y"], p)
+        for i, name in enumerate(system.equations.controls.control_names):
+            result.values[name] = u[:, i]
     if cons is None:
         return result
     from kidym.simulate.constrained import measure
@@ -927,7 +982,8 @@ def simulate_with_engine(system, *, engine: str, events: Sequence[Event], t_end,
             # BDF's Newton matrix: the analytic Jacobian goes into the library
             compiled = CompiledSystem.build(
                 eq, events=events,
-                jacobian=METHOD_ALIASES.get(method, method) == "BDF" and jacobian != "fd")
+                jacobian=(METHOD_ALIASES.get(method, method) == "BDF" and jacobian != "fd"
+                          and eq.controls is None))
         except CompileError as exc:
             if engine != "auto" or exc.kind == "internal":
                 raise
@@ -955,6 +1011,10 @@ def simulate_with_engine(system, *, engine: str, events: Sequence[Event], t_end,
             compiled, t0, y0, p, given_states(model, initial, canonical_initial),
             stab.tolerance * 1e-3)
         extra["initial_adjusted"] = adjusted
+    if eq.controls is not None:
+        from kidym.simulate.simulate import check_reachable
+
+        check_reachable(compiled, t0, y0, p)
     return simulate_compiled(compiled, t0=t0, t1=t1, y0=y0, p=p, times=times, method=method,
                              rtol=rtol, atol=atol, max_step=max_step,
                              raise_on_failure=raise_on_failure, extra=extra,

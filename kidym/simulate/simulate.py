@@ -20,11 +20,14 @@ from kidym.eom.constraints import (
     split,
 )
 from kidym.eom.constraints import drift as constraint_drift
+from kidym.eom.controls import ControlSolveError, reach_error, solve_controls
+from kidym.eom.controls import split as split_controls
 from kidym.eom.equations import Equations, derive
 from kidym.errors import SimulationError
 from kidym.kinematics import names
 from kidym.model.inertia import check_inertias
 from kidym.model.model import Model
+from kidym.model.programmed import check_coefficients
 from kidym.model.virtual import check_alphas
 from kidym.simulate import faults
 from kidym.simulate.constrained import consistent_initial, given_states, measure, project
@@ -79,6 +82,7 @@ def parameter_vector(model: Model, overrides: Mapping[str, float] | None = None)
     if overrides:
         check_inertias(model, values, changed=list(overrides))
         check_alphas(model, values)
+        check_coefficients(model, values)
     return np.array([values[p] for p in values], dtype=float)
 
 @dataclass(frozen=True)
@@ -125,6 +129,8 @@ class NumpySystem:
         bare = generate_python(eq)
         names = tuple(str(s) for s in (*eq.coordinates, *eq.speeds))
         multipliers = eq.constraints.multiplier_names if eq.constraints is not None else ()
+        if eq.controls is not None:   # the controls, solved with ẇ
+            multipliers = (*multipliers, *eq.controls.control_names)
         return cls(eq, names, (*outputs, *multipliers), fn.function, fn.source,
                    bare.function, needs_accelerations(eq, outputs))
 
@@ -174,13 +180,27 @@ class NumpySystem:
 
     def _solve(self, t: float, y: np.ndarray, M: np.ndarray, F: np.ndarray
                ) -> tuple[np.ndarray, np.ndarray]:
-        """``(ẇ, λ)``: ``M ẇ = F``, or with constraints the augmented system."""
+        """``(ẇ, λ)``: ``M ẇ = F``, or with constraints the augmented system; with
+        controls ``(ẇ, u)`` (:func:`kidym.eom.controls.solve_controls`)."""
         eq = self.equations
         try:
+            if eq.controls is not None:
+                F0, cblock = split_controls(F, eq.n_w, eq.controls.r, eq.controls.s)
+                return solve_controls(np.asarray(M, float), F0, cblock)
             if eq.constraints is None:
                 return np.linalg.solve(M, F), np.empty(0)
             Fw, block = split(F, eq.n_w, eq.m)
             return solve_augmented(M, Fw, block, self.stabilization)
+        except ControlSolveError as exc:
+            names = ", ".join(f"`{eq.controls.names[i]}`" for i in exc.unreachable)
+            raise SimulationError(
+                str(exc) + (f" ({names})" if names else ""), time=t,
+                state=dict(zip(self.state_names, y)),
+                hint="the controls of `НЕИЗВЕСТНЫЕ` no longer change the acceleration of the "
+                     "programmed constraint named here independently of the others (a "
+                     "singular configuration of the mechanism, e.g. a stretched arm, or a "
+                     "path that leaves the workspace); change the path or the controls",
+                kind=faults.CONSTRAINTS) from exc
         except ConstraintSolveError as exc:
             raise SimulationError(
                 str(exc), time=t, state=dict(zip(self.state_names, y)),
@@ -205,14 +225,33 @@ class NumpySystem:
 
     def outputs(self, t: float, y: np.ndarray, p: np.ndarray) -> np.ndarray:
         """Output values at one state (accelerations, where used, from ``ẇ = M⁻¹F``;
-        with constraints, the multipliers ``λ`` last)."""
+        with constraints, the multipliers ``λ`` last; with controls, the controls ``u``)."""
         out = self.evaluate(t, y, p)[3]
-        if self.equations.constraints is None:
+        if self.equations.constraints is None and self.equations.controls is None:
             return out
         y = np.asarray(y, float)[:len(self.state_names)]
         _qdot, M, F = self.rhs_function(float(t), y.tolist(), p.tolist())
         _w, lam = self._solve(t, y, np.asarray(M, float), np.asarray(F, float))
         return np.concatenate([np.asarray(out, float), lam])
+
+
+def check_reachable(system, t0: float, y0: np.ndarray, p: np.ndarray) -> None:
+    """Raise a located :class:`~kidym.errors.ModelError` at each programmed constraint the
+    controls cannot reach at the start (``Γ = G M⁻¹ H`` of rank below ``r``); works with
+    either engine (a ``NumpySystem`` or a ``CompiledSystem``)."""
+    eq = system.equations
+    if isinstance(system, NumpySystem):
+        _qdot, M, F = system.rhs_function(float(t0), np.asarray(y0, float).tolist(),
+                                          p.tolist())
+    else:
+        _qdot, M, F = system.evaluate(t0, y0, p)
+    F0, block = split_controls(np.asarray(F, float), eq.n_w, eq.controls.r, eq.controls.s)
+    try:
+        solve_controls(np.asarray(M, float), F0, block)
+    except ControlSolveError as exc:
+        if exc.unreachable:
+            raise reach_error(eq.model, exc.unreachable, t0,
+                              dict(zip(system.state_names, np.asarray(y0, float)))) from exc
 
 
 def canonical_initial(model: Model, initial: Mapping[str, float] | None
@@ -716,6 +755,8 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
         y0, adjusted = consistent_initial(
             system, t0, y0, p, given_states(model, initial, canonical_initial),
             stab.tolerance * 1e-3)
+    if system.equations.controls is not None:
+        check_reachable(system, t0, y0, p)
     failure: SimulationError | None = None
     groups = quaternion_groups(system)
     if quaternion_stabilization < 0:
@@ -742,7 +783,8 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
     started = _time.perf_counter()
     # implicit methods get the analytic Jacobian (kidym.simulate.jacobian)
     jac = None
-    if method in IMPLICIT_METHODS and jacobian != "fd" and partitioning is None:
+    if (method in IMPLICIT_METHODS and jacobian != "fd" and partitioning is None
+            and system.equations.controls is None):   # (no analytic Jacobian with controls)
         jfun = analytic_jacobian(system.equations)
 
         def jac(t: float, y: np.ndarray) -> np.ndarray:

@@ -52,16 +52,19 @@ class Graph:
     """
 
     def __init__(self, time: se.Symbol, coordinates: Iterable[se.Symbol],
-                 speeds: Iterable[se.Symbol]) -> None:
+                 speeds: Iterable[se.Symbol], inputs: Iterable[se.Symbol] = ()) -> None:
         self.time = time
         self.coordinates = tuple(coordinates)
         self.speeds = tuple(speeds)
+        #: controls (``НЕИЗВЕСТНЫЕ``): tracked like states so that ``∂/∂u`` goes through
+        #: names, but with no time derivative (:meth:`dt` of one is an error)
+        self.inputs = tuple(inputs)
         self._rates: dict[se.Symbol, Expr] = {time: ONE}
         for q in self.coordinates:
             self._rates[q] = ZERO
         for w in self.speeds:
             self._rates[w] = ZERO
-        self._state = frozenset(self._rates)
+        self._state = frozenset(self._rates) | frozenset(self.inputs)
         self._exprs: dict[se.Symbol, Expr] = {}
         self._deps: dict[se.Symbol, frozenset[se.Symbol]] = {}
         self._taken: set[str] = {str(s) for s in self._rates}
@@ -184,6 +187,9 @@ class Graph:
     def _rate(self, s: se.Symbol) -> Expr:
         if s in self._rates:
             return self._rates[s]
+        if s in self.inputs:
+            raise ValueError(f"the time derivative of control `{s}` is not defined: a "
+                             "control is known only as the solution of its constraints")
         if s not in self._exprs:
             return ZERO  # a parameter
         if s in self._dt_memo:

@@ -186,9 +186,9 @@ def test_unsupported_calculations_and_result_changing_instructions_are_errors() 
     with pytest.raises(ParseError, match="calculation `ДИАГНОСТИКА` is recognised but not "
                                          "supported yet"):
         kidym.parse(base.replace("РАСЧЕТ := ДИНАМИКА;", "РАСЧЕТ := ДИАГНОСТИКА;"))
-    with pytest.raises(ParseError, match="`НЕИЗВЕСТНЫЕ` is recognised but not supported yet; "
+    with pytest.raises(ParseError, match="`ЛИСТ` is recognised but not supported yet; "
                                          "it would change the results"):
-        kidym.parse(base + "\nНЕИЗВЕСТНЫЕ := u1;")
+        kidym.parse(base + "\nЛИСТ := ОСНОВНОЙ;")
 
 
 # ------------------------------------------------------------------ compiled engine
