@@ -264,8 +264,8 @@ def test_losing_the_control_during_a_run_names_the_constraint(engine: str) -> No
 ])
 def test_controls_as_moments_and_through_definitions(engine: str, torques: str,
                                                      oracle) -> None:
-    text = TEXT.replace("Pshoulder.q1 = u1;                       # motor torques: "
-                        "shoulder, elbow #\nPelbow.q2 = u2;", torques)
+    text = TEXT.replace("Pshoulder.q1 = u1;  # motor torques: shoulder, elbow #\n"
+                        "Pelbow.q2 = u2;", torques)
     assert text != TEXT
     scale = (1.0, 1.0)
     if "v1" in text:
