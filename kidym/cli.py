@@ -322,6 +322,21 @@ def check_kinematics(path: str) -> int:
     return 0
 
 
+def _kinematics_unused(args: argparse.Namespace, *, report: bool = True) -> list[str]:
+    """The options of ``kidym run`` given that a kinematics calculation has no use for
+    (it integrates nothing and has no bodies to animate)."""
+    given = [("--engine", args.engine != "numpy"), ("--method", args.method != "DOP853"),
+             ("--jacobian", args.jacobian != "auto"), ("--rtol", args.rtol != 1e-9),
+             ("--atol", args.atol != 1e-12), ("--max-step", args.max_step != float("inf")),
+             ("--formulation", args.formulation != "augmented"),
+             ("--independent", bool(args.independent)),
+             ("--no-integrals", args.no_integrals), ("--animate", args.animate),
+             ("--plot", bool(args.plot)), ("--degrees", args.degrees),
+             ("--format", args.format != "csv"), ("--plot-format", args.plot_format != "png"),
+             ("--report", args.report and not report)]
+    return [option for option, yes in given if yes]
+
+
 def cmd_run_kinematics(args: argparse.Namespace) -> int:
     """``kidym run`` on a kinematics file: every task, one subfolder per task."""
     from kidym.calc.kinematics import KinematicsError, kinematics
@@ -334,6 +349,13 @@ def cmd_run_kinematics(args: argparse.Namespace) -> int:
         raise SystemExit("kidym: error: --initial does not apply to a kinematics calculation: "
                          "its quantities are formulas of t, with no initial values (change "
                          "a parameter with --set)")
+    unused = _kinematics_unused(args)
+    if unused:
+        raise SystemExit("kidym: error: " + ", ".join(unused) + (" does" if len(unused) == 1
+                         else " do") + " not apply to a kinematics calculation (its "
+                         "quantities are formulas of t, evaluated, not integrated; it writes "
+                         "results.csv, PNG plots and with --report report.html, report.md): "
+                         "leave " + ("it" if len(unused) == 1 else "them") + " out")
     warnings: list = []
     tasks = load_tasks(args.model, warnings=warnings)
     for w in warnings:
@@ -357,12 +379,17 @@ def cmd_run_kinematics(args: argparse.Namespace) -> int:
                 status = 1
                 continue
             csv_path = write_atomically(out / "results.csv", result.csv_text())
-            plots = plot_kinematics(result, model, out)
+            plots = [] if args.no_plots else plot_kinematics(result, model, out)
             printed.append(f"{label}: kinematics from t = {result.t[0]:g} to "
                            f"{result.t[-1]:g}, {len(result.t)} points, "
                            f"{len(result.names)} quantities")
             printed.append(f"results: {stage.final(csv_path)}")
             printed += [f"plot:    {stage.final(p)}" for p in plots]
+            if args.report:
+                from kidym.report.kinematics import write_kinematics_report
+
+                printed += [f"report:  {stage.final(p)}" for p in write_kinematics_report(
+                    out, model, result, plots=plots, parameters=_pairs(args.set, "--set"))]
         if not any(stage.path.iterdir()):
             stage.cancel()  # nothing computed: the previous output stays
     for line in printed:
@@ -406,6 +433,13 @@ def cmd_run_inverse_kinematics(args: argparse.Namespace) -> int:
     if getattr(args, "initial", None):
         raise SystemExit("kidym: error: --initial does not apply to the inverse kinematics "
                          "calculation: its start is `НАЧАЛЬНОЕ ПОЛОЖЕНИЕ` in the model")
+    unused = _kinematics_unused(args, report=False)
+    if unused:
+        raise SystemExit("kidym: error: " + ", ".join(unused) + (" does" if len(unused) == 1
+                         else " do") + " not apply to the inverse kinematics calculation (it "
+                         "solves the coordinates point by point, integrating nothing; it "
+                         "writes results.csv and PNG plots): leave "
+                         + ("it" if len(unused) == 1 else "them") + " out")
     model = _load(args.model)
     out = Path(args.out) if args.out else Path("kidym-out") / model.name
     result = inverse_kinematics(model, n_points=args.points, t_end=args.t_end,

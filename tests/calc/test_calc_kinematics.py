@@ -102,3 +102,47 @@ def test_changed_parameters_are_followed_by_every_formula(tmp_path: Path) -> Non
     assert float(rows[-1].split(",")[1]) == pytest.approx(5.0)   # s(1) = k
     with pytest.raises(SystemExit, match="--initial does not apply"):
         main(["run", str(path), "--out", str(tmp_path / "o"), "--initial", "s=1"])
+
+
+def test_report_of_every_task(tmp_path: Path) -> None:
+    """``kidym run --report`` on a kinematics file: per task a self-contained HTML page
+    and a Markdown page whose values are the closed form's, with every plot."""
+    import re
+
+    from kidym.cli import main
+
+    out = tmp_path / "o"
+    assert main(["run", str(EXAMPLE), "--out", str(out), "--report", "--points", "13"]) == 0
+    for task, vz in (("task1", 0.0), ("task2", 1.0)):
+        folder = out / task
+        pngs = sorted(p.name for p in folder.glob("*.png"))
+        html = (folder / "report.html").read_text(encoding="utf-8")
+        md = (folder / "report.md").read_text(encoding="utf-8")
+        assert html.count('<img class="plot"') == len(pngs) == 8
+        linked = re.findall(r"!\[[^\]]*\]\(<([^>]+)>\)", md)
+        assert sorted(linked) == pngs
+        want = {n: (v[0], v[-1]) for n, v in closed_form(TIMES, vz=vz).items()}
+        rows = {m[0]: (float(m[1].replace("\\", "")), float(m[2].replace("\\", "")))
+                for m in re.findall(r"^\| (\w+) \| (\S+) \| (\S+) \|$", md, re.M)
+                if m[0] in want}
+        assert set(rows) == set(want)
+        for name, (first, last) in want.items():
+            assert rows[name] == pytest.approx((first, last), rel=1e-9, abs=1e-9), name
+        # the derivatives kidym formed, in both pages
+        assert "* x't = " in md and "* x&#x27;t = " in html
+
+
+def test_no_plots_and_options_that_do_not_apply(tmp_path: Path) -> None:
+    from kidym.cli import main
+
+    out = tmp_path / "o"
+    assert main(["run", str(EXAMPLE), "--out", str(out), "--no-plots", "--report",
+                 "--points", "5"]) == 0
+    assert not list(out.rglob("*.png"))
+    assert "<img" not in (out / "task1" / "report.html").read_text(encoding="utf-8")
+    for extra in (["--engine", "compiled"], ["--animate"], ["--rtol", "1e-6"],
+                  ["--plot", "x,y"], ["--format", "npz"], ["--degrees"]):
+        with pytest.raises(SystemExit, match=f"{extra[0]} does not apply to a kinematics "
+                                             "calculation"):
+            main(["run", str(EXAMPLE), "--out", str(tmp_path / "x"), *extra])
+    assert not (tmp_path / "x").exists()        # refused before anything was written

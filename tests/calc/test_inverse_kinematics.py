@@ -219,3 +219,14 @@ def test_redundant_arm_reaches_and_moves_least():
         null = np.linalg.svd(J)[2][-1]
         dq = q[k] - q[k - 1]
         assert abs(null @ dq) <= 0.05 * np.linalg.norm(dq)
+
+
+@pytest.mark.parametrize("extra", [["--report"], ["--animate"], ["--engine", "compiled"],
+                                   ["--method", "BDF"]])
+def test_options_that_do_not_apply_are_errors(tmp_path, extra):
+    path = tmp_path / "arm.kdm"
+    path.write_text(ARM + "INITIAL GUESS := q1(0.2), q2(1);\n", encoding="utf-8")
+    with pytest.raises(SystemExit, match=f"{extra[0]} does not apply to the inverse "
+                                         "kinematics calculation"):
+        main(["run", str(path), "--out", str(tmp_path / "o"), *extra])
+    assert not (tmp_path / "o").exists()
