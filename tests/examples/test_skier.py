@@ -24,7 +24,7 @@ import kidym
 from kidym.simulate.compiled import CompiledSystem
 from kidym.simulate.simulate import NumpySystem
 from tests.codegen.shared import kidym_cache  # noqa: F401
-from tests.oracles.skier import COORDS, PARAMS, closed_loop, skier_oracle
+from tests.oracles.skier import COORDS, COORDS2, PARAMS, PARAMS2, closed_loop, skier_oracle
 from tests.oracles.two_link_arm import deviation
 
 HERE = Path(__file__).resolve().parents[2] / "examples" / "skier"
@@ -203,3 +203,32 @@ def test_two_links_numpy_and_compiled_agree(equations2, kidym_cache) -> None:  #
     for name in ("M0", "M2phi", "M2psi", "F21", "F22"):
         scale = np.abs(runs[1][name]).max()
         assert np.abs(runs[0][name] - runs[1][name]).max() <= 1e-6 * scale, name
+
+
+@pytest.mark.slow   # KanesMethod with 11 coordinates: about 20 s
+def test_two_links_closed_loop_equals_kanes_method(equations2, kidym_cache) -> None:  # noqa: F811
+    """The two-link model's accelerations (both engines) and its nine controls at random
+    states against KanesMethod + (5.5) solved in the oracle."""
+    systems = (NumpySystem.build(equations2), CompiledSystem.build(equations2))
+    values = equations2.model.parameter_values
+    pv = [float(values[n]) for n in PARAMS2]
+    rng = np.random.default_rng(11)
+    for _ in range(3):
+        q = {"x": rng.uniform(-3, 3), "y": rng.uniform(-1, 1), "phi0": rng.uniform(-0.6, 0.6),
+             "phi1": rng.uniform(-1, 1), "psi1": rng.uniform(0.7, 1.4),
+             "phi2": rng.uniform(-1, 1), "psi2": rng.uniform(1.7, 2.4),
+             **{n: rng.uniform(0.05, 0.3) for n in ("xi11", "xi12", "xi21", "xi22")}}
+        w = {n + "'t": rng.uniform(-1, 1) for n in COORDS2[2:]}
+        v = rng.uniform(1, 8)
+        state = {**q, **w, "v": v}
+        qd = [v * np.cos(q["phi0"]), v * np.sin(q["phi0"])] + [w[n + "'t"] for n in COORDS2[2:]]
+        qdd, u = closed_loop([q[n] for n in COORDS2], qd, pv, -100.0, -20.0, n=2)
+        vdot = qdd[0] * np.cos(q["phi0"]) + qdd[1] * np.sin(q["phi0"])
+        expected = np.concatenate([qd, qdd[2:], [vdot]])
+        for system in systems:
+            y = np.array([state[n] for n in system.state_names])
+            p = system.parameter_vector()
+            got = system.rhs(0.0, y, p)
+            assert np.abs(got - expected).max() <= 1e-9 * np.abs(expected).max()
+        u_kidym = systems[1].controls_at(np.zeros(1), y[None], p)[0]
+        assert np.abs(u_kidym - u).max() <= 1e-9 * np.abs(u).max()
