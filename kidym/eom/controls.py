@@ -290,8 +290,13 @@ def solve_controls(M: np.ndarray, F0: np.ndarray, block: ControlBlock
     if bad:
         raise ControlSolveError("the controls cannot reach a programmed constraint", bad)
     rhs = block.target - block.G @ x0
-    nu = linalg.solve(gamma @ gamma.T, rhs, assume_a="pos")
-    u = gamma.T @ nu
+    if gamma.shape[0] == gamma.shape[1]:
+        # as many controls as constraints: Γ u = rhs itself (LU), not the normal
+        # equations, which square Γ's condition number (1e-10 lost at cond Γ ~ 1e3)
+        u = linalg.solve(gamma, rhs)
+    else:
+        nu = linalg.solve(gamma @ gamma.T, rhs, assume_a="pos")
+        u = gamma.T @ nu
     return x0 + X @ u, u
 
 
