@@ -26,7 +26,8 @@ With ``ẇ = M⁻¹(F⁰ + H u)`` that is the linear system of (5.6)
 
 solved by :func:`solve_controls` with the least-norm solution ``u = Γᵀ(ΓΓᵀ)⁻¹(…)``
 — (5.6) with ``δ_sl`` the identity and its arbitrary ``u⁰`` taken as 0; the unique
-solution when ``S = r``. A ``Γ`` of rank below ``r`` means a constraint the controls
+solution when ``S = r``, then found from ``Γ u = …`` itself (LU: the normal equations
+would square Γ's condition number). A ``Γ`` of rank below ``r`` means a constraint the controls
 cannot reach: :class:`ControlSolveError` names it. Both engines evaluate ``[F⁰, b, G,
 H]`` (:attr:`Equations.forcing_extended`) and solve the same system (the C routine in
 :mod:`kidym.codegen.controls_c`).
