@@ -3,9 +3,10 @@
 
 ``kd_eval`` fills ``F`` with ``[F⁰, b, G, H]`` (:attr:`Equations.forcing_extended`);
 ``kd_controlled`` solves ``M X = [F⁰ | H]`` (Gaussian elimination with partial
-pivoting), forms ``Γ = G X_H`` and ``Γ Γᵀ ν = b − G X_0``, and writes ``ẇ = X_0 + X_H u``
-with ``u = Γᵀ ν`` (least norm) into ``F[0..n_w)`` and ``u`` after it. It returns 1 where
-``M`` or ``Γ Γᵀ`` is singular (a constraint the controls cannot reach); the Python side
+pivoting), forms ``Γ = G X_H`` and solves ``Γ u = b − G X_0`` (as many controls as
+constraints) or ``Γ Γᵀ ν = b − G X_0``, ``u = Γᵀ ν`` (more controls: least norm), and
+writes ``ẇ = X_0 + X_H u`` into ``F[0..n_w)`` and ``u`` after it. It returns 1 where
+``M`` or ``Γ`` (``Γ Γᵀ``) is singular (a constraint the controls cannot reach); the Python side
 then names the constraint (:func:`kidym.simulate.compiled.simulate_compiled`).
 """
 
@@ -48,6 +49,28 @@ static int kd_gauss(int n, double *A, double *b) {
 """
 
 
+def _least_norm(r: int, s: int) -> str:
+    """C that turns ``ν = b − G X_0`` into ``u``: with as many controls as constraints
+    ``Γ u = ν`` itself (the normal equations would square Γ's condition number), else
+    ``u = Γᵀ (Γ Γᵀ)⁻¹ ν``."""
+    if r == s:
+        return f"""    for (int i = 0; i < {r * r}; ++i) W[i] = Gam[i];
+    if (kd_gauss({r}, W, nu)) return 1;
+    for (int q = 0; q < {s}; ++q) u[q] = nu[q];"""
+    return f"""    for (int p = 0; p < {r}; ++p)
+        for (int q = 0; q < {r}; ++q) {{
+            double v = 0.0;
+            for (int j = 0; j < {s}; ++j) v += Gam[p*{s}+j] * Gam[q*{s}+j];
+            W[p*{r}+q] = v;
+        }}
+    if (kd_gauss({r}, W, nu)) return 1;
+    for (int q = 0; q < {s}; ++q) {{
+        double v = 0.0;
+        for (int p = 0; p < {r}; ++p) v += Gam[p*{s}+q] * nu[p];
+        u[q] = v;
+    }}"""
+
+
 def controls_source(eq: Equations) -> str:
     """The routine ``kd_controlled`` of ``eq`` (empty without controls)."""
     if eq.controls is None:
@@ -78,18 +101,7 @@ static int kd_controlled(const double *M, double *F) {{
             Gam[p*{s}+q] = g;
         }}
     }}
-    for (int p = 0; p < {r}; ++p)
-        for (int q = 0; q < {r}; ++q) {{
-            double v = 0.0;
-            for (int j = 0; j < {s}; ++j) v += Gam[p*{s}+j] * Gam[q*{s}+j];
-            W[p*{r}+q] = v;
-        }}
-    if (kd_gauss({r}, W, nu)) return 1;
-    for (int q = 0; q < {s}; ++q) {{
-        double v = 0.0;
-        for (int p = 0; p < {r}; ++p) v += Gam[p*{s}+q] * nu[p];
-        u[q] = v;
-    }}
+{_least_norm(r, s)}
     for (int i = 0; i < {nw}; ++i) {{
         double v = X[i*{k}];
         for (int q = 0; q < {s}; ++q) v += X[i*{k} + 1 + q] * u[q];

@@ -26,7 +26,8 @@ With ``ẇ = M⁻¹(F⁰ + H u)`` that is the linear system of (5.6)
 
 solved by :func:`solve_controls` with the least-norm solution ``u = Γᵀ(ΓΓᵀ)⁻¹(…)``
 — (5.6) with ``δ_sl`` the identity and its arbitrary ``u⁰`` taken as 0; the unique
-solution when ``S = r``. A ``Γ`` of rank below ``r`` means a constraint the controls
+solution when ``S = r``, then found from ``Γ u = …`` itself (LU: the normal equations
+would square Γ's condition number). A ``Γ`` of rank below ``r`` means a constraint the controls
 cannot reach: :class:`ControlSolveError` names it. Both engines evaluate ``[F⁰, b, G,
 H]`` (:attr:`Equations.forcing_extended`) and solve the same system (the C routine in
 :mod:`kidym.codegen.controls_c`).
@@ -290,8 +291,13 @@ def solve_controls(M: np.ndarray, F0: np.ndarray, block: ControlBlock
     if bad:
         raise ControlSolveError("the controls cannot reach a programmed constraint", bad)
     rhs = block.target - block.G @ x0
-    nu = linalg.solve(gamma @ gamma.T, rhs, assume_a="pos")
-    u = gamma.T @ nu
+    if gamma.shape[0] == gamma.shape[1]:
+        # as many controls as constraints: Γ u = rhs itself (LU), not the normal
+        # equations, which square Γ's condition number (1e-10 lost at cond Γ ~ 1e3)
+        u = linalg.solve(gamma, rhs)
+    else:
+        nu = linalg.solve(gamma @ gamma.T, rhs, assume_a="pos")
+        u = gamma.T @ nu
     return x0 + X @ u, u
 
 
