@@ -30,7 +30,8 @@ OMEGA0 = np.sqrt(9.81 * 0.5 / (1 / 3))   # m g (l/2) / (m l²/3), m = l = 1
 K2 = np.sin(PHI0 / 2) ** 2
 PENDULUM = ("m = 1; l = 1; g = 9.81; Rod | Rz(phi) | Sx(l/2), m, 0, m*l^2/12, m*l^2/12;"
             "GRAVITY := g, 0, 0;")
-WALL = PENDULUM + f"INITIAL := phi({PHI0}), phi't(0); СОБЫТИЯ := Wall(phi + {C}, ВНИЗ, phi't = -phi't);"
+WALL = PENDULUM + (f"INITIAL := phi({PHI0}), phi't(0);"
+                   f"СОБЫТИЯ := Wall(phi + {C}, ВНИЗ, phi't = -phi't);")
 LEVEL = "phi - 0.5*sin(3*t)"
 
 #: (engine, method, rtol): one-step methods at rtol 1e-10, multistep ones at 1e-12.
