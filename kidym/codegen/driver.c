@@ -383,7 +383,7 @@ static double kd_event_at(kd_data *d, int k, double t, double *y, double *g) {
 /* The root of event k near ARKODE's t, on the state of kd_state_at: ARKODE locates
  * roots on its own Hermite interpolant (cubic with an extension, to spare
  * evaluations; degree 5 otherwise), whose error at the large steps of the 8th-order
- * methods is far above their tolerance (Fehlberg78 at rtol 1e-10: 3e-8 in the time of
+ * methods is far above their tolerance (Fehlberg78 at rtol 1e-10: 2e-7 in the time of
  * a crossing, tests/simulate/test_event_accuracy.py). A sign change of g_k is
  * bracketed around t within the step, then closed by the Illinois method to 100 ulps
  * of the time scale; the later end of the bracket (the side where g_k has crossed) is
@@ -397,10 +397,11 @@ static double kd_refine_root(kd_data *d, int k, double t, int nev) {
     if (ft == 0.0 || isnan(ft)) return t;
     double a = t, fa = ft, b = t, fb = ft;
     int found = 0;
-    /* the first bracket: 1e-6 of the step, about the interpolant's error (each state
-     * costs the stages of a step when re-stepping); a root farther away widens it */
-    for (double delta = fmax(tol, 1e-6 * fabs(d->h)); !found && delta < 4.0 * (hi - lo) + tol;
-         delta *= 4.0) {
+    /* the first bracket: the tolerance on the extension (cheap to evaluate), 1e-6 of
+     * the step when re-stepping (each state costs the stages of a step; about the
+     * interpolant's error there); a root farther away widens it */
+    const double delta0 = d->step_ok ? tol : fmax(tol, 1e-6 * fabs(d->h));
+    for (double delta = delta0; !found && delta < 4.0 * (hi - lo) + tol; delta *= 4.0) {
         double tl = fmax(lo, t - delta), tr = fmin(hi, t + delta);
         double fl = kd_event_at(d, k, tl, y, g);
         if (isnan(fl)) return t;
