@@ -16,8 +16,9 @@ Error of a run: the largest of ``|y − y_ref| / (1 + |y_ref|)`` over all states
 601 outputs and of the distance of its event times from the reference's, against a
 compiled ``ERK8`` run at rtol 1e-13, ``atol`` 1e-16, checked by a CVODE ``Adams`` run at
 the same tolerances (their distance is printed). Not ``Fehlberg78`` as in
-``simulate.py``: its event times stay about 1e-5 off at any tolerance here (the
-located roots are only as good as its interpolant). A run whose events differ in
+``simulate.py``: its event times stayed about 1e-5 off at any tolerance here while its
+roots were located on ARKODE's interpolant only (now refined by re-stepping,
+``docs/compiled.md``). A run whose events differ in
 number or order from the reference's has infinite error.
 
 Run: ``python benchmarks/omni.py [--rtols 1e-8 1e-10]``

@@ -12,12 +12,16 @@
  * (kidym passes Hairer's DOP853 coefficients, see kidym/simulate/compiled.py).
  *
  * ARKODE does the stepping, the error control and the root finding. Around it, for
- * the ERK methods, this file adds three things ARKODE 6.4 lacks:
+ * the ERK methods, this file adds what ARKODE 6.4 lacks:
  *   - outputs from the method's own continuous extension (DOP853's, of order 7):
  *     the stage derivatives of each accepted step are kept as kd_f computes them,
  *     and the three extra stages of the extension are evaluated only for steps that
  *     hold an output time (as SciPy does); without an extension the steps end on
  *     the output times, or ARKODE's Hermite interpolant is used on request;
+ *   - event times and states as accurate as the steps: ARKODE's root, found on its
+ *     Hermite interpolant, is refined (Illinois) on the continuous extension, or,
+ *     without one, by re-stepping: one step of the method itself from the start of
+ *     the last accepted step (kept only in runs with events) to the trial time;
  *   - a one-entry memo of f: ARKODE 6.4 re-evaluates f at the new solution after
  *     every step although the last (FSAL) stage is that very point;
  *   - the initial step of Hairer, Norsett & Wanner (Solving ODEs I, II.4), as SciPy
@@ -98,6 +102,13 @@ typedef struct {
     long steps;        /* accepted steps (ARKODE; its own count restarts at a reset) */
     double *jac;       /* [ny * ny] row-major J of kidym_jac (BDF, analytic Jacobian) */
     long fallbacks;    /* outputs that had to use ARKODE's interpolant */
+    /* re-stepping (events of the ERK methods without an extension): the method's own
+     * table, the last accepted step kept by kd_post, scratch for the stages */
+    ARKodeButcherTable rs;  /* NULL: runs without events, CVODE */
+    int step_kept;     /* t_old, y_old hold the last accepted step's start */
+    int rs_f0_ready;   /* rs_K[0] holds f(t_old, y_old) */
+    unsigned char *rs_need;  /* [stages] stage needed for the solution */
+    double *rs_K, *rs_z;     /* [stages * ny], [ny] */
 } kd_data;
 
 static int kd_fail(kd_data *d, int s, double t, const double *y) {
@@ -164,6 +175,7 @@ static void kd_record_start(kd_data *d, double t0, const double *y0, const doubl
     if (d->K) memcpy(d->K + (size_t)(d->ns - 1) * ny, f0, sizeof(double) * ny);
     d->step_ok = 0;
     d->ext_ready = 0;
+    d->step_kept = 0;
 }
 
 /* After every accepted step (ARKODE's step postprocessing). With an extension, the
@@ -175,7 +187,20 @@ static int kd_post(realtype t, N_Vector y, void *user) {
     const int ny = d->ny, ns = d->ns;
     double *yd = N_VGetArrayPointer(y);
     d->steps++;
-    if (!d->K) return 0;
+    if (!d->K) {
+        if (!d->rs) return 0;
+        /* events without an extension: keep the step's start for kd_restep */
+        double *tmp = d->y_old;
+        d->y_old = d->y_new;
+        d->y_new = tmp;
+        memcpy(d->y_new, yd, sizeof(double) * ny);
+        d->t_old = d->t_new;
+        d->t_new = t;
+        d->h = t - d->t_old;
+        d->step_kept = d->h != 0.0;
+        d->rs_f0_ready = 0;
+        return 0;
+    }
     const double t_start = d->t_new, h = t - t_start;
     const double tol = 64.0 * 2.220446049250313e-16 * (fabs(t_start) + fabs(h));
     int ok = d->calls >= ns - 1 && h != 0.0;
@@ -207,6 +232,8 @@ static int kd_post(realtype t, N_Vector y, void *user) {
     d->h = h;
     d->step_ok = ok;
     d->ext_ready = 0;
+    d->step_kept = h != 0.0;
+    d->rs_f0_ready = 0;
     return 0;
 }
 
@@ -274,38 +301,115 @@ static int kd_extension(kd_data *d, double t, double *yout) {
     return 0;
 }
 
-/* g_k on the continuous extension of the last step (y: scratch [ny], g: [nev]); NaN
- * where the extension cannot be had (f failed there). */
-static double kd_event_on_extension(kd_data *d, int k, double t, double *y, double *g) {
-    if (kd_extension(d, t, y)) return NAN;
+/* The state at t in the last accepted step by one step of the method itself from the
+ * step's start: y_old + (t - t_old) sum b_i K_i with the stages of that step size (the
+ * table's unused stages skipped; f at the start computed once per step). This is as
+ * accurate as the steps are, where ARKODE's Hermite interpolant (degree at most 5) is
+ * not at the large steps of the 8th-order methods. Returns 0, or 1 when no step is kept
+ * or t is outside it, or <0 when f fails. */
+static int kd_restep(kd_data *d, double t, double *yout) {
+    const int ny = d->ny;
+    const ARKodeButcherTable B = d->rs;
+    if (!B || !d->step_kept) return 1;
+    const double slack = 1e-8 * fabs(d->h);
+    if (t < fmin(d->t_old, d->t_new) - slack || t > fmax(d->t_old, d->t_new) + slack)
+        return 1;
+    const double h = t - d->t_old;
+    if (h == 0.0) {
+        memcpy(yout, d->y_old, sizeof(double) * ny);
+        return 0;
+    }
+    double *K = d->rs_K, *z = d->rs_z;
+    for (int i = 0; i < B->stages; ++i) {
+        if (!d->rs_need[i]) continue;
+        double *Ki = K + (size_t)i * ny;
+        if (i == 0) {
+            if (d->rs_f0_ready) continue;
+            d->nfev++;
+            int st = kidym_rhs(d->t_old, d->y_old, d->p, d->c, Ki);
+            if (st) {
+                kd_fail(d, st, d->t_old, d->y_old);
+                return -1;
+            }
+            d->rs_f0_ready = 1;
+            continue;
+        }
+        for (int j = 0; j < ny; ++j) z[j] = 0.0;
+        for (int l = 0; l < i; ++l) {
+            const double a = B->A[i][l];
+            if (a == 0.0) continue;
+            const double *Kl = K + (size_t)l * ny;
+            for (int j = 0; j < ny; ++j) z[j] += a * Kl[j];
+        }
+        for (int j = 0; j < ny; ++j) z[j] = d->y_old[j] + h * z[j];
+        const double ts = d->t_old + B->c[i] * h;
+        d->nfev++;
+        int st = kidym_rhs(ts, z, d->p, d->c, Ki);
+        if (st) {
+            kd_fail(d, st, ts, z);
+            return -1;
+        }
+    }
+    for (int j = 0; j < ny; ++j) z[j] = 0.0;
+    for (int i = 0; i < B->stages; ++i) {
+        const double b = B->b[i];
+        if (b == 0.0) continue;
+        const double *Ki = K + (size_t)i * ny;
+        for (int j = 0; j < ny; ++j) z[j] += b * Ki[j];
+    }
+    for (int j = 0; j < ny; ++j) yout[j] = d->y_old[j] + h * z[j];
+    return 0;
+}
+
+/* The state at t in the last accepted step, as accurate as the step: on the continuous
+ * extension where the step has one, else by re-stepping (kd_restep). Returns 0, 1
+ * (neither can be had: t outside the step, no step kept) or <0 (f failed). */
+static int kd_state_at(kd_data *d, double t, double *yout) {
+    if (d->step_ok) {
+        int r = kd_extension(d, t, yout);
+        if (r <= 0) return r;
+    }
+    return kd_restep(d, t, yout);
+}
+
+/* g_k at t on the state of kd_state_at (y: scratch [ny], g: [nev]); NaN where that
+ * state cannot be had (f failed there, t outside the step). */
+static double kd_event_at(kd_data *d, int k, double t, double *y, double *g) {
+    if (kd_state_at(d, t, y)) return NAN;
     kidym_events(t, y, d->p, d->c, g);
     return g[k];
 }
 
-/* The root of event k near ARKODE's t, on the continuous extension: ARKODE locates
- * roots on its own interpolant (cubic here, to spare evaluations), which is less
- * accurate than the steps. A sign change of g_k is bracketed around t within the
- * step, then closed by the Illinois method to 100 ulps of the time scale; the later
- * end of the bracket (the side where g_k has crossed) is returned. Without a sign
- * change in the step (a touching root), t stays. */
+/* The root of event k near ARKODE's t, on the state of kd_state_at: ARKODE locates
+ * roots on its own Hermite interpolant (cubic with an extension, to spare
+ * evaluations; degree 5 otherwise), whose error at the large steps of the 8th-order
+ * methods is far above their tolerance (Fehlberg78 at rtol 1e-10: 2e-7 in the time of
+ * a crossing, tests/simulate/test_event_accuracy.py). A sign change of g_k is
+ * bracketed around t within the step, then closed by the Illinois method to 100 ulps
+ * of the time scale; the later end of the bracket (the side where g_k has crossed) is
+ * returned. Without a sign change in the step (a touching root), t stays. */
 static double kd_refine_root(kd_data *d, int k, double t, int nev) {
     const int ny = d->ny;
     double y[ny], g[nev > 0 ? nev : 1];
     const double lo = fmin(d->t_old, d->t_new), hi = fmax(d->t_old, d->t_new);
     const double tol = 100.0 * 2.220446049250313e-16 * (fabs(t) + fabs(d->h));
-    double ft = kd_event_on_extension(d, k, t, y, g);
+    double ft = kd_event_at(d, k, t, y, g);
     if (ft == 0.0 || isnan(ft)) return t;
     double a = t, fa = ft, b = t, fb = ft;
     int found = 0;
-    for (double delta = tol; !found && delta < 4.0 * (hi - lo) + tol; delta *= 4.0) {
+    /* the first bracket: the tolerance on the extension (cheap to evaluate), 1e-6 of
+     * the step when re-stepping (each state costs the stages of a step; about the
+     * interpolant's error there); a root farther away widens it */
+    const double delta0 = d->step_ok ? tol : fmax(tol, 1e-6 * fabs(d->h));
+    for (double delta = delta0; !found && delta < 4.0 * (hi - lo) + tol; delta *= 4.0) {
         double tl = fmax(lo, t - delta), tr = fmin(hi, t + delta);
-        double fl = kd_event_on_extension(d, k, tl, y, g);
+        double fl = kd_event_at(d, k, tl, y, g);
         if (isnan(fl)) return t;
         if ((fl < 0.0) != (ft < 0.0) || fl == 0.0) {
             a = tl; fa = fl; b = t; fb = ft; found = 1;
             break;
         }
-        double fr = kd_event_on_extension(d, k, tr, y, g);
+        double fr = kd_event_at(d, k, tr, y, g);
         if (isnan(fr)) return t;
         if ((fr < 0.0) != (ft < 0.0) || fr == 0.0) {
             a = t; fa = ft; b = tr; fb = fr; found = 1;
@@ -320,7 +424,7 @@ static double kd_refine_root(kd_data *d, int k, double t, int nev) {
     for (int it = 0; it < 200 && fabs(b - a) > tol; ++it) {
         double c = (a * fb - b * fa) / (fb - fa);
         if (!(c > fmin(a, b) && c < fmax(a, b))) c = 0.5 * (a + b);
-        double fc = kd_event_on_extension(d, k, c, y, g);
+        double fc = kd_event_at(d, k, c, y, g);
         if (isnan(fc)) return t;
         if (fc == 0.0) return c;
         if ((fc < 0.0) != (fb < 0.0)) {
@@ -656,6 +760,45 @@ static void kd_counts(kd_solver *s, kd_data *d, long *stats) {
     stats[4] = d->fallbacks;
 }
 
+/* Re-stepping for the events of the ERK methods (kd_restep): the method's table
+ * (ARKODE's for Fehlberg78 and ERK5, the caller's for method 4), the stages it needs
+ * for the solution, and scratch. Only for runs with events: others are unchanged.
+ * Returns 0, or -1 (out of memory, no table). */
+static int kd_restep_setup(kd_data *d, int method, const double *table) {
+    ARKodeButcherTable B = NULL;
+    if (method == 2) B = ARKodeButcherTable_LoadERK(ARKODE_FEHLBERG_13_7_8);
+    else if (method == 3) B = ARKodeButcherTable_LoadERK(ARKODE_DORMAND_PRINCE_7_4_5);
+    else if (method == 4 && table) {
+        int ns = (int)table[0];
+        const double *c = table + 4, *A = c + ns, *b = A + ns * ns, *e = b + ns;
+        B = ARKodeButcherTable_Create(ns, (int)table[1], (int)table[2], (realtype *)c,
+                                      (realtype *)A, (realtype *)b, (realtype *)e);
+    }
+    if (!B) return -1;
+    const int ns = B->stages, ny = d->ny;
+    d->rs = B;
+    d->rs_need = calloc((size_t)ns, 1);
+    d->rs_K = malloc(sizeof(double) * ((size_t)(ns + 1) * ny + 1));
+    if (!d->rs_need || !d->rs_K) return -1;
+    d->rs_z = d->rs_K + (size_t)ns * ny;
+    /* a stage is needed when the solution weighs it or a needed later stage uses it */
+    for (int i = ns - 1; i >= 0; --i) {
+        int need = B->b[i] != 0.0;
+        for (int j = i + 1; j < ns && !need; ++j) need = d->rs_need[j] && B->A[j][i] != 0.0;
+        d->rs_need[i] = (unsigned char)need;
+    }
+    return 0;
+}
+
+static void kd_restep_free(kd_data *d) {
+    if (d->rs) ARKodeButcherTable_Free(d->rs);
+    free(d->rs_need);
+    free(d->rs_K);
+    d->rs = NULL;
+    d->rs_need = NULL;
+    d->rs_K = NULL;
+}
+
 /* Integrate from t0, y0 to t_out[n_out-1], writing the state at every t_out[i] into
  * y_out[i*ny..]. Events are written to ev_t, ev_k, ev_y (state before any reset).
  * stats: [0] right-hand-side evaluations, [1] steps, [2] outputs written,
@@ -757,6 +900,12 @@ int kidym_simulate(const double *p, double t0, const double *y0, int n_out,
             d.K = d.ring_t + d.ring_n;
             d.F = d.K + (size_t)ny * (ns + ne);
         }
+        if (nev && kd_restep_setup(&d, method, table)) {
+            snprintf(message, message_len, "out of memory");
+            kd_restep_free(&d);
+            free(work);
+            return -100;
+        }
     }
     if (method == 0 && jacobian && kidym_jacobian) {
         work = malloc(sizeof(double) * ((size_t)ny * ny > 0 ? (size_t)ny * ny : 1));
@@ -768,6 +917,7 @@ int kidym_simulate(const double *p, double t0, const double *y0, int n_out,
     }
     if (SUNContext_Create(NULL, &ctx)) {
         snprintf(message, message_len, "cannot create the SUNDIALS context");
+        kd_restep_free(&d);
         free(work);
         return -100;
     }
@@ -797,25 +947,31 @@ int kidym_simulate(const double *p, double t0, const double *y0, int n_out,
     if (status) {
         snprintf(message, message_len, "the integrator could not be set up (flag %d)", status);
         kd_free(&s);
+        kd_restep_free(&d);
         N_VDestroy(y);
         SUNContext_Free(&ctx);
         free(work);
         return status;
     }
     while (done < n_out) {
-        int flag = kd_step(&s, t_out[done], y, &t);
+        int flag = kd_step(&s, t_out[done], y, &t), located = 0;
         if (flag == 2) {
             if (s.arkode) ERKStepGetRootInfo(s.mem, roots);
             else CVodeGetRootInfo(s.mem, roots);
-            if (s.arkode && s.out_mode == KD_OUT_EXTENSION && d.step_ok) {
-                /* the event time on the extension (the earliest of the events found) */
+            if (s.arkode && (d.step_ok || d.step_kept)) {
+                /* the event time and state as accurate as the steps: on the extension,
+                 * else by re-stepping (the earliest of the events found) */
                 double tr = INFINITY;
                 for (int k = 0; k < nev; ++k)
                     if (roots[k]) tr = fmin(tr, kd_refine_root(&d, k, t, nev));
                 if (isfinite(tr)) t = tr;
+                int r = kd_state_at(&d, t, N_VGetArrayPointer(y));
+                if (r < 0) flag = -1;
+                else if (r == 0) located = 1;
             }
         }
-        if ((flag == 0 || flag == 2) && kd_output_state(&s, &d, t, y)) flag = -1;
+        if ((flag == 0 || (flag == 2 && !located)) && kd_output_state(&s, &d, t, y))
+            flag = -1;
         if (flag == 0) {
             /* holonomic constraints: back onto them where the drift exceeds the
              * tolerance, and restart from there (a no-op without constraints) */
@@ -959,6 +1115,7 @@ int kidym_simulate(const double *p, double t0, const double *y0, int n_out,
     kd_counts(&s, &d, stats);
     kd_free(&s);
 finish_noint:
+    kd_restep_free(&d);
     if (d.status && status <= -200) *fail_t = d.fail_t;
     stats[0] = d.nfev;
     stats[2] = done;
