@@ -364,8 +364,14 @@ def _same_or_machines(expected: str, actual: str) -> bool:
     return both_machines or same_line(expected, actual)
 
 
+#: Integration methods: which one a benchmark finds fastest is a measurement too
+METHOD = re.compile(r"\b(?:ERK8|Fehlberg78|ERK5|Adams|BDF|DOP853|RK45|Radau|LSODA)\b")
+
+
 def skeleton(line: str) -> str:
-    """A line with its numbers, and the ``-`` of a value not measured, as ``#``."""
+    """A line with its numbers, and the ``-`` of a value not measured, as ``#``, and the
+    name of an integration method as ``<method>``."""
+    line = METHOD.sub("<method>", line)
     return " ".join(re.sub(r"(?<!\S)-(?=x?(?:\s|$))", "#", NUMBER.sub("#", line)).split())
 
 

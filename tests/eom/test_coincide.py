@@ -277,7 +277,7 @@ def test_bad_items_are_located_errors(line: str, message: str) -> None:
 
 def test_a_component_that_can_never_close_is_a_located_error() -> None:
     # the rocker raised by 0.1 along z: the z components differ by a constant
-    text = BASE.replace("Rocker        | Sx(d), Rz(q3)", "Rocker        | Sx(d), Sz(0.1), Rz(q3)")
+    text = BASE.replace("Rocker | Sx(d), Rz(q3)", "Rocker | Sx(d), Sz(0.1), Rz(q3)")
     assert "Sz(0.1)" in text
     with pytest.raises(kidym.ModelError, match=r"m.kdm:\d+:15: error: `Coupler\(b, 0, 0\) = "
                        r"Rocker\(c, 0, 0\)`: the z components of the two points differ by "

@@ -50,7 +50,7 @@ def _file(name: str) -> str:
 
 def _n_links_text(n: int) -> str:
     text = _file("n_links.kdm")
-    text, count = re.subn(r"РАЗМНОЖИТЬ : i\(2, \d+\)", f"РАЗМНОЖИТЬ : i(2, {n})", text)
+    text, count = re.subn(r"РАЗМНОЖИТЬ :=? i\(2, \d+\)", f"РАЗМНОЖИТЬ := i(2, {n})", text)
     assert count == 1
     return text
 
