@@ -29,20 +29,29 @@ def _pairs(items: Sequence[str] | None, what: str) -> dict[str, float]:
     return out
 
 
-#: Models read by this process, by file (path, size, modification time): a command
-#: that asks for the calculation type and then for the model parses its file once.
+#: The model file read last, by its path and content: a command that asks for the
+#: calculation type and then for the model parses its file once (a file changed since,
+#: even within the same clock tick, is parsed again).
 _READ: dict[tuple, tuple] = {}
 
 
 def _read(path: str):
-    """The first task of ``path`` and its warnings, parsed once per process."""
-    from kidym.lang import load
+    """The first task of ``path`` and its warnings (see :data:`_READ`)."""
+    import hashlib
 
-    st = os.stat(path)
-    key = (os.path.realpath(path), st.st_size, st.st_mtime_ns)
+    from kidym.lang import parse_tasks
+    from kidym.lang.source import decode
+
+    data = Path(path).read_bytes()
+    key = (os.path.realpath(path), hashlib.sha256(data).hexdigest())
     if key not in _READ:
         warnings: list = []
-        _READ[key] = (load(path, warnings=warnings), warnings)
+        # (as kidym.lang.load, from the bytes hashed)
+        text, _encoding = decode(data)
+        model = parse_tasks(text, filename=str(path), name=Path(path).stem,
+                            warnings=warnings)[0]
+        _READ.clear()
+        _READ[key] = (model, warnings)
     return _READ[key]
 
 
