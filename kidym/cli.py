@@ -29,11 +29,34 @@ def _pairs(items: Sequence[str] | None, what: str) -> dict[str, float]:
     return out
 
 
-def _load(path: str, *, quiet: bool = False):
-    from kidym.lang import load
+#: The model file read last, by its path and content: a command that asks for the
+#: calculation type and then for the model parses its file once (a file changed since,
+#: even within the same clock tick, is parsed again).
+_READ: dict[tuple, tuple] = {}
 
-    warnings: list = []
-    model = load(path, warnings=warnings)
+
+def _read(path: str):
+    """The first task of ``path`` and its warnings (see :data:`_READ`)."""
+    import hashlib
+
+    from kidym.lang import parse_tasks
+    from kidym.lang.source import decode
+
+    data = Path(path).read_bytes()
+    key = (os.path.realpath(path), hashlib.sha256(data).hexdigest())
+    if key not in _READ:
+        warnings: list = []
+        # (as kidym.lang.load, from the bytes hashed)
+        text, _encoding = decode(data)
+        model = parse_tasks(text, filename=str(path), name=Path(path).stem,
+                            warnings=warnings)[0]
+        _READ.clear()
+        _READ[key] = (model, warnings)
+    return _READ[key]
+
+
+def _load(path: str, *, quiet: bool = False):
+    model, warnings = _read(path)
     if warnings and not quiet:
         src = model.source
         for w in warnings:
@@ -150,21 +173,40 @@ def cmd_equations(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from kidym.outdir import check_replaceable
-
     formats = _plot_formats(args)   # options are checked before anything is computed
-    if _calculation(args.model) == "KINEMATICS":
-        return cmd_run_kinematics(args)
-    if _calculation(args.model) == "INVERSE_KINEMATICS":
-        return cmd_run_inverse_kinematics(args)
     rep = _reporter(args)
-    with rep.stage("model"):
-        model = _load(args.model)
+    with rep.stage("model"):   # (the file is parsed once: _read)
+        calculation = _calculation(args.model)
+        if calculation not in ("KINEMATICS", "INVERSE_KINEMATICS"):
+            model = _load(args.model)
+    if calculation == "KINEMATICS":
+        return cmd_run_kinematics(args)
+    if calculation == "INVERSE_KINEMATICS":
+        return cmd_run_inverse_kinematics(args)
     if model.variations:   # ВАРЬИРОВАТЬ of parameters: a study, not one run
         varied = ", ".join(v.name for v in model.variations)
         raise ValueError(f"model `{model.name}` is a parameter study (ВАРЬИРОВАТЬ varies "
                          f"{varied}): run it with `kidym sweep {args.model}`")
     out = Path(args.out) if args.out else Path("kidym-out") / model.name
+    if model.calculation in ("STATICS", "FREE_VIBRATIONS") or args.no_plots:
+        return _run(args, model, out, rep, formats, None)
+    from kidym.report.plot_worker import PlotWorker
+
+    # matplotlib is imported by a process of its own while this one runs (where a core
+    # is idle; kidym.report.plot_worker)
+    plotter = PlotWorker.start(model)
+    try:
+        return _run(args, model, out, rep, formats, plotter)
+    finally:
+        if plotter is not None:
+            plotter.close()
+
+
+def _run(args: argparse.Namespace, model, out: Path, rep, formats, plotter) -> int:
+    """``kidym run`` of a model read: derive, simulate, write (``plotter``: the process
+    drawing the plots, or ``None``)."""
+    from kidym.outdir import check_replaceable
+
     with rep.stage("equations"):
         from kidym.eom.equations import derive
 
@@ -197,12 +239,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         # then the error is reported and the exit status is 2
         if exc.result is not None and exc.result.t.size:
             _write_outputs(args, model, eq, exc.result, out, rep=rep, requests=requests,
-                           plot_formats=formats)
+                           plot_formats=formats, plotter=plotter)
         raise
     if not args.no_integrals:
         _monitor_integrals(model, result, _pairs(args.set, "--set"))
     _write_outputs(args, model, eq, result, out, rep=rep, requests=requests,
-                   plot_formats=formats)
+                   plot_formats=formats, plotter=plotter)
     return 0
 
 
@@ -255,7 +297,7 @@ def _plot_requests(args: argparse.Namespace, eq) -> list:
     (coordinates, speeds, outputs, energy, multipliers, ``t``) before the run."""
     if not args.plot or args.no_plots:
         return []
-    from kidym.report.plots import parse_plot_option
+    from kidym.report.plot_worker import parse_plot_option
     from kidym.simulate.energy import POWER
 
     known = ["t", *map(str, eq.coordinates), *map(str, eq.speeds), *eq.outputs_named,
@@ -279,10 +321,8 @@ def _plot_requests(args: argparse.Namespace, eq) -> list:
 
 def _calculation(path: str) -> str | None:
     """The calculation type of the first task of ``path`` (errors surface later)."""
-    from kidym.lang import load
-
     try:
-        return load(path).calculation
+        return _read(path)[0].calculation
     except (ParseError, OSError):
         return None
 
@@ -873,7 +913,8 @@ def _tracked(eq, args: argparse.Namespace, model, rep=None):
 
 
 def _write_outputs(args: argparse.Namespace, model, eq, result, out: Path, *, rep=None,
-                   requests=None, plot_formats: tuple[str, ...] = ("png",)) -> None:
+                   requests=None, plot_formats: tuple[str, ...] = ("png",),
+                   plotter=None) -> None:
     from kidym.outdir import staged
     from kidym.simulate.energy import energy_balance
 
@@ -895,14 +936,16 @@ def _write_outputs(args: argparse.Namespace, model, eq, result, out: Path, *, re
                 poses = body_poses(model, result) if model.bodies else None
         plots: list[Path] = []
         if not args.no_plots:
-            from kidym.report.plots import parse_plot_option, plot_run
+            from kidym.report.plot_worker import draw_plots
 
             if requests is None:
+                from kidym.report.plot_worker import parse_plot_option
+
                 requests = [parse_plot_option(x) for x in args.plot or ()]
             with rep.stage("plots"):
-                plots = plot_run(result, model, stage.path, requests=requests, poses=poses,
-                                 formats=plot_formats,
-                                 degrees=getattr(args, "degrees", False))
+                plots = draw_plots(plotter, result, model, stage.path, requests=requests,
+                                   poses=poses, formats=plot_formats,
+                                   degrees=getattr(args, "degrees", False))
         animation = None
         if args.animate and poses is not None:
             from kidym.report.animation import write_animation

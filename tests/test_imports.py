@@ -89,3 +89,48 @@ def test_sympy_clash_names_are_sympys():
     from kidym.symbolic.identifiers import RESERVED, SYMPY_CLASH
 
     assert set(_clash) <= SYMPY_CLASH <= RESERVED
+
+
+def test_a_cached_compiled_run_loads_no_scipy_sympy_matplotlib(tmp_path):
+    """A compiled run integrates in C: SciPy is not imported (it was, on the old code,
+    for ``solve_ivp``, the Simpson rule of the energy balance and the coefficients of
+    ``ERK8``: half a second of a cached run), nor SymPy, nor matplotlib without plots."""
+    code = ("import os\n"
+            f"os.environ['KIDYM_CACHE_DIR'] = {str(tmp_path / 'cache')!r}\n"
+            "from kidym.cli import main\n"
+            "import contextlib, io\n"
+            "run = ['run', 'examples/double_pendulum/double_pendulum.kdm', '--engine', "
+            f"'compiled', '--no-plots', '--force', '--out', {str(tmp_path / 'out')!r}]\n"
+            "with contextlib.redirect_stdout(io.StringIO()) as text:\n"
+            "    assert main(run) == 0\n"
+            "assert 'energy balance: max |E - E(0) - W|' in text.getvalue()\n"
+            "assert 'first integral E (energy)' in text.getvalue()")
+    assert loaded_after(code) == []
+
+
+def test_plots_are_drawn_by_a_process_forked_before_the_run(tmp_path):
+    """Where a core is idle (forced here), matplotlib is imported by the plot worker,
+    never by the command's process, and the plots are the same files, byte for byte,
+    as those drawn in the command's process (``--plot`` request included)."""
+    runs = {}
+    for idle in (True, False):
+        out = tmp_path / f"out{idle}"
+        code = ("import os\n"
+                f"os.environ['KIDYM_CACHE_DIR'] = {str(tmp_path / 'cache')!r}\n"
+                "import kidym.report.plot_worker as w\n"
+                f"w.idle_core = lambda: {idle}\n"
+                "from kidym.cli import main\n"
+                "import contextlib, io\n"
+                "run = ['run', 'examples/double_pendulum/double_pendulum.kdm', '--engine', "
+                "'compiled', '--force', '--plot', 'phi2(phi1)', '--out', "
+                f"{str(out)!r}]\n"
+                "with contextlib.redirect_stdout(io.StringIO()):\n"
+                "    assert main(run) == 0")
+        runs[idle] = (loaded_after(code), out)
+    assert "matplotlib" not in runs[True][0]
+    assert "matplotlib" in runs[False][0]
+    drawn = sorted(p.name for p in runs[False][1].glob("*.png"))
+    assert len(drawn) >= 6 and any(n.startswith("plot1_") for n in drawn)
+    assert sorted(p.name for p in runs[True][1].glob("*.png")) == drawn
+    for name in [*drawn, "results.csv"]:
+        assert (runs[True][1] / name).read_bytes() == (runs[False][1] / name).read_bytes()

@@ -50,6 +50,8 @@ from matplotlib.figure import Figure
 
 from kidym.eom.constraints import multiplier_name
 from kidym.model.model import Model, Plot
+from kidym.report.plot_worker import idle_core as _idle_core
+from kidym.report.plot_worker import parse_plot_option  # noqa: F401 (its home was here)
 from kidym.simulate.energy import energy_balance
 from kidym.simulate.result import Result, write_atomically
 
@@ -349,18 +351,6 @@ def _request(ctx: _Context, request: Plot, *, stem: str) -> Figure:
     return fig
 
 
-def parse_plot_option(text: str) -> Plot:
-    """A ``--plot`` value: ``a,b`` (time histories), ``y(x)`` or ``z(x,y)``."""
-    text = text.strip()
-    if text.endswith(")") and "(" in text:
-        head, _, args = text[:-1].partition("(")
-        against = tuple(a.strip() for a in args.split(",") if a.strip())
-        return Plot(curves=tuple(c.strip() for c in head.split(",") if c.strip()),
-                    against=against, kind="show", title=text)
-    return Plot(curves=tuple(c.strip() for c in text.split(",") if c.strip()), kind="show",
-                title=text)
-
-
 def _phase(ctx: _Context) -> Figure | None:
     names = ctx.result.state_names
     pairs = [(q, f"{q}'t") for q in names if f"{q}'t" in names]
@@ -598,17 +588,6 @@ def _render_parallel(figs: list[tuple[str, Figure]], out: Path, formats: Sequenc
         if os.waitstatus_to_exitcode(status) != 0:
             _render(share, out, formats)   # again here, to raise its error
     return [out / f"{stem}.{fmt}" for stem, _ in figs for fmt in formats]
-
-
-def _idle_core() -> bool:
-    """Whether a second drawing process would find a core of its own."""
-    cores = os.cpu_count() or 1
-    if cores < 2 or not hasattr(os, "fork"):
-        return False
-    try:
-        return os.getloadavg()[0] < cores - 1
-    except OSError:
-        return False
 
 
 def plot_run(result: Result, model: Model, out: str | Path, *,

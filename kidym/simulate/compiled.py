@@ -73,9 +73,31 @@ _EMBEDDING_ORDER = {"Fehlberg78": 7, "ERK5": 4}
 
 
 @functools.cache
+def _dop853():
+    """SciPy's module of DOP853's coefficients (``scipy/integrate/_ivp/
+    dop853_coefficients.py``, NumPy only), loaded from its file: importing it by name
+    would import ``scipy.integrate`` first, half a second of a cached compiled run."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("scipy")   # (finds the package, imports nothing)
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("SciPy is not installed (kidym needs it)")
+    for root in spec.submodule_search_locations:
+        path = Path(root) / "integrate" / "_ivp" / "dop853_coefficients.py"
+        if path.is_file():
+            spec = importlib.util.spec_from_file_location("_kidym_dop853_coefficients", path)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            return module
+    from scipy.integrate._ivp import dop853_coefficients  # (another layout)
+
+    return dop853_coefficients
+
+
+@functools.cache
 def _erk8_table() -> np.ndarray:
     """``{s, q, p}`` and ``c, A, b, d`` of ``ERK8`` (see :func:`_arkode_options`)."""
-    from scipy.integrate._ivp import dop853_coefficients as dop
+    dop = _dop853()
 
     s = dop.N_STAGES + 1
     A = np.zeros((s, s))
@@ -96,7 +118,7 @@ def _erk8_extension() -> np.ndarray:
     13 stages of :func:`_erk8_table` (the last is ``f`` at the new solution) and the
     three extra ones.
     """
-    from scipy.integrate._ivp import dop853_coefficients as dop
+    dop = _dop853()
 
     n_all = dop.N_STAGES_EXTENDED
     s = dop.N_STAGES + 1

@@ -16,7 +16,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import linalg
 
 from kidym.eom.constraints import Stabilization
 from kidym.eom.equations import Equations
@@ -80,6 +79,8 @@ class JacobianFunction:
             dA[:, n_w:, :n_w] = dG
             db = np.concatenate([dF[:, :n_w], dF[:, n_w:n_w + m] - a * dF[:, n_w + 2 * m:
                                  n_w + 3 * m] - b2 * dF[:, n_w + m:n_w + 2 * m]], axis=1)
+        from scipy import linalg  # (loaded by the runs that need it)
+
         lu = linalg.lu_factor(A)
         x = linalg.lu_solve(lu, rhs)
         cols = db - np.einsum("kij,j->ki", dA, x)          # (n_y, n_w + m)

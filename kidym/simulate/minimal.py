@@ -38,7 +38,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.integrate
 import symengine as se
 
 from kidym.eom.constraints import choose_dependent
@@ -326,6 +325,8 @@ def run_minimal(system, p: np.ndarray, t0: float, t1: float, y0: np.ndarray,
     :class:`~kidym.simulate.faults.Fault`) what stopped a failed run (``None``
     otherwise); a failed run keeps the outputs before it.
     """
+    import scipy.integrate  # (loaded by the runs that need it)
+
     solver_class = getattr(scipy.integrate, method) if isinstance(method, str) else method
     y0 = np.asarray(y0, float)
     red = ReducedSystem(system, p, tol, Partition([], [], 0.0), y0)

@@ -11,7 +11,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.integrate import solve_ivp
 
 from kidym.eom.constraints import (
     ConstraintSolveError,
@@ -481,6 +480,8 @@ def _solve_with_events(fun, evf: EventFunctions, p: np.ndarray, t0: float, t1: f
                 ts.append(seg_times)
                 ys.append(np.repeat(y[:, None], seg_times.size, axis=1))
                 break
+            from scipy.integrate import solve_ivp  # (a compiled run does without SciPy)
+
             sol = solve_ivp(fun, (t, t1), y, method=method, t_eval=seg_times, rtol=rtol,
                             atol=atol, max_step=max_step, dense_output=True,
                             **({"jac": jac} if jac is not None else {}),
@@ -792,6 +793,8 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
 
     def segment(ta: float, tb: float, ya: np.ndarray, seg_times: np.ndarray) -> tuple:
         if evf is None:
+            from scipy.integrate import solve_ivp  # (a compiled run does without SciPy)
+
             sol = solve_ivp(fun, (ta, tb), ya, method=solver, t_eval=seg_times,
                             rtol=rtol, atol=atol, max_step=max_step,
                             **({"jac": jac} if jac is not None else {}))
