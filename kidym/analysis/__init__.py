@@ -8,6 +8,8 @@ first integrals.
   ``Φ(q) = 0`` by Newton's method on that Jacobian, the stiffness and its definiteness;
 * :mod:`~kidym.analysis.linearize` — ``δẋ = A δx + B δu`` about an equilibrium or a
   steady motion, on the constraint manifold;
+* :mod:`~kidym.analysis.linear_form` — the linearised equations printed with the
+  parameters as symbols (with constraints, the descriptor form with the multipliers);
 * :mod:`~kidym.analysis.integrals` — first integrals found from a dictionary of
   candidates, proved where possible, monitored along runs;
 * :mod:`~kidym.analysis.modes` — ``РАСЧЕТ := СВОБОДНЫЕ КОЛЕБАНИЯ``: eigenvalues,
