@@ -19,9 +19,10 @@ None of this integrates in time, so none of it uses the compiled engine: the wor
 forming derivatives (SymEngine) and small dense linear algebra (NumPy/SciPy).
 """
 
+from kidym.analysis.linear_form import SymbolicLinearization
 from kidym.analysis.linearize import Linearization, linearize
 from kidym.analysis.modes import Continuation, Mode, Modes, continuation, modes
 from kidym.analysis.statics import Equilibrium, equilibrium
 
-__all__ = ["Continuation", "Equilibrium", "Linearization", "Mode", "Modes", "continuation",
-           "equilibrium", "linearize", "modes"]
+__all__ = ["Continuation", "Equilibrium", "Linearization", "Mode", "Modes",
+           "SymbolicLinearization", "continuation", "equilibrium", "linearize", "modes"]

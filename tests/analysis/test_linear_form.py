@@ -26,7 +26,7 @@ from tests.eom.test_constraints import FOUR_BAR, SLIDER, SLIDER_TEXT, consistent
 from tests.oracles.closed_loops import LoopOracle, four_bar, slider_crank, t
 
 from .sympy_linear import rolling_disc
-from .test_linearize import DISC, DISC_CONSTRAINED
+from .test_linearize import DISC, DISC_CONSTRAINED, RHEONOMIC, _central_differences
 
 ROOT = Path(__file__).parents[2]
 EXAMPLES = ROOT / "examples" / "four_bar"
@@ -169,6 +169,41 @@ def test_four_bar_descriptor_form_reduces_to_sympy(oracle, file: str, where: str
         assert set(sym.multipliers) <= names
 
 
+def test_four_bar_frequency_by_energy(oracle) -> None:
+    """A closed form beside SymPy: the hanging four-bar is a one-degree-of-freedom
+    system in ``q1``, ``ω² = V''(q1) / m(q1)`` with the loop closed by hand (two circles,
+    tests/analysis/test_statics.py), ``V = g Σ mᵢ yᵢ`` and ``m(q1)`` the kinetic energy's
+    coefficient of ``q̇1²/2``; the reduced descriptor form has ``−ω²`` in ``A``."""
+    from .test_statics import _four_bar_branch
+
+    state = _points(oracle)["equilibrium"]
+    a, b, c, d = (FOUR_BAR[k] for k in "abcd")
+    m1, m2, m3, g = (FOUR_BAR[k] for k in ("m1", "m2", "m3", "g"))
+    q1 = state["q1"]
+    P = np.array([a * np.cos(q1), a * np.sin(q1)])
+    Q = np.array([d + c * np.cos(state["q3"]), c * np.sin(state["q3"])])
+    u = np.array([d, 0.0]) - P
+    sign = float(np.sign(u[0] * (Q - P)[1] - u[1] * (Q - P)[0]))
+
+    def V(x: float) -> float:
+        th2, r3, _Qx, _Qy, Py = _four_bar_branch(x, sign)
+        return g * (m1 * a / 2 * np.sin(x) + m2 * (Py + b / 2 * np.sin(th2))
+                    + m3 * c / 2 * np.sin(r3))
+
+    h = 1e-4
+    d2V = (V(q1 + h) - 2 * V(q1) + V(q1 - h)) / h ** 2
+    plus, minus = _four_bar_branch(q1 + h, sign), _four_bar_branch(q1 - h, sign)
+    th2 = _four_bar_branch(q1, sign)[0]
+    dth2, dq3 = (plus[0] - minus[0]) / (2 * h), (plus[1] - minus[1]) / (2 * h)
+    vG2 = (a * np.array([-np.sin(q1), np.cos(q1)])
+           + b / 2 * np.array([-np.sin(th2), np.cos(th2)]) * dth2)
+    mass = m1 * a**2 / 3 + m2 * vG2 @ vG2 + m2 * b**2 / 12 * dth2**2 + m3 * c**2 / 3 * dq3**2
+    lin = kidym.linearize(kidym.derive(kidym.load(EXAMPLES / "four_bar.kdm")), state)
+    A, _ = reduce_descriptor(lin.symbolic(), lin, ["q1", "q1't"])
+    assert A[1, 0] == pytest.approx(-d2V / mass, rel=1e-6)
+    assert d2V > 0                                   # hanging: stable
+
+
 def test_rheonomic_slider_crank() -> None:
     """A slider-crank whose guide moves, ``e(t) = A sin(W t)``, driven by
     ``M0 sin(W t)``, at t ≠ 0 and a moving state: the time is put in (no ``t`` left),
@@ -187,6 +222,20 @@ def test_rheonomic_slider_crank() -> None:
     _close(reduce_descriptor(sym, lin, list(lin.states))[0], lin.A)
     # the moving guide: γ depends on t only, so K_c holds ∂(Gẇ)/∂q at the point's ẇ
     assert sym["K_c"] != sp.zeros(2, 3)
+
+
+def test_time_is_put_in_without_constraints() -> None:
+    """The pendulum on a shaking support (``Sy(a*sin(w*t))``) at t = 0.7, moving: the
+    form has the time put in too (before, ``t`` stayed a symbol beside the point's
+    numbers), and it reduces to the engine's right-hand side differenced."""
+    eq = kidym.derive(kidym.parse(RHEONOMIC))
+    lin = kidym.linearize(eq, {"phi": 0.4, "phi't": -1.3}, t=0.7)
+    sym = lin.symbolic()
+    assert not sym.constrained and not lin.stationary
+    assert all(s.name != "t" for m in sym.values() for s in m.free_symbols)
+    J = _central_differences(eq, 0.7, np.array([0.4, -1.3]))
+    np.testing.assert_allclose(reduce_descriptor(sym, lin, ["phi", "phi't"])[0], J,
+                               rtol=1e-7, atol=1e-7)
 
 
 def test_rolling_disc_with_rolling_constraints() -> None:
