@@ -147,7 +147,9 @@ def cmd_modes(args: argparse.Namespace, pairs, load) -> int:
 
 
 def cmd_linearize(args: argparse.Namespace, pairs, load) -> int:
-    """``kidym linearize MODEL``: ``A``, ``B`` as text, LaTeX or JSON; ``--npz FILE``."""
+    """``kidym linearize MODEL``: ``A``, ``B`` as text, LaTeX or JSON; ``--symbolic``
+    adds the mechanical form in the parameters (the descriptor form with constraints);
+    ``--npz FILE``."""
     from kidym.analysis.linearize import linearize
     from kidym.eom.equations import derive
 
@@ -156,12 +158,13 @@ def cmd_linearize(args: argparse.Namespace, pairs, load) -> int:
     inputs = [s.strip() for s in (args.inputs or "").split(",") if s.strip()]
     lin = linearize(eq, pairs(args.state, "--state"), params=pairs(args.set, "--set"),
                     inputs=inputs)
+    sym = lin.symbolic() if args.symbolic else None
     if args.format == "json":
-        print(lin.to_json())
+        print(lin.to_json(symbolic=args.symbolic))
     elif args.format == "latex":
-        print(lin.to_latex())
+        print(lin.to_latex() + ("\n" + sym.to_latex() if sym is not None else ""))
     else:
-        print(lin.to_text())
+        print(lin.to_text() + ("\n\n" + sym.to_text() if sym is not None else ""))
     if args.npz:
         print(f"arrays: {lin.save_npz(args.npz)}", file=sys.stderr)
     return 0
@@ -205,6 +208,10 @@ def add_parsers(sub, pairs, load, add_force) -> None:
     p.add_argument("--inputs", default=None, metavar="P1,P2",
                    help="parameters taken as the inputs u (columns of B)")
     p.add_argument("--format", choices=("text", "latex", "json"), default="text")
+    p.add_argument("--symbolic", action="store_true",
+                   help="also print the linearised equations in mechanical form with the "
+                        "parameters as symbols (with constraints, the descriptor form "
+                        "with the multipliers); expanded, so for small models")
     p.add_argument("--npz", default=None, metavar="FILE",
                    help="also write A, B and the names as NumPy arrays")
     p.set_defaults(func=lambda a: cmd_linearize(a, pairs, load))

@@ -8,6 +8,8 @@ first integrals.
   ``Φ(q) = 0`` by Newton's method on that Jacobian, the stiffness and its definiteness;
 * :mod:`~kidym.analysis.linearize` — ``δẋ = A δx + B δu`` about an equilibrium or a
   steady motion, on the constraint manifold;
+* :mod:`~kidym.analysis.linear_form` — the linearised equations printed with the
+  parameters as symbols (with constraints, the descriptor form with the multipliers);
 * :mod:`~kidym.analysis.integrals` — first integrals found from a dictionary of
   candidates, proved where possible, monitored along runs;
 * :mod:`~kidym.analysis.modes` — ``РАСЧЕТ := СВОБОДНЫЕ КОЛЕБАНИЯ``: eigenvalues,
@@ -17,9 +19,10 @@ None of this integrates in time, so none of it uses the compiled engine: the wor
 forming derivatives (SymEngine) and small dense linear algebra (NumPy/SciPy).
 """
 
+from kidym.analysis.linear_form import SymbolicLinearization
 from kidym.analysis.linearize import Linearization, linearize
 from kidym.analysis.modes import Continuation, Mode, Modes, continuation, modes
 from kidym.analysis.statics import Equilibrium, equilibrium
 
-__all__ = ["Continuation", "Equilibrium", "Linearization", "Mode", "Modes", "continuation",
-           "equilibrium", "linearize", "modes"]
+__all__ = ["Continuation", "Equilibrium", "Linearization", "Mode", "Modes",
+           "SymbolicLinearization", "continuation", "equilibrium", "linearize", "modes"]

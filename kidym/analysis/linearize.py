@@ -21,17 +21,13 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
-import symengine as se
 
 from kidym.analysis.derivatives import Point, StateDerivatives
+from kidym.analysis.linear_form import SymbolicLinearization, symbolic_form
 from kidym.eom.constraints import choose_dependent
 from kidym.eom.equations import Equations
-
-if TYPE_CHECKING:  # SymPy and SciPy are imported where used: `kidym check` loads neither
-    import sympy
 
 
 def operating_point(eq: Equations, state: Mapping[str, float] | None = None,
@@ -163,39 +159,53 @@ class Linearization:
         return bool(np.abs(self.wdot).max(initial=0.0) <= 1e-8 * scale)
 
     # --------------------------------------------------------------- symbolic
-    def symbolic(self) -> dict[str, sympy.Matrix]:
-        """The linearised equations in mechanical form, as SymPy matrices:
+    def symbolic(self) -> SymbolicLinearization:
+        """The linearised equations in mechanical form, as SymPy matrices in the
+        parameters (:mod:`kidym.analysis.linear_form`):
 
         ``δq̇ = Q_q δq + Q_w δw``,  ``M δẇ + C δw + K δq = E δu``, with ``M`` the mass
         matrix, ``K = −∂(F − M ẇ)/∂q``, ``C = −∂F/∂w`` (damping and gyroscopic terms),
-        ``E = ∂(F − M ẇ)/∂u``, ``Q_q = ∂q̇/∂q``, ``Q_w = ∂q̇/∂w``. The states are
-        replaced by their values at the point, the parameters stay symbols; the named
-        quantities are substituted (the expanded form: small models).
+        ``E = ∂(F − M ẇ)/∂u``, ``Q_q = ∂q̇/∂q``, ``Q_w = ∂q̇/∂w``. With ``УРАВНЕНИЯ``
+        (``КАЧЕНИЕ``, ``СОВПАДЕНИЕ``) the descriptor form of the augmented equations:
+        ``M δẇ + C δw + K δq − Gᵀ δλ = E δu`` (``F`` is ``F + Gᵀλ`` in ``K, C, E``, the
+        multipliers at the point as symbols named ``λ…``),
+        ``G δẇ + C_c δw + K_c δq = E_c δu`` (``G ẇ = γ`` linearised), and the admissible
+        ``δy``: ``Φ_q δq = 0``, ``c_q δq + c_w δw = 0``. The states and the time are
+        replaced by their values at the point, ``ẇ`` too where the point is not
+        stationary; the named quantities are substituted (the expanded form: small
+        models).
 
-        Raises
-        ------
-        ValueError
-            For a model with ``УРАВНЕНИЯ`` (its form holds the multipliers' derivatives
-            too; use the numeric ``A``).
+        Returns
+        -------
+        SymbolicLinearization
+            A mapping from the matrix names (``"M"``, ``"K"``, …) to SymPy matrices,
+            with their row and column names, the multipliers' values, and
+            ``to_text()``, ``to_latex()``, ``to_json()``.
         """
         if self._symbolic is None:
-            raise ValueError("the symbolic form is given for models without `УРАВНЕНИЯ` "
-                             "constraints; use the numeric A and B")
-        return self._symbolic()
+            raise ValueError("this Linearization was not made by `linearize`, so it has no "
+                             "symbolic form")
+        wdot = np.zeros_like(self.wdot) if self.stationary else self.wdot
+        return self._symbolic(wdot)
 
     # ----------------------------------------------------------------- output
-    def to_dict(self) -> dict:
-        """JSON-ready: names, matrices (lists of rows), the point."""
-        return {"states": list(self.states), "inputs": list(self.inputs),
+    def to_dict(self, symbolic: bool = False) -> dict:
+        """JSON-ready: names, matrices (lists of rows), the point; with ``symbolic``
+        also the mechanical form (:meth:`symbolic`, ``SymbolicLinearization.to_dict``)
+        under ``"symbolic"``."""
+        out = {"states": list(self.states), "inputs": list(self.inputs),
                 "A": self.A.tolist(), "B": self.B.tolist(), "t": self.t,
                 "point": self.point, "parameters": self.parameters,
                 "wdot": self.wdot.tolist(), "multipliers": self.multipliers,
                 "dependent": list(self.dependent), "D": self.D.tolist(),
                 "stationary": self.stationary}
+        if symbolic:
+            out["symbolic"] = self.symbolic().to_dict()
+        return out
 
-    def to_json(self) -> str:
+    def to_json(self, symbolic: bool = False) -> str:
         """:meth:`to_dict` as JSON text."""
-        return json.dumps(self.to_dict(), indent=1, ensure_ascii=False)
+        return json.dumps(self.to_dict(symbolic), indent=1, ensure_ascii=False)
 
     def to_text(self, digits: int = 6) -> str:
         """``A`` and ``B`` with their row and column names, as plain text."""
@@ -344,64 +354,9 @@ def linearize(equations: Equations, state: Mapping[str, float] | None = None, *,
     pvals = {q.name: float(v) for q, v in zip(eq.model.parameters, p)}
     mult = (dict(zip(eq.constraints.multiplier_names, map(float, lam)))
             if eq.constraints is not None else {})
-    symbolic = None if eq.m else (lambda: _symbolic(der, y, wdot))
+    symbolic = lambda wd: symbolic_form(der, t0, y, wd, lam)  # noqa: E731
     return Linearization(states=tuple(names[i] for i in ind), inputs=inputs, A=A, B=B,
                          t=t0, point=dict(zip(names, map(float, y))), parameters=pvals,
                          wdot=wdot, multipliers=mult,
                          dependent=tuple(names[i] for i in dep), D=D, A_full=A_full,
                          _symbolic=symbolic)
-
-
-def _exact(v: float) -> se.Basic:
-    """``v`` as an exact number where it is an integer or a multiple of π/12 (so that
-    ``cos`` of an equilibrium angle is exact in the symbolic form), else a float."""
-    v = float(v)
-    if v.is_integer():
-        return se.Integer(int(v))
-    k = v / (np.pi / 12)
-    if abs(k - round(k)) < 1e-12 * max(1.0, abs(k)):
-        return se.pi * se.Rational(round(k), 12)
-    return se.RealDouble(v)
-
-
-def _symbolic(der: StateDerivatives, y: np.ndarray, wdot: np.ndarray
-              ) -> dict[str, sympy.Matrix]:
-    import sympy
-
-    eq = der.equations
-    n_q, n_w = eq.n_q, eq.n_w
-    n_up = n_w * (n_w + 1) // 2
-    graph = eq.graph
-    at = {s: _exact(v) for s, v in zip((*eq.coordinates, *eq.speeds), y)}
-
-    def view(e) -> sympy.Expr:
-        return sympy.sympify(str(se.sympify(graph.expand(e)).xreplace(at)))
-
-    def m_index(i: int, j: int) -> int:
-        i, j = min(i, j), max(i, j)
-        return n_q + i * n_w - i * (i - 1) // 2 + (j - i)
-
-    def f_index(i: int) -> int:
-        return n_q + n_up + i
-
-    def dF(i, base):          # ∂(F − M ẇ)_i / ∂base
-        e = der.expression(f_index(i), base)
-        for j in range(n_w):
-            if wdot[j] != 0:
-                e = e - der.expression(m_index(i, j), base) * _exact(wdot[j])
-        return e
-
-    bases_q = range(n_q)
-    bases_w = range(n_q, n_q + n_w)
-    out = {
-        "M": sympy.Matrix(n_w, n_w, lambda i, j: view(eq.mass_matrix_named[i][j])),
-        "K": sympy.Matrix(n_w, n_q, lambda i, k: -view(dF(i, bases_q[k]))),
-        "C": sympy.Matrix(n_w, n_w, lambda i, k: -view(der.expression(f_index(i),
-                                                                       bases_w[k]))),
-        "Q_q": sympy.Matrix(n_q, n_q, lambda i, k: view(der.expression(i, bases_q[k]))),
-        "Q_w": sympy.Matrix(n_q, n_w, lambda i, k: view(der.expression(i, bases_w[k]))),
-    }
-    if der.inputs:
-        out["E"] = sympy.Matrix(n_w, len(der.inputs),
-                                lambda i, j: view(dF(i, f"u{j}")))
-    return out
