@@ -32,6 +32,14 @@ such as the ball's ``ω·n`` in a spherical bowl — is reported in reduced row-
 form. An integral whose values are a combination of those already found (``h = E`` of
 a scleronomic model) is not repeated.
 
+**Time dependence that is not smooth** (a condition, ``abs``, ``sign``, ``min``/``max``,
+``floor``/``ceil`` of a formula of time alone): the derivative of such a formula holds
+on each side of its switch and leaves the jump out, so a candidate may have a zero
+rate at every state and still change there (``E − h = m ξ̇²`` of a prescribed length
+whose rate jumps). The switches' instants in the time span are found
+(:func:`_time_breakpoints`), one random sample is drawn in each piece between them, and
+an integral whose value jumps at one of them is rejected (:func:`_continuous`).
+
 Then the energy, the Jacobi integral and the momenta are **proved symbolically** where
 the time budget allows, without inverting ``M``: with ``y`` such that
 ``M y = (∂I/∂w)ᵀ`` (``y = w`` for ``E`` and ``h``, ``y = e_k`` for ``p_k``, since
@@ -70,6 +78,7 @@ Examples
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import multiprocessing
 import time
 from collections.abc import Mapping
@@ -159,6 +168,13 @@ class FirstIntegrals:
         Labels of the dictionary searched.
     skipped : str
         Why nothing was searched (empty when searched).
+    breakpoints : tuple of float
+        Instants in the model's time span where its time dependence is not smooth (a
+        condition, ``abs``, ``sign``, ``min``/``max``, ``floor``/``ceil`` of a formula of
+        time alone changes branch).
+    rejected : tuple of str
+        Candidates with a zero rate at every random state that are nevertheless no
+        integrals: their value jumps at a breakpoint (a jump of a prescribed rate).
     """
 
     integrals: tuple[FirstIntegral, ...]
@@ -167,6 +183,8 @@ class FirstIntegrals:
     candidates: tuple[str, ...] = ()
     skipped: str = ""
     dictionary: Mapping[str, Expr] = field(default_factory=dict)
+    breakpoints: tuple[float, ...] = ()
+    rejected: tuple[str, ...] = ()
 
     def __iter__(self):
         return iter(self.integrals)
@@ -181,13 +199,14 @@ class FirstIntegrals:
         """What ``kidym check`` prints."""
         if self.skipped:
             return [f"  first integrals: not searched ({self.skipped})"]
+        rejected = [f"    not an integral: {r}" for r in self.rejected]
         if not self.integrals:
             return [f"  first integrals: none found among {len(self.candidates)} candidates "
-                    f"({self.samples} random states)"]
+                    f"({self.samples} random states)", *rejected]
         out = [f"  first integrals ({len(self.integrals)}, among {len(self.candidates)} "
                f"candidates at {self.samples} random states):"]
         out += ["    " + i.describe() for i in self.integrals]
-        return out
+        return out + rejected
 
     def evaluator(self, *, terms: bool = False):
         """``f(t, y, p) -> values`` of the integrals, shape (n,), at one state.
@@ -279,8 +298,13 @@ def first_integrals(model: Model | Equations, *, samples: int | None = None,
     n = samples if samples is not None else 3 * len(cands) + 12
     rng = np.random.default_rng(seed)
     p = _parameter_vector(eq, parameters)
-    values, rates, scales = _witness(eq, model, cands, p, n, rng, parameters)
+    span = model.time_span(parameters)
+    breaks = _time_breakpoints(eq, model, cands, p, span)
+    pieces = _piece_times(breaks, span, rng)
+    values, rates, scales = _witness(eq, model, cands, p, n + len(pieces), rng, parameters,
+                                     pieces)
     found = _select(cands, values, rates, scales)
+    found, rejected = _continuous(eq, model, cands, found, breaks, p, rng, parameters)
     deadline = time.monotonic() + budget_s
     out = []
     counts: dict[str, int] = {}
@@ -296,8 +320,9 @@ def first_integrals(model: Model | Equations, *, samples: int | None = None,
             "coefficients)")
         out.append(FirstIntegral(name, kind, tuple((c, cands[k].label) for c, k in terms),
                                  expr, how, proof))
-    return FirstIntegrals(tuple(out), eq, n, tuple(c.label for c in cands),
-                          dictionary={c.label: c.expr for c in cands})
+    return FirstIntegrals(tuple(out), eq, len(values), tuple(c.label for c in cands),
+                          dictionary={c.label: c.expr for c in cands},
+                          breakpoints=tuple(breaks), rejected=tuple(rejected))
 
 
 # ------------------------------------------------------------------ candidates
@@ -372,6 +397,180 @@ def _candidates(eq: Equations, model: Model) -> list[_Candidate]:
 
 
 # ------------------------------------------------------------- numeric witness
+# ------------------------------------------- the model's own time dependence
+#: Function heads whose value, or whose derivative, jumps where an argument changes sign
+#: (``floor``/``ceiling`` where it crosses an integer).
+_SWITCHES = frozenset({"Abs", "sign", "Min", "Max", "Piecewise", "floor", "ceiling"})
+
+#: Points of the grid the switches are scanned on (then bisected), and the most
+#: breakpoints used.
+_SCAN_POINTS = 4097
+_MAX_BREAKPOINTS = 256
+
+
+def _switch_functions(eq: Equations, cands: list[_Candidate]) -> list[tuple[str, Expr]]:
+    """``(how, g)`` for each switch of the candidates and their rates that is a formula
+    of time (and parameters) alone: the branch changes where ``sign(g)`` changes
+    (``how == "sign"``) or ``floor``/``ceil`` of ``g`` does."""
+    graph, t = eq.graph, eq.graph.time
+    exprs = [c.expr for c in cands] + [c.rate for c in cands]
+    roots = [graph.formula(x) for x in graph.needed(exprs)] + [se.sympify(e) for e in exprs]
+    out: dict[tuple[str, Expr], None] = {}
+    seen: set = set()
+    stack = list(roots)
+    while stack:
+        e = stack.pop()
+        if e in seen:
+            continue
+        seen.add(e)
+        stack.extend(e.args)
+        kind = type(e).__name__
+        if kind not in _SWITCHES:
+            continue
+        found: list[tuple[str, Expr]] = []
+        if kind in ("Abs", "sign"):
+            found.append(("sign", e.args[0]))
+        elif kind in ("floor", "ceiling"):
+            found.append((kind, e.args[0]))
+        elif kind in ("Min", "Max"):
+            found += [("sign", a - b) for i, a in enumerate(e.args) for b in e.args[i + 1:]]
+        else:   # Piecewise: the conditions' relations
+            conds = [e.args[i] for i in range(1, len(e.args), 2)]
+            while conds:
+                c = conds.pop()
+                if type(c).__name__ in ("And", "Or", "Not"):
+                    conds.extend(c.args)
+                elif len(c.args) == 2 and type(c).__name__ not in ("BooleanTrue",
+                                                                    "BooleanFalse"):
+                    found.append(("sign", c.args[0] - c.args[1]))
+        for how, g in found:
+            if graph.dependencies(g) == frozenset({t}):
+                out[(how, g)] = None
+    return list(out)
+
+
+def _time_breakpoints(eq: Equations, model: Model, cands: list[_Candidate], p: np.ndarray,
+                      span: tuple[float, float]) -> list[float]:
+    """Instants inside ``span`` where a switch of :func:`_switch_functions` changes branch:
+    scanned on a grid of :data:`_SCAN_POINTS` times, each change bisected to rounding.
+    A switch whose branch changes more than once per grid step is missed (a formula of
+    ``t`` that oscillates faster than the grid); at most :data:`_MAX_BREAKPOINTS`."""
+    switches = _switch_functions(eq, cands)
+    if not switches:
+        return []
+    graph, t = eq.graph, eq.graph.time
+    values = {se.Symbol(k): v for k, v in zip(model.parameter_values, p)}
+    t0, t1 = span
+    grid = np.linspace(t0, t1, _SCAN_POINTS)
+    found: list[float] = []
+    for how, g in switches:
+        g = graph.expand(g).xreplace(values)
+        if g.free_symbols - {t}:
+            continue
+        try:
+            fn = se.Lambdify([t], [g], real=True)
+        except (RuntimeError, TypeError, ValueError):  # pragma: no cover (no such head)
+            continue
+        step = np.sign if how == "sign" else np.floor if how == "floor" else np.ceil
+
+        def branch(x: float, fn=fn, step=step) -> float:
+            with np.errstate(all="ignore"):
+                return float(step(float(np.asarray(fn(x)).ravel()[0])))
+
+        with np.errstate(all="ignore"):
+            b = step(np.asarray(fn(grid[:, None]), float).ravel())
+        for j in np.flatnonzero(b[1:] != b[:-1]):
+            lo, hi = float(grid[j]), float(grid[j + 1])
+            blo = b[j]
+            for _ in range(80):
+                mid = 0.5 * (lo + hi)
+                if not lo < mid < hi:
+                    break
+                if branch(mid) == blo:
+                    lo = mid
+                else:
+                    hi = mid
+            found.append(0.5 * (lo + hi))
+    edge = 1e-9 * max(1.0, abs(t0), abs(t1), t1 - t0)
+    out: list[float] = []
+    for x in sorted(found):
+        if t0 + edge < x < t1 - edge and (not out or x - out[-1] > edge):
+            out.append(x)
+    if len(out) > _MAX_BREAKPOINTS:
+        out = [out[k] for k in np.linspace(0, len(out) - 1, _MAX_BREAKPOINTS).astype(int)]
+    return out
+
+
+#: The most pieces between breakpoints given a sample of their own.
+_MAX_PIECES = 32
+
+
+def _piece_times(breaks: list[float], span: tuple[float, float],
+                 rng: np.random.Generator) -> list[float]:
+    """A random time inside each piece of ``span`` between breakpoints (its middle half,
+    away from the switches and the difference steps of the witness), so that the rates
+    are seen on both sides of every jump; none without breakpoints."""
+    if not breaks:
+        return []
+    edges = [span[0], *breaks, span[1]]
+    pieces = [(a, b) for a, b in itertools.pairwise(edges)
+              if b - a > 1e-5 * (1 + max(abs(a), abs(b)))]
+    if len(pieces) > _MAX_PIECES:
+        pieces = [pieces[k] for k in np.linspace(0, len(pieces) - 1, _MAX_PIECES).astype(int)]
+    return [float(a + (b - a) * rng.uniform(0.25, 0.75)) for a, b in pieces]
+
+
+def _continuous(eq: Equations, model: Model, cands: list[_Candidate], found: list,
+                breaks: list[float], p: np.ndarray, rng: np.random.Generator,
+                parameters) -> tuple[list, list[str]]:
+    """``found`` without the integrals whose value jumps at a breakpoint, and a line for
+    each of those. A zero rate on each side of a jump of the model's time dependence
+    does not make an integral: a prescribed length whose rate jumps (``abs(t - T)``)
+    changes ``m ξ̇²`` there, at every state, while no rate sees it (its derivative is a
+    Dirac pulse, which a formula's derivative leaves out). The value of each integral is
+    compared just before and just after each breakpoint, at two random states: a change
+    above 1e-6 of its terms' size is a jump."""
+    if not breaks or not found:
+        return found, []
+    from kidym.simulate.numpy_engine import generate_python
+
+    fn = generate_python(eq, {f"c{i}": c.expr for i, c in enumerate(cands)}).function
+    names = [str(x) for x in (*eq.coordinates, *eq.speeds)]
+    init = model.initial_values(parameters)
+    y0 = np.array([init.get(x, 0.0) for x in names], float)
+    states = [y0 + rng.normal(size=y0.size) * 0.3 * (1 + np.abs(y0)) for _ in range(2)]
+    keep, rejected = [], []
+    for kind, terms in found:
+        jump = None
+        for b in breaks:
+            d = 1e-10 * max(1.0, abs(b))
+            for y in states:
+                with np.errstate(all="ignore"):
+                    try:
+                        before = _values(fn, b - d, y, p, eq.n_w)
+                        after = _values(fn, b + d, y, p, eq.n_w)
+                    except (ValueError, ZeroDivisionError, OverflowError):
+                        continue
+                i0 = sum(c * before[k] for c, k in terms)
+                i1 = sum(c * after[k] for c, k in terms)
+                size = sum(abs(c) * (abs(before[k]) + abs(after[k])) for c, k in terms)
+                if np.isfinite(i0) and np.isfinite(i1) and abs(i1 - i0) > 1e-6 * size:
+                    jump = (b, i1 - i0)
+                    break
+            if jump:
+                break
+        if jump is None:
+            keep.append((kind, terms))
+            continue
+        formula = FirstIntegral("", kind, tuple((c, cands[k].label) for c, k in terms),
+                                se.Integer(0), "", "numeric").formula
+        rejected.append(f"{formula} has a zero rate at every random state, but jumps by "
+                        f"{jump[1]:.3g} at t = {jump[0]:.9g}, where the model's time "
+                        "dependence is not smooth (a prescribed rate that jumps is an "
+                        "impact; docs/language.md §2.4d)")
+    return keep, rejected
+
+
 def _parameter_vector(eq: Equations, parameters) -> np.ndarray:
     from kidym.simulate.simulate import parameter_vector
 
@@ -379,9 +578,11 @@ def _parameter_vector(eq: Equations, parameters) -> np.ndarray:
 
 
 def _witness(eq: Equations, model: Model, cands: list[_Candidate], p: np.ndarray, n: int,
-             rng: np.random.Generator, parameters):
+             rng: np.random.Generator, parameters, times: list[float] | None = None):
     """Values, rates and term scales of the candidates at ``n`` random states (on the
-    constraint manifold where there are constraints)."""
+    constraint manifold where there are constraints); the first take their times from
+    ``times`` in turn (one in each smooth piece of the model's time dependence), the
+    rest uniformly in the model's time span."""
     from kidym.simulate.faults import quaternion_indices
     from kidym.simulate.numpy_engine import generate_python
 
@@ -397,13 +598,15 @@ def _witness(eq: Equations, model: Model, cands: list[_Candidate], p: np.ndarray
     manifold = _Manifold(eq, with_rates) if eq.m else None
     values, rates, scales = [], [], []
     tries = 0
+    pending = list(times or ())
     while len(values) < n and tries < 20 * n:
         tries += 1
         y = y0 + rng.normal(size=y0.size) * 0.3 * (1 + np.abs(y0))
         y[nq:] = y0[nq:] + rng.normal(size=nw) * (1 + np.abs(y0[nq:]))
         for idx in groups:
             y[idx] /= np.linalg.norm(y[idx])
-        t = float(rng.uniform(t0, t1))
+        t = float(pending[len(values)]) if len(values) < len(pending) else float(
+            rng.uniform(t0, t1))
         with np.errstate(all="ignore"):
             try:
                 if manifold is not None:

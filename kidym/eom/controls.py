@@ -25,9 +25,10 @@ With ``ẇ = M⁻¹(F⁰ + H u)`` that is the linear system of (5.6)
                                               ``b^s = M⁻¹H_s``)
 
 solved by :func:`solve_controls` with the least-norm solution ``u = Γᵀ(ΓΓᵀ)⁻¹(…)``
-— (5.6) with ``δ_sl`` the identity and its arbitrary ``u⁰`` taken as 0; the unique
-solution when ``S = r``, then found from ``Γ u = …`` itself (LU: the normal equations
-would square Γ's condition number). A ``Γ`` of rank below ``r`` means a constraint the controls
+— (5.6) with ``δ_sl`` the identity and its arbitrary ``u⁰`` taken as 0 — computed
+without forming ``ΓΓᵀ``, whose condition number is Γ's squared: from the QR
+factorisation ``Γᵀ = Q R``, ``u = Q R⁻ᵀ(…)``; the unique solution when ``S = r``, then
+found from ``Γ u = …`` itself (LU). A ``Γ`` of rank below ``r`` means a constraint the controls
 cannot reach: :class:`ControlSolveError` names it. Both engines evaluate ``[F⁰, b, G,
 H]`` (:attr:`Equations.forcing_extended`) and solve the same system (the C routine in
 :mod:`kidym.codegen.controls_c`).
@@ -296,8 +297,12 @@ def solve_controls(M: np.ndarray, F0: np.ndarray, block: ControlBlock
         # equations, which square Γ's condition number (1e-10 lost at cond Γ ~ 1e3)
         u = linalg.solve(gamma, rhs)
     else:
-        nu = linalg.solve(gamma @ gamma.T, rhs, assume_a="pos")
-        u = gamma.T @ nu
+        # more controls: least norm through Γᵀ = Q R (Householder, Q: S × r with
+        # orthonormal columns), so Γ = Rᵀ Qᵀ and u = Q R⁻ᵀ rhs is the solution in the span
+        # of Γ's rows; cond R = cond Γ, where the normal equations Γ Γᵀ ν = rhs,
+        # u = Γᵀ ν work with cond Γ² (7e-4 of u lost at cond Γ ~ 2e6, all of it at 2e8)
+        q, rt = np.linalg.qr(gamma.T)
+        u = q @ linalg.solve_triangular(rt, rhs, trans="T")
     return x0 + X @ u, u
 
 

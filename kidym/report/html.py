@@ -157,7 +157,9 @@ def run_rows(result: Result) -> list[tuple[str, str]]:
         rows.append(("wall time", f"{float(st['wall_time_s']):.3f} s"))
     rows.append(("output points", str(result.t.size)))
     balance = energy_balance(result)
-    if balance is not None:
+    if balance is not None and not balance.available:
+        rows.append(("energy balance", f"not available: {balance.unavailable}"))
+    elif balance is not None:
         rows.append(("energy balance max |E − E(0) − W| (W: work of dampers, driving "
                      "forces, prescribed motions)", f"{balance.max_abs:.3g}"))
         if balance.relative is not None:

@@ -485,7 +485,9 @@ def _energy(ctx: _Context) -> Figure | None:
     what = ("conservative: W = 0" if not np.any(balance.work)
             else "W: the work of what E = T + Π leaves out")
     fig.suptitle(f"{ctx.model.name}: energy balance")
-    top.set_title(f"{what}; max |E − E(0) − W| = {balance.max_abs:.3g}", fontsize="small")
+    top.set_title(f"{what}; max |E − E(0) − W| = {balance.max_abs:.3g}" if balance.available
+                  else f"energy balance not available: {balance.unavailable}",
+                  fontsize="small")
     fig.set_label("energy")
     return fig
 

@@ -20,6 +20,14 @@ absolute number when that scale is 0 (a model at rest with ``E(0) = 0``). The
 quadrature adds ``≈ h⁴ T max|d⁴P/dt⁴| / 180``: take more output points
 (``n_points``) if that is not far below the tolerances.
 
+The balance needs a motion: a run that stopped at its first output time (a failure at
+``t = 0``: a singular mass matrix or a formula undefined at the start) has none, and an
+``E`` or ``dE/dt`` that is not finite at an output time (recorded as NaN where the
+failing state's outputs could not be evaluated) leaves ``B`` undefined. Then the balance
+is *not available*, with the reason (:attr:`EnergyBalance.unavailable`), never a number:
+a ``0`` would claim a perfect run and a ``nan`` explains nothing, and the two engines,
+which differ in what they can evaluate at a failing state, say the same.
+
 An event that resets the state (an impact, ``СОБЫТИЯ``) changes ``E`` by a jump that
 is no work: the balance is then taken between such events, ``B`` restarting from 0 at
 the first output time after each (between an event and that time ``B`` is constant on
@@ -89,6 +97,12 @@ class EnergyBalance:
         Estimated error of ``W`` from its quadrature over the output times (Richardson:
         the Simpson sums over every output and over every other one differ by about 15
         times the error of the first); 0 with fewer than five outputs.
+    segments : int
+        Stretches between resets of the state.
+    unavailable : str
+        Why there is no balance (a run stopped at its first output time, a non-finite
+        ``E`` or ``dE/dt``), ``""`` where there is one; then ``balance`` is NaN and
+        ``max_abs``, ``scale`` are NaN.
     """
 
     work: np.ndarray
@@ -97,14 +111,24 @@ class EnergyBalance:
     scale: float
     quadrature: float = 0.0
     segments: int = 1
+    unavailable: str = ""
+
+    @property
+    def available(self) -> bool:
+        """Whether the balance was taken (see :attr:`unavailable`)."""
+        return not self.unavailable
 
     @property
     def relative(self) -> float | None:
-        """``max |B| / scale``, or ``None`` when the scale is 0 (use :attr:`max_abs`)."""
-        return self.max_abs / self.scale if self.scale > 0 else None
+        """``max |B| / scale``, or ``None`` when the scale is 0 (use :attr:`max_abs`) or
+        the balance is not available."""
+        return self.max_abs / self.scale if self.available and self.scale > 0 else None
 
     def describe(self) -> str:
-        """One line: the absolute balance and, where there is a scale, the relative one."""
+        """One line: the absolute balance and, where there is a scale, the relative one;
+        or why it is not available."""
+        if not self.available:
+            return f"not available: {self.unavailable}"
         text = f"max |E - E(0) - W| = {self.max_abs:.3g}"
         if self.relative is not None:
             text += f" (relative to max(|E|, |W|) = {self.scale:.3g}: {self.relative:.3g})"
@@ -157,7 +181,9 @@ def energy_balance(result) -> EnergyBalance | None:
     Returns
     -------
     EnergyBalance or None
-        ``None`` when the run recorded no ``energy`` and ``energy't`` (or no times).
+        ``None`` when the run recorded no ``energy`` and ``energy't`` (or no times); one
+        that is not :attr:`~EnergyBalance.available` when there is no motion to balance
+        or ``E``, ``dE/dt`` are not finite.
     """
     values = result.values
     if "energy" not in values or POWER not in values or not np.size(result.t):
@@ -165,6 +191,11 @@ def energy_balance(result) -> EnergyBalance | None:
     t = np.asarray(result.t, float)
     energy = np.asarray(values["energy"], float)
     power = np.asarray(values[POWER], float)
+    reason = _unavailable(result, t, energy, power)
+    if reason:
+        nan = np.full_like(t, np.nan)
+        return EnergyBalance(work=nan, balance=nan.copy(), max_abs=float("nan"),
+                             scale=float("nan"), unavailable=reason)
     work = np.zeros_like(t)
     balance = np.zeros_like(t)
     starts = reset_starts(result)
@@ -177,6 +208,22 @@ def energy_balance(result) -> EnergyBalance | None:
                          scale=scale, segments=len(starts),
                          quadrature=max(quadrature_error(t[a:b], power[a:b])
                                         for a, b in zip(starts, [*starts[1:], t.size])))
+
+
+def _unavailable(result, t: np.ndarray, energy: np.ndarray, power: np.ndarray) -> str:
+    """Why the balance of a run cannot be taken, ``""`` where it can."""
+    failure = getattr(result, "failure", None) or {}
+    if t.size < 2:
+        stop = float(failure.get("time", t[0])) if failure else float(t[0])
+        if stop == t[0]:
+            return f"the run stopped at t = {stop:g}, where it started"
+        return (f"the run stopped at t = {stop:.9g}, before its second output time (no "
+                "motion recorded to balance)")
+    bad = ~(np.isfinite(energy) & np.isfinite(power))
+    if np.any(bad):
+        what = "E" if not np.isfinite(energy[bad][0]) else "dE/dt"
+        return f"{what} is not finite at t = {t[bad][0]:.9g}"
+    return ""
 
 
 def reset_starts(result) -> list[int]:

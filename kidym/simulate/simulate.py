@@ -715,11 +715,18 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
         if quaternion_stabilization:
             raise ValueError("quaternion_stabilization is applied by the NumPy engine only: "
                              "use engine='numpy', or normalize_quaternions=True")
-        result = simulate_with_engine(
-            system, engine=engine, events=events, t_end=t_end, t_start=t_start,
-            initial=initial, parameters=parameters, t_eval=t_eval, n_points=n_points,
-            method=method, rtol=rtol, atol=atol, max_step=max_step,
-            raise_on_failure=raise_on_failure, constraints=constraints, jacobian=jacobian)
+        try:
+            result = simulate_with_engine(
+                system, engine=engine, events=events, t_end=t_end, t_start=t_start,
+                initial=initial, parameters=parameters, t_eval=t_eval, n_points=n_points,
+                method=method, rtol=rtol, atol=atol, max_step=max_step,
+                raise_on_failure=raise_on_failure, constraints=constraints,
+                jacobian=jacobian)
+        except SimulationError as exc:
+            # the partial result of a failed run records its balance as NumPy's does
+            if getattr(exc, "result", None) is not None:
+                _with_energy_balance(exc.result)
+            raise
         eq = system if isinstance(system, Equations) else system.equations  # type: ignore[union-attr]
         groups = _groups(result.state_names, eq.model)
         if groups:
@@ -1000,7 +1007,10 @@ def _numpy_fault(failure: SimulationError | None, solver, message: str,
 def _with_energy_balance(result: Result) -> Result:
     """``result`` with ``stats["energy_balance"]`` (:mod:`kidym.simulate.energy`)."""
     balance = energy_balance(result)
-    if balance is not None:
+    if balance is not None and not balance.available:
+        result.stats["energy_balance"] = {"max_abs": None, "scale": None, "relative": None,
+                                          "unavailable": balance.unavailable}
+    elif balance is not None:
         result.stats["energy_balance"] = {"max_abs": balance.max_abs, "scale": balance.scale,
                                           "relative": balance.relative}
     return result

@@ -354,3 +354,70 @@ def test_cli_check_and_run_of_a_model_with_constraints(tmp_path, capsys):
     assert main(["check", str(EXAMPLES / "slider_crank" / "slider_crank.kdm")]) == 0
     assert ("first integrals: not searched (no degrees of freedom: the constraints "
             "prescribe the motion)") in capsys.readouterr().out
+
+
+#: A disc turning freely about the vertical, a bead on it at the prescribed radius
+#: ``ξ(t)`` (§2.4d). Closed form: no moment about the axis, so ``p_φ = (J + m ξ²) φ̇``
+#: is an integral whatever ξ does; ``E − h = m ξ̇²`` (``T = ½(J + m ξ²) φ̇² + ½ m ξ̇²``,
+#: ``h = ½(J + m ξ²) φ̇² − ½ m ξ̇²``) is a function of time alone: constant where ξ̇ is,
+#: so its rate is zero at every state, but it jumps by ``m a²`` where ξ̇ jumps from 0
+#: to ``a`` — no integral.
+BEAD = """
+m = 1; J = 0.5; l0 = 1; a = 0.5; T1 = {T1};
+xi = l0 + a*{ramp};
+Disk | Rz(phi) | m(2), Jx(J), Jy(J), Jz(J);
+Bead~Disk | Sx(xi) | m(m), Jx(0), Jy(0), Jz(0);
+INITIAL := phi't(1);
+TIME := t(0, 10);
+"""
+
+
+def test_a_jump_of_a_prescribed_rate_gives_no_false_integral():
+    """Before: ``I1 = T + Π − Σ q't ∂L/∂q't − L`` reported as a linear integral (zero rate
+    at every random state, on either side of the jump at T1 = 5)."""
+    model = kidym.parse(BEAD.format(T1=5, ramp="(t < T1 ? 0 ! t - T1)"))
+    for seed in range(3):
+        found = first_integrals(model, seed=seed)
+        assert [i.name for i in found] == ["p_phi"], found.lines()
+        assert found.breakpoints == pytest.approx((5.0,), abs=1e-12)
+        (line,) = found.rejected
+        jump = float(line.split("jumps by ")[1].split()[0])
+        assert jump == pytest.approx(1 * 0.5**2, rel=1e-6)       # m a²
+        assert "at t = 5," in line
+
+
+def test_both_sides_of_a_jump_near_the_end_are_sampled():
+    """The ramp starting at T1 = 9.97 of a 10 s span: before, the 30 random times all
+    fell before it (probability 0.91), where ξ is constant and every candidate's rate
+    is identically zero, so none was kept — not even ``p_φ``. One sample in each piece
+    between breakpoints sees ξ̇ ≠ 0."""
+    model = kidym.parse(BEAD.format(T1=9.97, ramp="(t < T1 ? 0 ! t - T1)"))
+    found = first_integrals(model, seed=0)
+    assert [i.name for i in found] == ["p_phi"], found.lines()
+    eq = found.equations
+    evaluate = found.evaluator()
+    p = parameter_vector(eq.model)
+    for t, phidot in ((1.0, 2.0), (9.99, -0.7)):
+        xi = 1 + 0.5 * max(t - 9.97, 0.0)
+        y = np.array([0.3, phidot])
+        assert evaluate(t, y, p)[0] == pytest.approx((0.5 + xi**2) * phidot, rel=1e-12)
+
+
+def test_a_kink_without_a_jump_keeps_its_integrals():
+    """``ξ = l0 + a |t − T1|``: ξ̇ changes sign at T1 but ``m ξ̇²`` does not jump (it is
+    the constant ``m a²``, no integral either: a constant says nothing); ``p_φ`` stays."""
+    model = kidym.parse(BEAD.format(T1=5, ramp="abs(t - T1)"))
+    found = first_integrals(model, seed=0)
+    assert [i.name for i in found] == ["p_phi"] and not found.rejected
+    assert found.breakpoints == pytest.approx((5.0,), abs=1e-12)
+
+
+@pytest.mark.parametrize("engine", ["numpy", "compiled"])
+def test_the_integral_kept_is_conserved_across_the_jump(engine):
+    """Along runs of both engines through the jump at T1 = 5, ``p_φ`` holds (to the
+    integrators' accuracy across a jump of the right-hand side)."""
+    model = kidym.parse(BEAD.format(T1=5, ramp="(t < T1 ? 0 ! t - T1)"))
+    found = first_integrals(model, seed=0)
+    result = kidym.simulate(model, engine=engine, rtol=1e-10, atol=1e-12, n_points=201)
+    drift = integral_drift(found, result)
+    assert set(drift) == {"p_phi"} and drift["p_phi"]["relative"] < 1e-6

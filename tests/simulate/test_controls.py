@@ -391,3 +391,106 @@ def test_square_control_solve_keeps_the_accuracy_of_gamma(engine: str) -> None:
         got = system.rhs(t, y, p)[len(y) - n_w:]
         worst = max(worst, float(np.abs(got - wdot).max() / np.abs(wdot).max()))
     assert worst <= 1e-12, worst
+
+
+#: A point mass with three forces and two first-order constraints whose rows are nearly
+#: parallel (``e`` small): ``Γ = G/m`` with ``G = [[1, 1, 0], [1, 1 + e, e]]``, full rank,
+#: ``cond Γ ≈ 2.3/e``; a disturbance ``sin(W t)`` makes the solve time-dependent.
+NEARLY_PARALLEL = """
+    m = 2; e = {e}; W = 3; V1 = 1; V2 = 2; k1 = -4; k2 = -3;
+    Jm.x.y.z = m;
+    Pfx.x = u1; Pfy.y = u2; Pfz.z = u3;
+    Pw.x = sin(W*t);
+    g1 = x't + y't - V1;
+    g2 = x't + (1 + e)*y't + e*z't - V2;
+    НЕИЗВЕСТНЫЕ := u1, u2, u3;
+    ПРОГРАММНЫЕ СВЯЗИ := g1(k1), g2(k2);
+    НАЧАЛЬНЫЕ УСЛОВИЯ := x't(0.2), y't(-0.4);
+    ВРЕМЯ := t(0, 2);
+"""
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize(("e", "tol"), [(1e-6, 5e-9), (1e-8, 5e-7)])
+def test_least_norm_control_solve_keeps_the_accuracy_of_gamma(engine: str, e: float,
+                                                               tol: float) -> None:
+    """More controls than constraints: the least-norm ``u`` from a QR factorisation of
+    ``Γᵀ`` keeps the accuracy ``cond Γ · 1e-16`` the data allow. Reference: the same
+    double ``M``, ``F`` (with ``b``, ``G``, ``H``) solved in 40-digit arithmetic (mpmath),
+    ``u = Γᵀ(ΓΓᵀ)⁻¹(b − G M⁻¹F⁰)``. The compiled engine's ``u`` is read from its ``ẇ``:
+    here ``H`` is the identity, so ``u = M ẇ − F⁰``. The normal equations ``Γ Γᵀ ν = …``
+    (the route before) square ``cond Γ`` and lost 7e-4 (NumPy) and 1.5e-4 (C) of ``u``
+    at ``cond Γ ≈ 2.3e6``, and all of it at ``2.3e8``; the same formula in double here
+    shows the gap."""
+    import mpmath
+
+    from kidym.eom.controls import split
+
+    eq = kidym.derive(kidym.parse(NEARLY_PARALLEL.format(e=e)))
+    system = NumpySystem.build(eq) if engine == "numpy" else CompiledSystem.build(eq)
+    p = system.parameter_vector()
+    n_w, ctl = eq.n_w, eq.controls
+    assert (ctl.r, ctl.s) == (2, 3)
+    rng = np.random.default_rng(3)
+    mpmath.mp.dps = 40
+    worst = normal = 0.0
+    for _ in range(4):
+        y = rng.uniform(-1.0, 1.0, len(system.state_names))
+        t = float(rng.uniform(0, 2))
+        M, F = (np.asarray(a, float) for a in system.evaluate(t, y, p)[1:3])
+        F0, block = split(F, n_w, ctl.r, ctl.s)
+        Mm = mpmath.matrix(M.tolist())
+        X0 = mpmath.lu_solve(Mm, mpmath.matrix(F0.tolist()))
+        XH = mpmath.matrix(n_w, ctl.s)
+        for j in range(ctl.s):
+            col = mpmath.lu_solve(Mm, mpmath.matrix(block.H[:, j].tolist()))
+            for i in range(n_w):
+                XH[i, j] = col[i]
+        gam = mpmath.matrix(block.G.tolist()) * XH
+        rhs = mpmath.matrix(block.target.tolist()) - mpmath.matrix(block.G.tolist()) * X0
+        exact = np.array([float(v) for v in gam.T * mpmath.lu_solve(gam * gam.T, rhs)])
+        gamma = np.array(gam.tolist(), dtype=float)
+        assert 2e0 / e < np.linalg.cond(gamma) < 3e0 / e
+        wdot = system.rhs(t, y, p)[len(y) - n_w:]
+        u = M @ wdot - F0
+        scale = np.abs(exact).max()
+        worst = max(worst, float(np.abs(u - exact).max() / scale))
+        try:
+            old = gamma.T @ np.linalg.solve(gamma @ gamma.T,
+                                            np.array(rhs.tolist(), dtype=float)[:, 0])
+            normal = max(normal, float(np.abs(old - exact).max() / scale))
+        except np.linalg.LinAlgError:     # Γ Γᵀ singular in double
+            normal = np.inf
+    print(f"cond Γ ~ {2.3 / e:.1e}: u to {worst:.1e}; normal equations: {normal:.1e}")
+    assert worst <= tol, worst
+    assert normal >= 100 * tol, normal        # what the normal equations give instead
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_least_norm_solve_with_dependent_rows_names_the_constraint(engine: str) -> None:
+    """``e = 0``: the two constraints' rows of ``Γ`` are parallel — no control moves
+    ``g2`` apart from ``g1`` — a located error at ``g2`` from the QR solve too."""
+    text = NEARLY_PARALLEL.format(e=0)
+    with pytest.raises(ModelError) as info:
+        kidym.simulate(kidym.parse(text, filename="mass.kdm"), engine=engine)
+    shown = str(info.value)
+    line = next(i for i, s in enumerate(text.splitlines(), 1) if "ПРОГРАММНЫЕ" in s)
+    col = text.splitlines()[line - 1].index("g2(") + 1
+    assert re.search(rf"mass\.kdm:{line}:{col}: error: the controls `u1`, `u2`, `u3` cannot "
+                     r"reach programmed constraint `g2` at t = 0", shown), shown
+    assert "g1" not in shown.split("error:")[1].split("\n")[0].replace("`g2`", "")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_least_norm_solve_losing_a_control_during_a_run_names_the_constraint(
+        engine: str) -> None:
+    """``u3`` does not act (``0*u3``) and ``u2`` is switched off at ``t = 0.5``: from
+    there both rows of ``Γ`` are ``(1/m, 0, 0)``. The C solve (the QR test of its rows)
+    and NumPy's stop at the first evaluation past it with the same message."""
+    text = NEARLY_PARALLEL.format(e=1e-3).replace("Pfy.y = u2; Pfz.z = u3;",
+                                                  "Pfy.y = u2*(t < 0.5 ? 1 ! 0); Pfz.z = 0*u3;")
+    with pytest.raises(kidym.SimulationError) as info:
+        kidym.simulate(kidym.parse(text), engine=engine)
+    err = info.value
+    assert "the controls cannot reach a programmed constraint (`g2`)" in str(err)
+    assert 0.5 <= err.time <= 0.53

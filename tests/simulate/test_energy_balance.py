@@ -134,3 +134,50 @@ def test_a_coarse_output_grid_is_named_as_the_cause_of_a_large_balance(engine):
     assert "quadrature of W over the output times" in b.describe()
     fine = kidym.simulate(kidym.parse(fast), t_end=2.0, n_points=4001, engine=engine, **TIGHT)
     assert "quadrature" not in energy_balance(fine).describe()
+
+
+#: Runs that fail at t = 0: a point mass turned about its own centre (no inertia about
+#: the axis: a singular mass matrix), and a force undefined at the start (sqrt of −1).
+FAILS_AT_START = {
+    "singular": "m = 1; Point | Rz(phi) | m, 0, 0, 0; INITIAL := phi(0), phi't(0);",
+    "undefined": "m = 1; k = 1; Jm.x = m; Cs.x = k*sqrt(x - 1); INITIAL := x(0), x't(0);",
+}
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("case", sorted(FAILS_AT_START))
+def test_a_run_that_fails_at_the_start_has_no_balance_in_either_engine(
+        engine, case, tmp_path, capsys):
+    """No motion, no balance: both engines say so, rather than ``0`` (the compiled
+    engine, before: a perfect run) or ``nan`` (NumPy's, which records the failing
+    state's outputs as NaN)."""
+    import json
+
+    path = tmp_path / f"{case}.kdm"
+    path.write_text(FAILS_AT_START[case], encoding="utf-8")
+    out = tmp_path / "out"
+    main(["run", str(path), "--engine", engine, "--out", str(out), "--no-plots"])
+    lines = [s for s in capsys.readouterr().out.splitlines() if s.startswith("energy")]
+    assert lines == ["energy balance: not available: the run stopped at t = 0, where it "
+                     "started"], lines
+    stats = json.loads((out / "results.json").read_text(encoding="utf-8"))["stats"]
+    assert stats["energy_balance"] == {
+        "max_abs": None, "scale": None, "relative": None,
+        "unavailable": "the run stopped at t = 0, where it started"}
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_run_that_fails_before_its_second_output_has_no_balance(engine, tmp_path,
+                                                                   capsys):
+    """The slider of docs/output.md pushed to its fold at t = π/3, with output times
+    0 and 2 only: one recorded state, no balance, the failure time named."""
+    path = tmp_path / "fold.kdm"
+    path.write_text("m = 1; L = 1; F = 2; xs = L*sin(phi); Jm.xs = m; Pf.xs = F*cos(t);\n"
+                    "INITIAL := phi(0), phi't(0);\nTIME := t(0, 2);\n", encoding="utf-8")
+    main(["run", str(path), "--engine", engine, "--out", str(tmp_path / "o"), "--no-plots",
+          "--points", "2"])
+    line = next(s for s in capsys.readouterr().out.splitlines() if s.startswith("energy"))
+    prefix = "energy balance: not available: the run stopped at t = "
+    assert line.startswith(prefix) and line.endswith(
+        ", before its second output time (no motion recorded to balance)"), line
+    assert abs(float(line[len(prefix):].split(",")[0]) - np.pi / 3) < 1e-6
