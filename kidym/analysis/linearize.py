@@ -44,6 +44,8 @@ def operating_point(eq: Equations, state: Mapping[str, float] | None = None,
     ------
     KeyError
         A name in ``state`` that is not a state (the message lists the states).
+    ValueError
+        A coefficient of a programmed constraint above 0 with ``params``.
     """
     from kidym.simulate.simulate import canonical_initial, parameter_vector  # SciPy
 
@@ -57,7 +59,11 @@ def operating_point(eq: Equations, state: Mapping[str, float] | None = None,
         values[k] = float(v)
     y = np.array([values.get(n, 0.0) for n in names], dtype=float)
     t0 = model.time_span(params)[0] if t is None else float(t)
-    return t0, y, parameter_vector(model, params)
+    p = parameter_vector(model, params)
+    if eq.controls is not None:     # the laws (5.5) of the closed loop, as for runs
+        from kidym.model.programmed import check_coefficients
+        check_coefficients(model, {q.name: float(v) for q, v in zip(model.parameters, p)})
+    return t0, y, p
 
 
 def solve_point(eq: Equations, pt: Point) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
