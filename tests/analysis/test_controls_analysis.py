@@ -182,6 +182,23 @@ def test_arm_closed_loop_matches_sympy(path: str, arm_values) -> None:
     assert not lin.stationary
 
 
+def test_least_norm_arm_at_its_equilibrium_matches_sympy(arm_values) -> None:
+    """At an equilibrium (``ẇ = 0`` to rounding) the least-norm ``Γ = G M⁻¹ H`` still
+    depends on the state through ``M``: ``∂M/∂q`` enters ``∂u/∂x`` (without it ``A`` is
+    off by a third)."""
+    eq = derive(ARM_HEIGHT)
+    eqm = kidym.equilibrium(eq, params={"W": 0}, rtol=1e-14)
+    state = {**eqm.coordinates, "q1't": 0.0, "q2't": 0.0}
+    lin = kidym.linearize(eq, state, params={"W": 0})
+    assert lin.stationary and np.abs(lin.wdot).max() < 1e-12
+    oracle = two_link_arm({**arm_values, "W": 0.0}, "height")
+    x = [state[n] for n in lin.states]
+    A, K = oracle.A(x), oracle.gain(x)
+    assert np.abs(lin.A - A).max() <= 1e-9 * np.abs(A).max()
+    assert np.abs(lin.control_gain - K).max() <= 1e-9 * np.abs(K).max()
+    assert np.abs(oracle.u(x) - [eqm.controls["u1"], eqm.controls["u2"]]).max() <= 1e-9 * 25
+
+
 def test_cart_pendulum_closed_loop_matches_sympy() -> None:
     oracle = cart_pendulum(CART_VALUES, -9, -4)
     eq = derive(CART)
