@@ -13,6 +13,11 @@ and ``A`` is the Jacobian of the reduced equations ``ẋ = f_ind(x, h(x))``:
 derivatives of :class:`~kidym.analysis.derivatives.StateDerivatives` (the chain rule,
 nothing expanded, nothing differenced). ``B`` is the same with the inputs — parameters
 named as inputs — in place of the states.
+
+With controls of programmed constraints (``НЕИЗВЕСТНЫЕ``, seed 004) ``A`` is the closed
+loop's: the controls are solved at every state, and that solve is differentiated
+exactly (:func:`closed_loop_point`); the controls at the point and their derivatives
+(the feedback gain ``∂u/∂x``) are part of the result.
 """
 
 from __future__ import annotations

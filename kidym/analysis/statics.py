@@ -148,9 +148,10 @@ class Equilibrium:
         top = float(ev.real.max()) if ev.size else 0.0
         top = 0.0 if abs(top) <= tol else top
         return [
-            "closed loop (the controls hold the programmed constraints): stability is "
-            "decided by the eigenvalues of the linearised A, not by the stiffness (the "
-            f"loop's forces are not potential); {ev.size} eigenvalues, max Re s = {top:.6g}",
+            "closed loop (the controls hold the programmed constraints): its forces are not "
+            "potential,",
+            f"so the eigenvalues of the linearised A decide stability, not the stiffness "
+            f"({ev.size} eigenvalues, max Re s = {top:.6g})",
             "stability: " + {
                 "stable": "stable (every eigenvalue of A has Re s < 0: asymptotically)",
                 "unstable": "unstable (an eigenvalue of A has Re s > 0)",
