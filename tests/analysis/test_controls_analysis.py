@@ -4,7 +4,8 @@ constraints (``НЕИЗВЕСТНЫЕ``, ``ПРОГРАММНЫЕ СВЯЗИ``, 
 Oracles, each independent of the code under test:
 
 * ``A`` against central differences of the NumPy engine's right-hand side (the solve of
-  (5.6) at each state: a second route, nothing differentiated analytically there);
+  (5.6) at each state: a second route, nothing differentiated analytically there), also
+  on seed 004's skier (pseudo-velocity, five controls);
 * ``A``, ``u`` and ``∂u/∂x`` against SymPy: Lagrange's equations by
   ``physics.mechanics`` and the closed loop written out and differentiated symbolically
   (``tests/analysis/sympy_closed_loop.py``) — the example's arm on its circle (two
@@ -15,7 +16,8 @@ Oracles, each independent of the code under test:
   so the closed loop's eigenvalues hold the roots of ``s² − k s − h`` per holonomic
   constraint; the rest is the zero dynamics, in closed form here (the pendulum on a
   cart held fixed: ``±i√(g/l)``; a mass on two springs whose ``x + y`` is held by two
-  forces of least norm: ``±i√((c1 + c2)/(2m))``);
+  forces of least norm: ``±i√((c1 + c2)/(2m))``; a cart run at a programmed speed, a
+  steady motion: ``s = k`` of the first-order law);
 * the equilibrium controls against the closed-form gravity torques of an arm held at a
   programmed posture, and a frozen-time equilibrium of a time-dependent constraint
   solved by hand.
@@ -157,6 +159,22 @@ def test_A_matches_central_differences_of_the_numpy_rhs(text, state, t, params) 
     assert np.abs(lin.A - J).max() <= 1e-7 * np.abs(J).max()
 
 
+def test_skier_A_matches_central_differences() -> None:
+    """Seed 004's skier: a non-holonomic ski (a pseudo-velocity, ``n_q ≠ n_w``), five
+    controls and five programmed constraints, a time-dependent track; at a perturbed
+    state off the constraints."""
+    from kidym.analysis.linearize import operating_point
+
+    eq = kidym.derive(kidym.load(ROOT / "examples" / "skier" / "skier.kdm"))
+    assert eq.n_q != eq.n_w and eq.controls.s == 5
+    _t, y, _p = operating_point(eq)
+    y = y + 0.05 * np.random.default_rng(1).standard_normal(y.size)
+    state = dict(zip((str(s) for s in (*eq.coordinates, *eq.speeds)), y))
+    lin = kidym.linearize(eq, state, t=0.7)
+    J = central_differences(eq, state, 0.7)
+    assert np.abs(lin.A - J).max() <= 1e-7 * np.abs(J).max()
+
+
 # ----------------------------------------------------------------- A by SymPy
 @pytest.fixture(scope="module")
 def arm_values() -> dict[str, float]:
@@ -257,6 +275,25 @@ def test_least_norm_springs_spectrum_and_equilibrium() -> None:
         assert eqm.controls[u] == pytest.approx(c0 * c1 * c2 / (c1 + c2), rel=1e-12)
     w = np.sqrt((c1 + c2) / (2 * m))
     same_spectrum(md.eigenvalues, [*law_roots(-16, -10), 1j * w, -1j * w], 1e-10)
+
+
+def test_cart_at_a_programmed_speed_is_a_steady_motion() -> None:
+    """A first-order programmed constraint ``g = x' − V`` (``ż = k z``): the cart runs at
+    ``V``, the bob hangs; about that steady motion the spectrum is ``s = k``, the
+    pendulum's ``±i√(g/l)``, and the cart's position, which nothing depends on, split
+    off with eigenvalue 0."""
+    eq = derive(CART.replace("fx = x - X0 - A*sin(W*t);", "gv = x't - V; V = 1.5;")
+                .replace("fx(-9, -4)", "gv(-5)"))
+    md = kidym.modes(eq, {"th": -np.pi / 2, "x't": 1.5, "th't": 0.0}, statics=False)
+    assert md.linearization.stationary and md.decoupled == ("x",)
+    w = np.sqrt(9.81 / 0.7)
+    same_spectrum(md.eigenvalues, [-5.0, 1j * w, -1j * w], 1e-10)
+    assert md.linearization.controls["u"] == pytest.approx(0.0, abs=1e-12)
+    # the gain on the speed, by hand: linearised at the hanging bob, the cart's equation
+    # is (mc + m) ẍ + m l θ̈ = u and the bob's l θ̈ = −ẍ (+ terms in θ), so mc ẍ = u + …;
+    # ẍ = k (x' − V) then needs ∂u/∂x' = k mc
+    i = md.linearization.states.index("x't")
+    assert md.linearization.control_gain[0, i] == pytest.approx(-5.0 * 3, rel=1e-10)
 
 
 def test_continuation_along_the_pendulum_length() -> None:
