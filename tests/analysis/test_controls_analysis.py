@@ -175,6 +175,24 @@ def test_skier_A_matches_central_differences() -> None:
     assert np.abs(lin.A - J).max() <= 1e-7 * np.abs(J).max()
 
 
+def test_B_of_parameters_as_inputs_matches_differences() -> None:
+    """``B`` by parameters named as inputs (the program's ``X0``, gravity) through the
+    closed loop, against differences of the right-hand side in the parameters; the
+    cart's row by hand: ``ẍ = h (x − X0 − A sin Wt) + k ẋ − …``, so ``∂ẍ/∂X0 = −h``."""
+    eq = derive(CART)
+    lin = kidym.linearize(eq, CART_STATE, t=0.4, params={"A": 0.15}, inputs=["X0", "g"])
+    system = NumpySystem.build(eq)
+    y = np.array([CART_STATE[n] for n in system.state_names])
+    for j, name in enumerate(("X0", "g")):
+        base = {"A": 0.15, **{k: v for k, v in CART_VALUES.items() if k == name}}
+        hi = system.rhs(0.4, y, system.parameter_vector({**base, name: base[name] + 1e-6}))
+        lo = system.rhs(0.4, y, system.parameter_vector({**base, name: base[name] - 1e-6}))
+        fd = (hi - lo) / 2e-6
+        assert np.abs(lin.B[:, j] - fd).max() <= 1e-7 * max(1.0, np.abs(fd).max())
+    assert lin.B[lin.states.index("x't"), 0] == pytest.approx(9.0, rel=1e-12)
+    assert lin.control_input_gain.shape == (1, 2)
+
+
 # ----------------------------------------------------------------- A by SymPy
 @pytest.fixture(scope="module")
 def arm_values() -> dict[str, float]:
