@@ -275,8 +275,10 @@ def equilibrium(equations: Equations, *, initial: Mapping[str, float] | None = N
     norm = float(np.abs(R).max(initial=0.0))
     while True:
         if not np.all(np.isfinite(R)) or not np.all(np.isfinite(J)):
-            message = ("the equations cannot be evaluated at the current guess; give "
-                       "initial values nearer the equilibrium")
+            message = ("the equations cannot be evaluated at the current guess"
+                       + (" (or the controls cannot reach a programmed constraint there: "
+                          "G M⁻¹ H loses rank)" if eq.controls is not None else "")
+                       + "; give initial values nearer the equilibrium")
             break
         if norm <= tol:
             success = True

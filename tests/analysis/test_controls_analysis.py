@@ -348,6 +348,8 @@ def test_unreachable_constraint_at_the_point_is_named() -> None:
     eq = kidym.derive(kidym.load(ARM_FILE))
     with pytest.raises(np.linalg.LinAlgError, match=r"cannot reach programmed constraint `fy`"):
         kidym.linearize(eq, {"q1": 0.2, "q2": 0.0, "q1't": 0.0, "q2't": 0.0})
+    with pytest.raises(ValueError, match=r"the controls cannot reach a programmed constraint"):
+        kidym.equilibrium(eq, initial={"q1": 0.2, "q2": 0.0})
 
 
 def test_symbolic_form_is_refused_and_coefficients_are_checked() -> None:
