@@ -382,6 +382,8 @@ def _matrix_text(a: np.ndarray, rows: Sequence[str], cols: Sequence[str],
                  digits: int) -> list[str]:
     w = max([len(c) for c in cols] + [digits + 7])
     rw = max([len(r) for r in rows] + [1])
+    # rounding noise (an entry below 1e-12 of the largest: a cancellation) is printed as 0
+    a = np.where(np.abs(a) <= 1e-12 * float(np.abs(a).max(initial=0.0)), 0.0, a)
     out = [" " * (rw + 2) + " ".join(c.rjust(w) for c in cols)]
     for r, row in zip(rows, a):
         out.append(f"  {r.ljust(rw)}" + " ".join(f"{v:{w}.{digits}g}" for v in row))
