@@ -82,14 +82,15 @@ def _animate_modes(out: Path, model, md, which: list[int],
 
 def _write_row(path: Path, eq, eqm) -> Path:
     """``results.csv`` of a statics run: one row, ``t``, the state (speeds 0), the
-    multipliers."""
+    multipliers, the controls of programmed constraints."""
     names = [str(s) for s in (*eq.coordinates, *eq.speeds)]
     vals = {**eqm.coordinates, **{str(w): 0.0 for w in eq.speeds}}
     with path.open("w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
-        w.writerow(["t", *names, *eqm.multipliers])
+        w.writerow(["t", *names, *eqm.multipliers, *eqm.controls])
         w.writerow([repr(eqm.t), *(repr(vals[n]) for n in names),
-                    *(repr(v) for v in eqm.multipliers.values())])
+                    *(repr(v) for v in eqm.multipliers.values()),
+                    *(repr(v) for v in eqm.controls.values())])
     return path
 
 

@@ -7,7 +7,8 @@ first integrals.
 * :mod:`~kidym.analysis.statics` — ``РАСЧЕТ := СТАТИКА``: ``F(q, 0, t₀) + Gᵀλ = 0``,
   ``Φ(q) = 0`` by Newton's method on that Jacobian, the stiffness and its definiteness;
 * :mod:`~kidym.analysis.linearize` — ``δẋ = A δx + B δu`` about an equilibrium or a
-  steady motion, on the constraint manifold;
+  steady motion, on the constraint manifold, or of the closed loop of controls held by
+  programmed constraints;
 * :mod:`~kidym.analysis.linear_form` — the linearised equations printed with the
   parameters as symbols (with constraints, the descriptor form with the multipliers);
 * :mod:`~kidym.analysis.integrals` — first integrals found from a dictionary of

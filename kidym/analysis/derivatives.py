@@ -1,8 +1,11 @@
 """First derivatives of the Cauchy form by the states and by input parameters.
 
 ``ẏ = [q̇(q, w, t); ẇ]`` with ``M ẇ = F`` (and, with ``УРАВНЕНИЯ``, ``M ẇ = F + Gᵀλ``,
-``G ẇ = γ``). The partial derivatives of ``q̇``, ``M``, ``F`` and the constraint block
-``γ, Φ, c, G`` by every coordinate, speed and input parameter are named quantities of
+``G ẇ = γ``; with controls of programmed constraints, ``M ẇ = F⁰ + H u``, ``G ẇ = b``).
+The partial derivatives of ``q̇``, ``M``, ``F`` and the constraint block ``γ, Φ, c, G``
+(with controls: of ``F⁰`` and the block ``b, G, H`` of
+:attr:`~kidym.eom.equations.Equations.forcing_extended`) by every coordinate, speed and
+input parameter are named quantities of
 the equations' graph, formed by the chain rule through the names
 (:meth:`kidym.symbolic.graph.Graph.diff` for the states; :func:`parameter_partial` for
 parameters, which the graph does not track as dependencies) — no expression is expanded
@@ -66,7 +69,7 @@ class Point:
 
     qdot: np.ndarray      # (n_q,)
     M: np.ndarray         # (n_w, n_w)
-    F: np.ndarray         # (n_w + m (3 + n_w),): F, γ, Φ, c, G
+    F: np.ndarray         # F, γ, Φ, c, G (n_w + m (3 + n_w)); with controls F⁰, b, G, H
     dqdot: np.ndarray     # (n_b, n_q)
     dM: np.ndarray        # (n_b, n_w, n_w)
     dF: np.ndarray        # (n_b, len(F))
@@ -110,11 +113,6 @@ class StateDerivatives:
 
     @staticmethod
     def _roots(eq: Equations) -> tuple[list[Expr], list[int], list[int]]:
-        if eq.controls is not None:
-            raise ValueError(
-                f"model `{eq.model.name}` has controls (`НЕИЗВЕСТНЫЕ`) solved from programmed "
-                "constraints at each state; the equilibrium, linearisation and modes of such "
-                "a closed loop are not supported yet: simulate it (`kidym run`)")
         n_q, n_w = eq.n_q, eq.n_w
         upper = [eq.mass_matrix_named[i][j] for i in range(n_w) for j in range(i, n_w)]
         roots = [*eq.qdot, *upper, *eq.forcing_extended]

@@ -13,6 +13,11 @@ and ``A`` is the Jacobian of the reduced equations ``ẋ = f_ind(x, h(x))``:
 derivatives of :class:`~kidym.analysis.derivatives.StateDerivatives` (the chain rule,
 nothing expanded, nothing differenced). ``B`` is the same with the inputs — parameters
 named as inputs — in place of the states.
+
+With controls of programmed constraints (``НЕИЗВЕСТНЫЕ``, seed 004) ``A`` is the closed
+loop's: the controls are solved at every state, and that solve is differentiated
+exactly (:func:`closed_loop_point`); the controls at the point and their derivatives
+(the feedback gain ``∂u/∂x``) are part of the result.
 """
 
 from __future__ import annotations
@@ -40,6 +45,8 @@ def operating_point(eq: Equations, state: Mapping[str, float] | None = None,
     ------
     KeyError
         A name in ``state`` that is not a state (the message lists the states).
+    ValueError
+        A coefficient of a programmed constraint above 0 with ``params``.
     """
     from kidym.simulate.simulate import canonical_initial, parameter_vector  # SciPy
 
@@ -53,12 +60,20 @@ def operating_point(eq: Equations, state: Mapping[str, float] | None = None,
         values[k] = float(v)
     y = np.array([values.get(n, 0.0) for n in names], dtype=float)
     t0 = model.time_span(params)[0] if t is None else float(t)
-    return t0, y, parameter_vector(model, params)
+    p = parameter_vector(model, params)
+    if eq.controls is not None:     # the laws (5.5) of the closed loop, as for runs
+        from kidym.model.programmed import check_coefficients
+        check_coefficients(model, {q.name: float(v) for q, v in zip(model.parameters, p)})
+    return t0, y, p
 
 
 def solve_point(eq: Equations, pt: Point) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(ẇ, λ, ∂[ẇ; λ]/∂bases)`` at ``pt`` (exact constraints, no Baumgarte terms)."""
+    """``(ẇ, λ, ∂[ẇ; λ]/∂bases)`` at ``pt`` (exact constraints, no Baumgarte terms); for
+    a model with controls ``(ẇ, u, ∂[ẇ; u]/∂bases)`` of the closed loop
+    (:func:`closed_loop_point`)."""
     from scipy import linalg
+    if eq.controls is not None:
+        return closed_loop_point(eq, pt)
     n_w, m = eq.n_w, eq.m
     n_b = pt.dM.shape[0]
     if m == 0:
@@ -88,6 +103,91 @@ def solve_point(eq: Equations, pt: Point) -> tuple[np.ndarray, np.ndarray, np.nd
     cols = db - np.einsum("kij,j->ki", dA, x)
     dx = linalg.lu_solve(lu, cols.T)
     return x[:n_w], x[n_w:], dx
+
+
+def needs_mass_derivatives(eq: Equations, wdot: np.ndarray, scale: float) -> bool:
+    """Whether ``∂M/∂y`` enters the derivatives of the solve at a point with ``ẇ``:
+    where ``ẇ ≠ 0`` (as ``∂M/∂y · ẇ``), and with controls solved by least norm
+    (``S > r``: ``Γ = G M⁻¹ H`` itself is differentiated)."""
+    if eq.controls is not None and eq.controls.s > eq.controls.r:
+        return True
+    return bool(np.abs(wdot).max(initial=0.0) > 1e-12 * max(1.0, scale))
+
+
+def closed_loop_point(eq: Equations, pt: Point) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(ẇ, u, ∂[ẇ; u]/∂bases)`` of a model whose controls hold programmed constraints.
+
+    ``M ẇ = F⁰ + H u`` with ``u`` from ``Γ u = r`` (:func:`kidym.eom.controls.
+    solve_controls`: ``a = M⁻¹F⁰``, ``B_m = M⁻¹H``, ``Γ = G B_m``, ``r = b − G a``; LU
+    for ``S = r``, least norm ``u = Γᵀν``, ``ΓΓᵀν = r`` for ``S > r``), differentiated
+    exactly by every base ``k``::
+
+        ∂a = M⁻¹(∂F⁰ − ∂M a)          ∂B_m = M⁻¹(∂H − ∂M B_m)
+        ∂Γ = ∂G B_m + G ∂B_m          ∂r = ∂b − ∂G a − G ∂a
+        ∂u = Γ⁻¹(∂r − ∂Γ u)                                  (S = r)
+        ∂u = ∂Γᵀν + Γᵀ(ΓΓᵀ)⁻¹(∂r − (∂Γ Γᵀ + Γ ∂Γᵀ)ν)        (S > r)
+        ∂ẇ = ∂a + ∂B_m u + B_m ∂u
+
+    ``pt.dM`` must hold ``∂M`` where :func:`needs_mass_derivatives` says so (at ``ẇ =
+    0`` with ``S = r`` its terms cancel).
+
+    Raises
+    ------
+    kidym.eom.controls.ControlSolveError
+        Singular ``M``, or a programmed constraint the controls cannot reach here (the
+        message names it).
+    """
+    from scipy import linalg
+
+    from kidym.eom.controls import ControlSolveError, solve_controls, split
+    ctl = eq.controls
+    n_w, r, s = eq.n_w, ctl.r, ctl.s
+    if not (np.all(np.isfinite(pt.F)) and np.all(np.isfinite(pt.M))):
+        raise ValueError("the equations cannot be evaluated at this state (a value is not "
+                         "finite)")
+    F0, block = split(pt.F, n_w, r, s)
+    try:
+        wdot, u = solve_controls(pt.M, F0, block)
+    except ControlSolveError as exc:
+        if exc.unreachable:
+            names = ", ".join(f"`{ctl.names[i]}`" for i in exc.unreachable)
+            raise ControlSolveError(
+                f"the controls {', '.join(f'`{c}`' for c in ctl.control_names)} cannot "
+                f"reach programmed constraint {names} at this state (G M⁻¹ H has lost "
+                "rank): a singular configuration of the mechanism", exc.unreachable) from exc
+        raise
+    n_b = pt.dF.shape[0]
+    G, H, b = block.G, block.H, block.target
+    k = n_w + r
+    dF0, db = pt.dF[:, :n_w], pt.dF[:, n_w:k]
+    dG = pt.dF[:, k:k + r * n_w].reshape(n_b, r, n_w)
+    dH = pt.dF[:, k + r * n_w:].reshape(n_b, n_w, s)
+    cf = linalg.cho_factor(pt.M)
+    a = linalg.cho_solve(cf, F0)
+    Bm = linalg.cho_solve(cf, H)
+
+    def minv(x: np.ndarray) -> np.ndarray:      # M⁻¹ along axis 1 of (n_b, n_w, …)
+        flat = np.moveaxis(x, 1, 0).reshape(n_w, -1)
+        return np.moveaxis(linalg.cho_solve(cf, flat).reshape((n_w, n_b, *x.shape[2:])),
+                           0, 1)
+
+    da = minv(dF0 - np.einsum("kij,j->ki", pt.dM, a))
+    dBm = minv(dH - np.einsum("kij,js->kis", pt.dM, Bm))
+    gamma = G @ Bm
+    dgamma = np.einsum("kiw,ws->kis", dG, Bm) + np.einsum("iw,kws->kis", G, dBm)
+    rhs = b - G @ a
+    dr = db - np.einsum("kiw,w->ki", dG, a) - da @ G.T
+    if s == r:
+        du = linalg.solve(gamma, (dr - np.einsum("kis,s->ki", dgamma, u)).T).T
+    else:
+        gg = gamma @ gamma.T
+        nu = linalg.solve(gg, rhs, assume_a="pos")
+        dgg = np.einsum("kis,js->kij", dgamma, gamma)
+        dgg = dgg + np.transpose(dgg, (0, 2, 1))
+        dnu = linalg.solve(gg, (dr - np.einsum("kij,j->ki", dgg, nu)).T, assume_a="pos").T
+        du = np.einsum("kis,i->ks", dgamma, nu) + dnu @ gamma
+    dwdot = da + np.einsum("kws,s->kw", dBm, u) + du @ Bm.T
+    return wdot, u, np.vstack([dwdot.T, du.T])
 
 
 def constraint_rows(eq: Equations, pt: Point) -> np.ndarray:
@@ -136,6 +236,14 @@ class Linearization:
     A_full : ndarray, shape (n_y, n_y)
         ``∂ẏ/∂y`` over all states before the reduction (equal to ``A`` without
         constraints).
+    controls : dict of str to float
+        With controls of programmed constraints (``НЕИЗВЕСТНЫЕ``): ``u`` at the point,
+        by name; ``A`` is then the closed loop's (the controls solved at every state).
+    control_gain : ndarray, shape (S, n_x)
+        ``∂u/∂x``: the feedback gain by which the controls hold the programmed
+        constraints near the point (``δu = control_gain δx + control_input_gain δp``).
+    control_input_gain : ndarray, shape (S, n_u)
+        ``∂u`` by the inputs.
     """
 
     states: tuple[str, ...]
@@ -150,6 +258,9 @@ class Linearization:
     dependent: tuple[str, ...]
     D: np.ndarray
     A_full: np.ndarray
+    controls: dict[str, float] = field(default_factory=dict)
+    control_gain: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    control_input_gain: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
     _symbolic: object = field(default=None, repr=False, compare=False)
 
     @property
@@ -198,7 +309,10 @@ class Linearization:
                 "point": self.point, "parameters": self.parameters,
                 "wdot": self.wdot.tolist(), "multipliers": self.multipliers,
                 "dependent": list(self.dependent), "D": self.D.tolist(),
-                "stationary": self.stationary}
+                "stationary": self.stationary,
+                **({"controls": self.controls, "control_gain": self.control_gain.tolist(),
+                    "control_input_gain": self.control_input_gain.tolist()}
+                   if self.controls else {})}
         if symbolic:
             out["symbolic"] = self.symbolic().to_dict()
         return out
@@ -224,6 +338,17 @@ class Linearization:
             lines += _matrix_text(self.B, self.states, self.inputs, digits)
         if self.dependent:
             lines.append("dependent states δy = D δx: " + ", ".join(self.dependent))
+        if self.controls:
+            names = tuple(self.controls)
+            lines.append("closed loop: the controls hold the programmed constraints at every "
+                         "state; at the point " + ", ".join(
+                             f"{k} = {v:.{digits}g}" for k, v in self.controls.items()))
+            lines.append("δu = K δx" + (" + K_u δu" if self.inputs else "")
+                         + ", the feedback gain K = ∂u/∂x =")
+            lines += _matrix_text(self.control_gain, names, self.states, digits)
+            if self.inputs:
+                lines.append("K_u =")
+                lines += _matrix_text(self.control_input_gain, names, self.inputs, digits)
         return "\n".join(lines)
 
     def to_latex(self, digits: int = 6) -> str:
@@ -250,7 +375,11 @@ class Linearization:
                  inputs=np.array(self.inputs, dtype=str),
                  dependent=np.array(self.dependent, dtype=str),
                  point=np.array([self.point[k] for k in self.point]),
-                 point_names=np.array(list(self.point), dtype=str), t=self.t)
+                 point_names=np.array(list(self.point), dtype=str), t=self.t,
+                 controls=np.array(list(self.controls.values()), dtype=float),
+                 control_names=np.array(list(self.controls), dtype=str),
+                 control_gain=self.control_gain,
+                 control_input_gain=self.control_input_gain)
         return path
 
 
@@ -263,6 +392,8 @@ def _matrix_text(a: np.ndarray, rows: Sequence[str], cols: Sequence[str],
                  digits: int) -> list[str]:
     w = max([len(c) for c in cols] + [digits + 7])
     rw = max([len(r) for r in rows] + [1])
+    # rounding noise (an entry below 1e-12 of the largest: a cancellation) is printed as 0
+    a = np.where(np.abs(a) <= 1e-12 * float(np.abs(a).max(initial=0.0)), 0.0, a)
     out = [" " * (rw + 2) + " ".join(c.rjust(w) for c in cols)]
     for r, row in zip(rows, a):
         out.append(f"  {r.ljust(rw)}" + " ".join(f"{v:{w}.{digits}g}" for v in row))
@@ -323,8 +454,9 @@ def linearize(equations: Equations, state: Mapping[str, float] | None = None, *,
     t0, y, p = operating_point(eq, state, params, t)
     pt = der(t0, y, p)
     wdot, lam, dx = solve_point(eq, pt)
-    # ∂M/∂y · ẇ: only away from ẇ = 0 (at an equilibrium ẇ is rounding noise, ~1e-16)
-    if np.abs(wdot).max(initial=0.0) > 1e-12 * max(1.0, float(np.abs(dx).max(initial=0.0))):
+    # ∂M/∂y · ẇ: only away from ẇ = 0 (at an equilibrium ẇ is rounding noise, ~1e-16),
+    # or with controls of least norm
+    if needs_mass_derivatives(eq, wdot, float(np.abs(dx).max(initial=0.0))):
         pt = der(t0, y, p, mass=True)
         wdot, lam, dx = solve_point(eq, pt)
     n_q, n_w = eq.n_q, eq.n_w
@@ -355,8 +487,20 @@ def linearize(equations: Equations, state: Mapping[str, float] | None = None, *,
     mult = (dict(zip(eq.constraints.multiplier_names, map(float, lam)))
             if eq.constraints is not None else {})
     symbolic = lambda wd: symbolic_form(der, t0, y, wd, lam)  # noqa: E731
+    controls, gain, gain_u = {}, np.zeros((0, len(ind))), np.zeros((0, len(inputs)))
+    if eq.controls is not None:     # (no УРАВНЕНИЯ beside controls: x = y)
+        controls = dict(zip(eq.controls.control_names, map(float, lam)))
+        gain, gain_u = dx[n_w:, :n_y], dx[n_w:, n_y:]
+        symbolic = _no_symbolic_controls
     return Linearization(states=tuple(names[i] for i in ind), inputs=inputs, A=A, B=B,
                          t=t0, point=dict(zip(names, map(float, y))), parameters=pvals,
                          wdot=wdot, multipliers=mult,
                          dependent=tuple(names[i] for i in dep), D=D, A_full=A_full,
+                         controls=controls, control_gain=gain, control_input_gain=gain_u,
                          _symbolic=symbolic)
+
+
+def _no_symbolic_controls(_wdot: np.ndarray) -> None:
+    raise ValueError("the symbolic form is not given for a model with controls of "
+                     "programmed constraints (its closed loop holds the solve of Γ u = r, "
+                     "not expanded); use the numeric A, B and control_gain")

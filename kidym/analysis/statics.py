@@ -19,13 +19,24 @@ unstable; semidefinite — not decided at second order.
 A model whose equations depend on time is solved with time frozen at ``t₀`` (the
 model's start time, or ``t``): the equilibrium of the system as it is at that instant;
 the report says so.
+
+A model with controls of programmed constraints (``НЕИЗВЕСТНЫЕ``, seed 004) is in
+equilibrium as a closed loop: ``F⁰(q, 0) + H(q, 0) u(q) = 0`` with the controls ``u(q)``
+solved from the constraints at every guess (:func:`kidym.analysis.linearize.
+closed_loop_point`, whose exact derivatives give the Jacobian ``∂F⁰/∂q + ∂H/∂q u + H
+∂u/∂q``); the equilibrium controls ``u*`` are reported (the holding torques of an arm at
+a programmed posture). The closed loop's forces are not potential, so its stability is
+decided by the eigenvalues of the linearised ``A`` (:func:`kidym.analysis.linearize.
+linearize` at ``(q*, 0)``), not by the stiffness: every ``Re s < 0`` — stable
+(asymptotically), one ``Re s > 0`` — unstable, the largest on the imaginary axis (an
+undamped zero dynamics, a pendulum left free by the constraints) — not decided.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -35,6 +46,9 @@ from kidym.eom.equations import Equations
 
 #: Relative tolerance of the balance (scaled by the generalized forces' size).
 RTOL = 1e-11
+#: Real parts within this much of ``max |s|`` count as 0 in the closed loop's verdict
+#: (the tolerance of :mod:`kidym.analysis.modes`, 1e-8 of ``‖A‖``).
+CLOSED_LOOP_TOL = 1e-8
 
 
 @dataclass(frozen=True)
@@ -67,6 +81,11 @@ class Equilibrium:
         not decide stability.
     stability : {"stable", "unstable", "undecided"}
     parameters : dict of str to float
+    controls : dict of str to float
+        With controls of programmed constraints: ``u*`` by name (empty otherwise).
+    eigenvalues : ndarray or None
+        With controls: the eigenvalues of the closed loop's linearised ``A`` at the
+        equilibrium, which decide ``stability`` (None otherwise).
     """
 
     coordinates: dict[str, float]
@@ -83,6 +102,8 @@ class Equilibrium:
     symmetric: bool
     stability: str
     parameters: dict[str, float]
+    controls: dict[str, float] = field(default_factory=dict)
+    eigenvalues: np.ndarray | None = None
 
     def describe(self) -> str:
         """A few lines for the terminal."""
@@ -101,6 +122,12 @@ class Equilibrium:
         for k, v in self.multipliers.items():
             lines.append(f"  {k} = {(0.0 if abs(v) < 1e-12 * self.scale else v):.10g}"
                          "  (reaction)")
+        for k, v in self.controls.items():
+            lines.append(f"  {k} = {(0.0 if abs(v) < 1e-12 * self.scale else v):.10g}"
+                         "  (control)")
+        if self.eigenvalues is not None:
+            lines += self._closed_loop_lines()
+            return "\n".join(lines)
         tiny = 1e-9 * max(self.scale, float(np.abs(self.stiffness).max(initial=0.0)))
         ev = ", ".join(f"{(0.0 if abs(v) <= tiny else v):.6g}"
                        for v in self.stiffness_eigenvalues)
@@ -115,9 +142,29 @@ class Equilibrium:
         }[self.stability])
         return "\n".join(lines)
 
+    def _closed_loop_lines(self) -> list[str]:
+        ev = self.eigenvalues
+        tol = CLOSED_LOOP_TOL * max(1.0, float(np.abs(ev).max(initial=0.0)))
+        top = float(ev.real.max()) if ev.size else 0.0
+        top = 0.0 if abs(top) <= tol else top
+        return [
+            "closed loop (the controls hold the programmed constraints): its forces are not "
+            "potential,",
+            f"so the eigenvalues of the linearised A decide stability, not the stiffness "
+            f"({ev.size} eigenvalues, max Re s = {top:.6g})",
+            "stability: " + {
+                "stable": "stable (every eigenvalue of A has Re s < 0: asymptotically)",
+                "unstable": "unstable (an eigenvalue of A has Re s > 0)",
+                "undecided": "not decided by the linear terms (the largest Re s is 0: an "
+                             "undamped motion the constraints leave free); see `РАСЧЕТ := "
+                             "СВОБОДНЫЕ КОЛЕБАНИЯ`"}[self.stability]]
+
     def to_dict(self) -> dict:
         """JSON-ready."""
         return {"coordinates": self.coordinates, "multipliers": self.multipliers,
+                "controls": self.controls,
+                "eigenvalues": (None if self.eigenvalues is None
+                                else [[s.real, s.imag] for s in self.eigenvalues]),
                 "residual": self.residual, "scale": self.scale,
                 "iterations": self.iterations, "success": self.success,
                 "message": self.message, "t": self.t,
@@ -134,8 +181,25 @@ class Equilibrium:
 
 def _pieces(eq: Equations, der: StateDerivatives, t: float, y: np.ndarray, p: np.ndarray,
             lam: np.ndarray):
-    """Residual ``[F + Gᵀλ; Φ_hol]`` and its Jacobian by ``[q; λ]`` at ``(q, w = 0)``."""
+    """Residual ``[F + Gᵀλ; Φ_hol]`` and its Jacobian by ``[q; λ]`` at ``(q, w = 0)``;
+    with controls ``F⁰ + H u(q)`` and ``∂F⁰/∂q + ∂H/∂q u + H ∂u/∂q`` (and, in place of
+    ``G``, the controls ``u``)."""
     n_q, n_w, m = eq.n_q, eq.n_w, eq.m
+    if eq.controls is not None:
+        from kidym.analysis.linearize import closed_loop_point
+        from kidym.eom.controls import ControlSolveError, split
+        pt = der(t, y, p, mass=True)        # (exact ∂u/∂q away from ẇ = 0 too)
+        try:
+            _wdot, u, dx = closed_loop_point(eq, pt)
+        except (ControlSolveError, ValueError):   # no controls here: not a step to take
+            nan = np.full(n_w, np.nan)
+            return nan, np.full((n_w, n_q), np.nan), pt, nan
+        F0, block = split(pt.F, n_w, eq.controls.r, eq.controls.s)
+        k = n_w + eq.controls.r * (1 + n_w)
+        dH = pt.dF[:n_q, k:].reshape(n_q, n_w, eq.controls.s)
+        R = F0 + block.H @ u
+        J = pt.dF[:n_q, :n_w].T + np.einsum("kws,s->wk", dH, u) + block.H @ dx[n_w:, :n_q]
+        return R, J, pt, u
     pt = der(t, y, p)
     F = pt.F[:n_w]
     dFq = pt.dF[:n_q, :n_w].T                          # (n_w, n_q)
@@ -211,8 +275,10 @@ def equilibrium(equations: Equations, *, initial: Mapping[str, float] | None = N
     norm = float(np.abs(R).max(initial=0.0))
     while True:
         if not np.all(np.isfinite(R)) or not np.all(np.isfinite(J)):
-            message = ("the equations cannot be evaluated at the current guess; give "
-                       "initial values nearer the equilibrium")
+            message = ("the equations cannot be evaluated at the current guess"
+                       + (" (or the controls cannot reach a programmed constraint there: "
+                          "G M⁻¹ H loses rank)" if eq.controls is not None else "")
+                       + "; give initial values nearer the equilibrium")
             break
         if norm <= tol:
             success = True
@@ -240,7 +306,13 @@ def equilibrium(equations: Equations, *, initial: Mapping[str, float] | None = N
             break
         y, lam, R, J, pt, G, norm = y_new, lam_new, R_new, J_new, pt_new, G_new, n_new
     names = [str(q) for q in eq.coordinates]
-    K, ev, symmetric, stability = _stiffness(eq, pt, lam, scale)
+    controls, eigenvalues = {}, None
+    if eq.controls is not None:
+        K, ev, symmetric, _ = _stiffness(eq, pt, lam, scale, J)
+        controls = dict(zip(eq.controls.control_names, map(float, G)))
+        stability, eigenvalues = _closed_loop_stability(eq, der, t0, y, p, success)
+    else:
+        K, ev, symmetric, stability = _stiffness(eq, pt, lam, scale)
     result = Equilibrium(
         coordinates=dict(zip(names, map(float, y[:n_q]))),
         multipliers=(dict(zip(eq.constraints.multiplier_names, map(float, lam)))
@@ -249,19 +321,40 @@ def equilibrium(equations: Equations, *, initial: Mapping[str, float] | None = N
         message=message or "converged", t=t0,
         time_dependent=bool(eq.graph.mentions(eq.roots(), {eq.graph.time})),
         stiffness=K, stiffness_eigenvalues=ev, symmetric=symmetric, stability=stability,
-        parameters={q.name: float(v) for q, v in zip(eq.model.parameters, p)})
+        parameters={q.name: float(v) for q, v in zip(eq.model.parameters, p)},
+        controls=controls, eigenvalues=eigenvalues)
     if not success and raise_on_failure:
         raise ValueError(f"statics of model `{eq.model.name}`: {message}")
     return result
 
 
-def _stiffness(eq: Equations, pt, lam: np.ndarray, scale: float):
+def _closed_loop_stability(eq: Equations, der: StateDerivatives, t: float, y: np.ndarray,
+                           p: np.ndarray, success: bool) -> tuple[str, np.ndarray | None]:
+    """The verdict of a closed loop with controls from the eigenvalues of its ``A`` at
+    ``(q*, 0)`` (``"undecided"``, no eigenvalues, where no equilibrium was found)."""
+    if not success:
+        return "undecided", None
+    from scipy import linalg
+
+    from kidym.analysis.linearize import linearize
+    names = [str(s) for s in (*eq.coordinates, *eq.speeds)]
+    lin = linearize(eq, dict(zip(names, map(float, y))), params=dict(
+        zip((q.name for q in eq.model.parameters), map(float, p))), t=t, derivatives=der)
+    ev = linalg.eigvals(lin.A)
+    tol = CLOSED_LOOP_TOL * max(1.0, float(np.abs(lin.A).max(initial=0.0)))
+    top = float(ev.real.max()) if ev.size else 0.0
+    verdict = "unstable" if top > tol else ("stable" if top < -tol else "undecided")
+    return verdict, ev[np.lexsort((ev.imag, -ev.real))]
+
+
+def _stiffness(eq: Equations, pt, lam: np.ndarray, scale: float,
+               closed_loop: np.ndarray | None = None):
     """``K`` on the admissible displacements, its symmetric part's eigenvalues, the
-    verdict."""
+    verdict; ``closed_loop``: ``∂(F⁰ + H u)/∂q`` of a model with controls."""
     from scipy import linalg
     n_q, n_w, m = eq.n_q, eq.n_w, eq.m
     Bw = pt.dqdot[n_q:n_q + n_w, :].T                  # ∂q̇/∂w, (n_q, n_w)
-    dFq = pt.dF[:n_q, :n_w].T
+    dFq = pt.dF[:n_q, :n_w].T if closed_loop is None else closed_loop
     if m:
         dG = pt.dF[:n_q, n_w + 3 * m:].reshape(n_q, m, n_w)
         dFq = dFq + np.einsum("kiw,i->wk", dG, lam)

@@ -36,8 +36,9 @@ DEFAULT_K = -20
 #: The default law of a first-order one, ``ż = k z``: ``z0 e^{−10 t}``.
 DEFAULT_K_FIRST = -10
 
-#: Calculation types a model with controls may ask for.
-CALCULATIONS = (None, "DYNAMICS", "EQUATIONS")
+#: Calculation types a model with controls may ask for (statics and free vibrations of
+#: the closed loop: :mod:`kidym.analysis`).
+CALCULATIONS = (None, "DYNAMICS", "EQUATIONS", "STATICS", "FREE_VIBRATIONS")
 
 
 @dataclass(frozen=True)
@@ -115,8 +116,10 @@ def check(b, controls: list[ast.Name], items: list[ProgrammedItem]
     if ins_p is None:
         return names, ()
     if b.calculation not in CALCULATIONS:
-        b.error(f"`{ins_p.written}` (controls of programmed constraints) works in the dynamics "
-                "calculation only; remove it or use `РАСЧЕТ := ДИНАМИКА;`", ins_p.name_span)
+        b.error(f"`{ins_p.written}` (controls of programmed constraints) works in the dynamics, "
+                "statics and free-vibrations calculations only; remove it or use `РАСЧЕТ := "
+                "ДИНАМИКА;` (or `СТАТИКА`, `СВОБОДНЫЕ КОЛЕБАНИЯ`: the closed loop's equilibrium "
+                "and modes)", ins_p.name_span)
     for key in ("IK_EQUATIONS", "ROLLING", "COINCIDE"):
         other = b.instructions.get(key)
         if other is not None:
