@@ -119,7 +119,7 @@ def closed_loop_point(eq: Equations, pt: Point) -> tuple[np.ndarray, np.ndarray,
 
     ``M ẇ = F⁰ + H u`` with ``u`` from ``Γ u = r`` (:func:`kidym.eom.controls.
     solve_controls`: ``a = M⁻¹F⁰``, ``B_m = M⁻¹H``, ``Γ = G B_m``, ``r = b − G a``; LU
-    for ``S = r``, least norm ``u = Γᵀν``, ``ΓΓᵀν = r`` for ``S > r``), differentiated
+    for ``S = r``, least norm ``u = Γᵀν``, ``ΓΓᵀν = r`` for ``S > r``, through ``Γᵀ = QR``), differentiated
     exactly by every base ``k``::
 
         ∂a = M⁻¹(∂F⁰ − ∂M a)          ∂B_m = M⁻¹(∂H − ∂M B_m)
@@ -180,12 +180,15 @@ def closed_loop_point(eq: Equations, pt: Point) -> tuple[np.ndarray, np.ndarray,
     if s == r:
         du = linalg.solve(gamma, (dr - np.einsum("kis,s->ki", dgamma, u)).T).T
     else:
-        gg = gamma @ gamma.T
-        nu = linalg.solve(gg, rhs, assume_a="pos")
+        # Γᵀ = Q R (as solve_controls): ΓΓᵀ = RᵀR and Γᵀ(ΓΓᵀ)⁻¹ = Q R⁻ᵀ, no normal
+        # equations formed (they would square Γ's condition number)
+        Q, R = np.linalg.qr(gamma.T)
+        z = linalg.solve_triangular(R, rhs, trans="T")
+        nu = linalg.solve_triangular(R, z)
         dgg = np.einsum("kis,js->kij", dgamma, gamma)
         dgg = dgg + np.transpose(dgg, (0, 2, 1))
-        dnu = linalg.solve(gg, (dr - np.einsum("kij,j->ki", dgg, nu)).T, assume_a="pos").T
-        du = np.einsum("kis,i->ks", dgamma, nu) + dnu @ gamma
+        dz = linalg.solve_triangular(R, (dr - np.einsum("kij,j->ki", dgg, nu)).T, trans="T")
+        du = np.einsum("kis,i->ks", dgamma, nu) + (Q @ dz).T
     dwdot = da + np.einsum("kws,s->kw", dBm, u) + du @ Bm.T
     return wdot, u, np.vstack([dwdot.T, du.T])
 
