@@ -119,8 +119,8 @@ def closed_loop_point(eq: Equations, pt: Point) -> tuple[np.ndarray, np.ndarray,
 
     ``M ẇ = F⁰ + H u`` with ``u`` from ``Γ u = r`` (:func:`kidym.eom.controls.
     solve_controls`: ``a = M⁻¹F⁰``, ``B_m = M⁻¹H``, ``Γ = G B_m``, ``r = b − G a``; LU
-    for ``S = r``, least norm ``u = Γᵀν``, ``ΓΓᵀν = r`` for ``S > r``, through ``Γᵀ = QR``), differentiated
-    exactly by every base ``k``::
+    for ``S = r``, least norm ``u = Γᵀν``, ``ΓΓᵀν = r`` for ``S > r``, through
+    ``Γᵀ = QR``), differentiated exactly by every base ``k``::
 
         ∂a = M⁻¹(∂F⁰ − ∂M a)          ∂B_m = M⁻¹(∂H − ∂M B_m)
         ∂Γ = ∂G B_m + G ∂B_m          ∂r = ∂b − ∂G a − G ∂a
