@@ -49,6 +49,31 @@ _NAMESPACE: dict[str, object] = {
 }
 
 
+#: The same names evaluated the C way (a domain fault gives NaN or ±inf, not an
+#: exception): for the outputs of the state where a run failed (:func:`tolerant`).
+_TOLERANT: dict[str, object] = {
+    **_NAMESPACE,
+    **{name: getattr(np, np_name) for name, np_name in (
+        ("sin", "sin"), ("cos", "cos"), ("tan", "tan"), ("asin", "arcsin"),
+        ("acos", "arccos"), ("atan", "arctan"), ("atan2", "arctan2"), ("exp", "exp"),
+        ("log", "log"), ("sqrt", "sqrt"), ("sinh", "sinh"), ("cosh", "cosh"),
+        ("tanh", "tanh"), ("asinh", "arcsinh"), ("acosh", "arccosh"), ("atanh", "arctanh"),
+        ("floor", "floor"), ("ceiling", "ceil"))},
+    "cot": lambda x: 1.0 / np.tan(x), "sec": lambda x: 1.0 / np.cos(x),
+    "csc": lambda x: 1.0 / np.sin(x), "acot": lambda x: np.arctan(1.0 / x),
+}
+
+
+def tolerant(source: str) -> Callable:
+    """The generated function of ``source`` (already checked) evaluated as C would:
+    on NumPy scalars, so that ``sqrt(-1)``, ``log(0)`` or ``1/0`` give NaN or ±inf where
+    they occur instead of raising. Call it with ``y``, ``p`` as float64 arrays, inside
+    ``np.errstate(all="ignore")``."""
+    namespace = dict(_TOLERANT)
+    exec(compile(source, "<kidym generated rhs>", "exec"), namespace)
+    return namespace["rhs"]
+
+
 #: Names of the generated function itself (its arguments and results).
 _FRAME = frozenset({"rhs", "t", "y", "p", "M", "F", "qdot", "out", "float"})
 #: Attributes the generated source may use (of ``np``).

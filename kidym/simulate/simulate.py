@@ -46,7 +46,7 @@ from kidym.simulate.minimal import (
     require_minimal_form,
     run_minimal,
 )
-from kidym.simulate.numpy_engine import generate_python, needs_accelerations
+from kidym.simulate.numpy_engine import generate_python, needs_accelerations, tolerant
 from kidym.simulate.result import Result
 
 ENGINES = ("numpy", "compiled", "auto")
@@ -232,6 +232,29 @@ class NumpySystem:
         _qdot, M, F = self.rhs_function(float(t), y.tolist(), p.tolist())
         _w, lam = self._solve(t, y, np.asarray(M, float), np.asarray(F, float))
         return np.concatenate([np.asarray(out, float), lam])
+
+
+    def outputs_tolerant(self, t: float, y: np.ndarray, p: np.ndarray) -> np.ndarray:
+        """:meth:`outputs` where they cannot all be evaluated (the state where a run
+        failed): each output evaluated as the compiled engine does, NaN (or ±inf) only
+        where its own formula fails; accelerations and multipliers NaN if ``ẇ`` cannot
+        be solved for."""
+        n_out = len(self.output_names)
+        y = np.asarray(y, float)[:len(self.state_names)]
+        if self.accelerations:
+            try:
+                wdot = self.rhs(t, y, p)[self.equations.n_q:]
+            except (SimulationError, np.linalg.LinAlgError):
+                wdot = np.full(self.equations.n_w, np.nan)
+            y = np.concatenate([y, wdot])
+        fn = tolerant(self.source)
+        with np.errstate(all="ignore"):
+            try:
+                out = np.asarray(fn(np.float64(t), list(y.astype(np.float64)),
+                                    list(np.asarray(p, np.float64)))[3], float)
+            except (ZeroDivisionError, ValueError, OverflowError, TypeError):
+                return np.full(n_out, np.nan)
+        return np.concatenate([out, np.full(n_out - out.size, np.nan)])
 
 
 def check_reachable(system, t0: float, y0: np.ndarray, p: np.ndarray) -> None:
@@ -977,7 +1000,8 @@ def _projected_run(system: NumpySystem, segment, p: np.ndarray, t0: float, t1: f
 def _outputs(system: NumpySystem, t: np.ndarray, y: np.ndarray, p: np.ndarray, *,
              partial: bool) -> np.ndarray:
     """Outputs at the output times, shape (n_t, n_out); in a partial result a row whose
-    outputs cannot be evaluated (the state where the run failed) is NaN."""
+    outputs cannot be evaluated (the state where the run failed) holds NaN in the
+    outputs that cannot, as the compiled engine's (:meth:`NumpySystem.outputs_tolerant`)."""
     rows = []
     for k, tk in enumerate(t):
         try:
@@ -985,7 +1009,7 @@ def _outputs(system: NumpySystem, t: np.ndarray, y: np.ndarray, p: np.ndarray, *
         except SimulationError:
             if not partial:
                 raise
-            rows.append(np.full(len(system.output_names), np.nan))
+            rows.append(system.outputs_tolerant(tk, y[:, k], p))
     return np.array(rows, dtype=float).reshape(len(t), len(system.output_names))
 
 

@@ -166,6 +166,35 @@ def test_a_run_that_fails_at_the_start_has_no_balance_in_either_engine(
         "unavailable": "the run stopped at t = 0, where it started"}
 
 
+@pytest.mark.parametrize("case", sorted(FAILS_AT_START))
+def test_the_failing_state_s_outputs_are_the_same_in_both_engines(case, tmp_path):
+    """The row of the state where a run failed: each output is evaluated on its own, NaN
+    only where its own formula fails — in NumPy as in the generated C (before, NumPy's
+    row was all NaN: one failing formula raised and took the row with it). At x = 0,
+    x't = 0 the energy is the kinetic energy, 0, and only the power ``k sqrt(x−1) x't``
+    is undefined; the singular model's outputs are all defined."""
+    import csv
+
+    path = tmp_path / f"{case}.kdm"
+    path.write_text(FAILS_AT_START[case], encoding="utf-8")
+    rows = {}
+    for engine in ENGINES:
+        out = tmp_path / engine
+        main(["run", str(path), "--engine", engine, "--out", str(out), "--no-plots"])
+        with open(out / "results.csv", encoding="utf-8") as fh:
+            table = list(csv.reader(fh))
+        rows[engine] = dict(zip(table[0], map(float, table[-1])))
+    numpy_row, compiled_row = rows["numpy"], rows["compiled"]
+    assert numpy_row.keys() == compiled_row.keys()
+    for name, v in numpy_row.items():
+        c = compiled_row[name]
+        assert (np.isnan(v) and np.isnan(c)) or abs(v - c) <= 1e-12 * max(1.0, abs(c)), (
+            name, v, c)
+    assert numpy_row["energy"] == 0.0            # T at rest; no potential of its own
+    if case == "undefined":
+        assert np.isnan(numpy_row["energy't"])   # the power holds sqrt(−1)
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 def test_a_run_that_fails_before_its_second_output_has_no_balance(engine, tmp_path,
                                                                    capsys):
