@@ -3,14 +3,14 @@
 
 ``kd_eval`` fills ``F`` with ``[F⁰, b, G, H]`` (:attr:`Equations.forcing_extended`);
 ``kd_controlled`` solves ``M X = [F⁰ | H]`` (Gaussian elimination with partial
-pivoting), forms ``Γ = G X_H`` and solves ``Γ u = b − G X_0`` (as many controls as
-constraints), or, with more controls, takes its least-norm solution from the Householder
-QR factorisation ``Γᵀ = Q R``: ``Rᵀ z = b − G X_0``, ``u = Q z`` (the normal equations
+pivoting), forms ``Γ = G X_H`` and takes the least-norm solution of ``Γ u = b − G X_0``
+from the Householder QR factorisation ``Γᵀ = Q R``: ``Rᵀ z = b − G X_0``, ``u = Q z``
+(the unique solution with as many controls as constraints; the normal equations
 ``Γ Γᵀ ν = …`` would square Γ's condition number), and writes ``ẇ = X_0 + X_H u`` into
 ``F[0..n_w)`` and ``u`` after it. It returns 1 where ``M`` or ``Γ`` is singular (a
-constraint the controls cannot reach: with more controls, a row of ``Γ`` whose part
-outside the span of the rows before it, ``|R_ρρ|``, is below
-:data:`kidym.eom.controls.RANK_TOLERANCE` of ``|G_ρ| |X_H|``, NumPy's test); the Python
+constraint the controls cannot reach: a row of ``Γ`` whose part outside the span of the
+rows before it, ``|R_ρρ|``, is below :data:`kidym.eom.controls.RANK_TOLERANCE` of
+``|G_ρ| |X_H|``, NumPy's test, for either shape); the Python
 side then names the constraint (:func:`kidym.simulate.compiled.simulate_compiled`).
 """
 
@@ -55,17 +55,15 @@ static int kd_gauss(int n, double *A, double *b) {
 
 
 def _least_norm(r: int, s: int, nw: int, k: int) -> str:
-    """C that turns ``ν = b − G X_0`` into ``u``: with as many controls as constraints
-    ``Γ u = ν`` itself (Gaussian elimination), else the least-norm solution from the
+    """C that turns ``ν = b − G X_0`` into ``u``: the least-norm solution from the
     Householder QR factorisation ``Γᵀ = Q R``: ``Rᵀ z = ν``, ``u = Q z`` — not the normal
-    equations ``Γ Γᵀ``, which square Γ's condition number. ``|R_ρρ|`` is the part of row
-    ``ρ`` of ``Γ`` outside the span of the rows before it, compared with the scale
-    ``|G_ρ| |X_H|`` as :func:`kidym.eom.controls.unreachable_rows` does (1 below it)."""
-    if r == s:
-        return f"""    double W[{r * r}];
-    for (int i = 0; i < {r * r}; ++i) W[i] = Gam[i];
-    if (kd_gauss({r}, W, nu)) return 1;
-    for (int q = 0; q < {s}; ++q) u[q] = nu[q];"""
+    equations ``Γ Γᵀ``, which square Γ's condition number; with as many controls as
+    constraints that is the solution of ``Γ u = ν`` itself (QR is as accurate there as
+    NumPy's LU). ``|R_ρρ|`` is the part of row ``ρ`` of ``Γ`` outside the span of the
+    rows before it, compared with the scale ``|G_ρ| |X_H|`` as
+    :func:`kidym.eom.controls.unreachable_rows` does (1 below it): one rank rule for
+    both engines and both shapes (Gaussian elimination's pivot test, used here before
+    for the square case, let a row 1e-12 from dependent through where NumPy stops)."""
     return f"""    /* Rt = Gam^T ({s} x {r}), reduced to R in place; V: the Householder vectors */
     double Rt[{s * r}], V[{s * r}], beta[{r}], xh = 0.0;
     for (int i = 0; i < {nw}; ++i)

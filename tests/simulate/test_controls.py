@@ -482,6 +482,27 @@ def test_least_norm_solve_with_dependent_rows_names_the_constraint(engine: str) 
 
 
 @pytest.mark.parametrize("engine", ENGINES)
+def test_square_solve_with_a_row_1e12_from_dependent_stops_in_both_engines(
+        engine: str) -> None:
+    """As many controls as constraints, and from ``t = 0.5`` the rows of ``Γ`` differ by
+    ``1e-12``: below the rank rule (1e-10 of ``|G_ρ| |X_H|``), so NumPy stops there
+    naming ``g2`` — and so must the C (its square solve used Gaussian elimination's
+    pivot test at 1e-13 and ran on to the end with controls of 1e12)."""
+    text = NEARLY_PARALLEL.format(e=1e-12).replace(
+        "Jm.x.y.z = m;", "Jm.x.y = m;").replace(" Pfz.z = u3;", "").replace(
+        "g2 = x't + (1 + e)*y't + e*z't - V2;",
+        "g2 = x't + (1 + (t < 0.5 ? 1e-3 ! e))*y't - V2;").replace(
+        "НЕИЗВЕСТНЫЕ := u1, u2, u3;", "НЕИЗВЕСТНЫЕ := u1, u2;")
+    eq = kidym.derive(kidym.parse(text))
+    assert (eq.controls.r, eq.controls.s) == (2, 2)
+    with pytest.raises(kidym.SimulationError) as info:
+        kidym.simulate(eq, engine=engine)
+    err = info.value
+    assert "the controls cannot reach a programmed constraint (`g2`)" in str(err)
+    assert 0.5 <= err.time <= 0.53
+
+
+@pytest.mark.parametrize("engine", ENGINES)
 def test_least_norm_solve_losing_a_control_during_a_run_names_the_constraint(
         engine: str) -> None:
     """``u3`` does not act (``0*u3``) and ``u2`` is switched off at ``t = 0.5``: from
