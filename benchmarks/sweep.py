@@ -70,7 +70,7 @@ def main() -> None:
                                                              workers=args.workers)}
     started = time.perf_counter()
     with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
-                      dashboard_address=None, silence_logs=logging.ERROR) as cluster, \
+                      dashboard_address=":0", silence_logs=logging.ERROR) as cluster, \
             Client(cluster) as client:
         ready = time.perf_counter() - started
         first = time.perf_counter()

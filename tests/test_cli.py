@@ -124,9 +124,10 @@ def test_run_unknown_parameter_is_a_clear_error(pendulum, capsys):
     assert "`mass` is not a parameter" in err and "m1" in err
 
 
-def test_every_example_checks(capsys):
-    for path in sorted(EXAMPLES.glob("*/*.kdm")):
-        assert main(["check", str(path)]) == 0, path
+@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*/*.kdm")),
+                         ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_every_example_checks(path, capsys):
+    assert main(["check", str(path)]) == 0, path
 
 
 def test_run_kinematics_writes_one_folder_per_task(tmp_path) -> None:

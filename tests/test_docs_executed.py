@@ -7,6 +7,7 @@ are described in ``tests/docblocks.py``. The ``kdm`` blocks are parsed by
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import shutil
@@ -18,9 +19,16 @@ from tests import docblocks
 from tests.docblocks import ROOT, Block
 
 BLOCKS = docblocks.all_blocks()
+README = ROOT / "README.md"
 QUICK_START = [b for b in BLOCKS if b.page.name == "README.md" and b.section == "Quick start"]
 #: skipped blocks allowed at most: each names its reason on the page
 MAX_SKIPS = 6
+
+
+def _page_group(block: Block) -> pytest.MarkDecorator:
+    """The blocks of one page run in one process, in order (``--dist loadgroup`` of
+    pytest-xdist): a page's commands may use the files its earlier ones wrote."""
+    return pytest.mark.xdist_group(str(block.page.relative_to(ROOT)))
 
 
 def _params(kind: str) -> list:
@@ -28,7 +36,9 @@ def _params(kind: str) -> list:
     for b in BLOCKS:
         if b.kind != kind:
             continue
-        marks = [pytest.mark.slow] if "slow" in b.markers else []
+        marks = [_page_group(b)]
+        if "slow" in b.markers:
+            marks.append(pytest.mark.slow)
         for tool in ("pdflatex", "gcc"):
             needed = tool in b.text if tool != "gcc" else any(
                 w in b.text for w in ("compiled", "--engine auto", "rhs.py", "table2.py"))
@@ -40,9 +50,14 @@ def _params(kind: str) -> list:
 
 @pytest.fixture(scope="session")
 def pages(tmp_path_factory):
-    """A scratch directory per page (commands of one page may use earlier ones' files)."""
+    """A scratch directory per page (commands of one page may use earlier ones' files)
+    and one library cache for the run (shared by the pytest-xdist workers, as it is by
+    the pages of a run in one process)."""
     base = tmp_path_factory.mktemp("docs")
-    cache = base / "kidym-cache"
+    run = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        run = run.parent
+    cache = run / "docs-kidym-cache"
     made: dict = {}
 
     def get(block: Block):
@@ -67,7 +82,7 @@ def test_every_block_runs_or_says_why_not() -> None:
 def test_quick_start_is_the_ci_and_the_example() -> None:
     """The Quick start holds exactly two commands: they install system packages, so they
     are not run; the first is what `.ci/run` does before the tests plus the guide's
-    example run, the second is `.ci/run` itself."""
+    example run, the second is `.ci/run` itself, whose test command the README names."""
     assert [b.text.strip().count("\n") for b in QUICK_START] == [0, 0], \
         "the Quick start must hold exactly two one-line commands"
     install, ci = (b.text.strip() for b in QUICK_START)
@@ -78,12 +93,16 @@ def test_quick_start_is_the_ci_and_the_example() -> None:
                                 "--break-system-packages", "."]
     assert "python3 -m pip install" in ci_script and "--break-system-packages" in ci_script
     assert ci == "bash .ci/run"
+    tests = next(line for line in ci_script.splitlines() if " pytest" in line)
+    assert f"`{tests}`" in README.read_text(encoding="utf-8"), \
+        "the README names the test command of .ci/run"
     for script in ("run", "system-deps"):
         subprocess.run(["bash", "-n", str(ROOT / ".ci" / script)], check=True)
     words = shlex.split(run)
     assert words[:4] == ["python3", "-m", "kidym", "run"] and (ROOT / words[4]).is_file()
 
 
+@_page_group(QUICK_START[0])
 def test_quick_start_example_runs(pages) -> None:
     install = QUICK_START[0]
     work, env = pages(install)

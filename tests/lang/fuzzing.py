@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import multiprocessing
 import os
 import platform
 import random
@@ -27,6 +28,11 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+#: Workers start as fresh interpreters: a forked one inherited the caller's address
+#: space, which counts against its memory bound (``RLIMIT_AS``): called from a test
+#: process that had already run hundreds of tests (a pytest-xdist worker) every input
+#: could end in a MemoryError that was not its own.
+_WORKERS = multiprocessing.get_context("spawn")
 EXAMPLES = sorted(p for p in (ROOT / "examples").rglob("*.kdm"))
 
 PIECES = [
@@ -183,7 +189,7 @@ def _run_all(chunks: list[list[int]], limit_s: float,
     crashes."""
     results: list[tuple[int, str, float]] = []
     broken: list[list[int]] = []
-    with ProcessPoolExecutor() as pool:
+    with ProcessPoolExecutor(mp_context=_WORKERS) as pool:
         futures = {pool.submit(_run, c, limit_s, memory_mb): c for c in chunks}
         for future in as_completed(futures):
             try:
@@ -199,14 +205,14 @@ def _alone(chunks: list[list[int]], limit_s: float,
     out: list[tuple[int, str, float]] = []
     for chunk in chunks:
         try:
-            with ProcessPoolExecutor(max_workers=1) as pool:
+            with ProcessPoolExecutor(max_workers=1, mp_context=_WORKERS) as pool:
                 out.extend(pool.submit(_run, chunk, limit_s, memory_mb).result())
             continue
         except BrokenProcessPool:
             pass
         for seed in chunk:
             try:
-                with ProcessPoolExecutor(max_workers=1) as pool:
+                with ProcessPoolExecutor(max_workers=1, mp_context=_WORKERS) as pool:
                     out.extend(pool.submit(_run, [seed], limit_s, memory_mb).result())
             except BrokenProcessPool:
                 out.append((seed, "crash of the process", 0.0))

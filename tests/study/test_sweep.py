@@ -144,8 +144,10 @@ def test_worker_takes_the_library_from_cache_shipped_bytes_or_builds(
 @pytest.fixture(scope="module")
 def dask_client(kidym_cache):  # noqa: F811
     distributed = pytest.importorskip("distributed", reason="kidym[sweep] (Dask) missing")
+    # the scheduler's HTTP server on a free port: None would mean 8787, taken by a
+    # cluster of another test process (pytest-xdist) or of the benchmark in the docs
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, \
+                                  dashboard_address=":0") as cluster, \
             distributed.Client(cluster) as client:
         yield client
 
