@@ -287,13 +287,12 @@ def build(code: CCode, *, flags: tuple[str, ...] = BASE_FLAGS,
     """
     flags = build_flags(flags, extra_flags, native)
     target = library_path(code, flags)
-    if target.exists():
-        if _intact(target):
-            return target
-        # truncated, overwritten or foreign: never loaded (a bad library can crash the
-        # process on load), rebuilt instead
-        for stale in (target, _digest_path(target)):
-            stale.unlink(missing_ok=True)
+    if target.exists() and _intact(target):
+        return target
+    # missing, or truncated, overwritten or foreign: never loaded (a bad library can
+    # crash the process on load), rebuilt and published over it by the atomic rename
+    # below — not deleted first, which could delete a whole copy that a concurrent run
+    # has just published
     cmd0 = compiler()
     if shutil.which(cmd0[0]) is None:
         raise CompileError(f"C compiler `{cmd0[0]}` not found; {_INSTALL_HINT}",
