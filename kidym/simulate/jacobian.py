@@ -9,6 +9,10 @@ quantities by the chain rule (:meth:`kidym.symbolic.graph.Graph.diff`: each ``X'
 is a named quantity, memoised) — nothing is differentiated numerically. The numbers
 come from one generated function (:func:`kidym.simulate.numpy_engine.generate_python`
 with the derivatives as its outputs) and one LU factorisation of ``A`` per call.
+
+With controls held by programmed constraints (``M ẇ = F⁰ + H u``, ``Γ u = r``) the
+rows of ``ẇ`` are those of the closed loop, the solve for ``u`` differentiated too
+(:func:`kidym.analysis.linearize.closed_loop_point`).
 """
 
 from __future__ import annotations
@@ -62,6 +66,17 @@ class JacobianFunction:
         dM[:, iu[0], iu[1]] = d[:, n_q:n_q + n_up]
         dM[:, iu[1], iu[0]] = d[:, n_q:n_q + n_up]
         dF = d[:, n_q + n_up:]
+        J = np.empty((n_y, n_y))
+        J[:n_q, :] = d[:, :n_q].T
+        if eq.controls is not None:
+            # the closed loop: the controls' solve Γ u = r differentiated exactly, by
+            # the linearisation's routine
+            from kidym.analysis.derivatives import Point
+            from kidym.analysis.linearize import closed_loop_point
+
+            pt = Point(np.asarray(_qdot, float), M, F, d[:, :n_q], dM, dF)
+            J[n_q:, :] = closed_loop_point(eq, pt)[2][:n_w, :]
+            return J
         a, b2 = (stab or Stabilization()).coefficients
         if m == 0:
             A, dA = M, dM
@@ -85,8 +100,6 @@ class JacobianFunction:
         x = linalg.lu_solve(lu, rhs)
         cols = db - np.einsum("kij,j->ki", dA, x)          # (n_y, n_w + m)
         dx = linalg.lu_solve(lu, cols.T)                     # (n_w + m, n_y)
-        J = np.empty((n_y, n_y))
-        J[:n_q, :] = d[:, :n_q].T
         J[n_q:, :] = dx[:n_w, :]
         return J
 

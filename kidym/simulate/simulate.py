@@ -814,8 +814,7 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
     started = _time.perf_counter()
     # implicit methods get the analytic Jacobian (kidym.simulate.jacobian)
     jac = None
-    if (method in IMPLICIT_METHODS and jacobian != "fd" and partitioning is None
-            and system.equations.controls is None):   # (no analytic Jacobian with controls)
+    if method in IMPLICIT_METHODS and jacobian != "fd" and partitioning is None:
         jfun = analytic_jacobian(system.equations)
 
         def jac(t: float, y: np.ndarray) -> np.ndarray:
