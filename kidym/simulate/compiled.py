@@ -540,6 +540,12 @@ class CompiledSystem:
             raise ValueError(f"jacobian must be one of {JACOBIAN_CHOICES}, got {jacobian!r}")
         if method != "BDF":
             return ""
+        if jacobian == "analytic" and self.equations.controls is not None:
+            raise ValueError("jacobian='analytic': the compiled engine has no analytic "
+                             "Jacobian for a model with controls (`НЕИЗВЕСТНЫЕ`; CVODE's "
+                             "BDF forms it by difference quotients): use jacobian='fd' or "
+                             "'auto', or the NumPy engine, whose Radau and BDF have the "
+                             "closed loop's analytic Jacobian")
         if jacobian == "analytic" and not self.has_jacobian:
             raise ValueError("jacobian='analytic': this library was built without the "
                              "analytic Jacobian; build it with CompiledSystem.build(eq, "
