@@ -354,6 +354,23 @@ def test_names_of_the_generated_solve_are_not_the_models(engine: str, equations)
         assert np.allclose(plain[a], odd[b], rtol=1e-11, atol=1e-11), (a, b)
 
 
+def _exact_gamma_system(M: np.ndarray, F0: np.ndarray, block) -> tuple:
+    """The controls' system of (5.6) from double ``M``, ``F⁰``, ``b``, ``G``, ``H`` in
+    mpmath's arithmetic (set ``mpmath.mp.dps`` first): ``X0 = M⁻¹F⁰``, ``XH = M⁻¹H``,
+    ``Γ = G XH`` and ``b − G X0``."""
+    import mpmath
+
+    Mm = mpmath.matrix(M.tolist())
+    X0 = mpmath.lu_solve(Mm, mpmath.matrix(F0.tolist()))
+    XH = mpmath.matrix(*block.H.shape)
+    for j in range(block.H.shape[1]):
+        col = mpmath.lu_solve(Mm, mpmath.matrix(block.H[:, j].tolist()))
+        for i in range(block.H.shape[0]):
+            XH[i, j] = col[i]
+    G = mpmath.matrix(block.G.tolist())
+    return X0, XH, G * XH, mpmath.matrix(block.target.tolist()) - G * X0
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 def test_square_control_solve_keeps_the_accuracy_of_gamma(engine: str) -> None:
     """With as many controls as constraints the solve is ``Γ u = b − G M⁻¹F⁰`` itself:
@@ -378,15 +395,8 @@ def test_square_control_solve_keeps_the_accuracy_of_gamma(engine: str) -> None:
         t = float(rng.uniform(0, 2))
         M, F = (np.asarray(a, float) for a in system.evaluate(t, y, p)[1:3])
         F0, block = split(F, n_w, ctl.r, ctl.s)
-        Mm = mpmath.matrix(M.tolist())
-        X0 = mpmath.lu_solve(Mm, mpmath.matrix(F0.tolist()))
-        XH = mpmath.matrix(n_w, ctl.s)
-        for j in range(ctl.s):
-            col = mpmath.lu_solve(Mm, mpmath.matrix(block.H[:, j].tolist()))
-            for i in range(n_w):
-                XH[i, j] = col[i]
-        G = mpmath.matrix(block.G.tolist())
-        u = mpmath.lu_solve(G * XH, mpmath.matrix(block.target.tolist()) - G * X0)
+        X0, XH, gam, rhs = _exact_gamma_system(M, F0, block)
+        u = mpmath.lu_solve(gam, rhs)
         wdot = np.array([float(v) for v in X0 + XH * u])
         got = system.rhs(t, y, p)[len(y) - n_w:]
         worst = max(worst, float(np.abs(got - wdot).max() / np.abs(wdot).max()))
@@ -439,15 +449,7 @@ def test_least_norm_control_solve_keeps_the_accuracy_of_gamma(engine: str, e: fl
         t = float(rng.uniform(0, 2))
         M, F = (np.asarray(a, float) for a in system.evaluate(t, y, p)[1:3])
         F0, block = split(F, n_w, ctl.r, ctl.s)
-        Mm = mpmath.matrix(M.tolist())
-        X0 = mpmath.lu_solve(Mm, mpmath.matrix(F0.tolist()))
-        XH = mpmath.matrix(n_w, ctl.s)
-        for j in range(ctl.s):
-            col = mpmath.lu_solve(Mm, mpmath.matrix(block.H[:, j].tolist()))
-            for i in range(n_w):
-                XH[i, j] = col[i]
-        gam = mpmath.matrix(block.G.tolist()) * XH
-        rhs = mpmath.matrix(block.target.tolist()) - mpmath.matrix(block.G.tolist()) * X0
+        _X0, _XH, gam, rhs = _exact_gamma_system(M, F0, block)
         exact = np.array([float(v) for v in gam.T * mpmath.lu_solve(gam * gam.T, rhs)])
         gamma = np.array(gam.tolist(), dtype=float)
         assert 2e0 / e < np.linalg.cond(gamma) < 3e0 / e
