@@ -23,6 +23,8 @@ import numpy as np
 import sympy as sp
 from sympy.physics import mechanics as me
 
+from tests.oracles.two_link_arm import ArmBodies
+
 T = me.dynamicsymbols._t
 
 
@@ -109,23 +111,11 @@ def two_link_arm(values: dict[str, float], path: str) -> ClosedLoop:
                                      ("l1", "l2", "m1", "m2", "g", "a", "b", "r", "W"))
     q = me.dynamicsymbols("q1 q2")
     u1, u2 = sp.symbols("u1 u2")
-    N = me.ReferenceFrame("N")
-    A = N.orientnew("A", "Axis", (q[0], N.z))
-    B = A.orientnew("B", "Axis", (q[1], A.z))
-    O = me.Point("O")
-    O.set_vel(N, 0)
-    C1 = O.locatenew("C1", l1 / 2 * A.x)
-    J = O.locatenew("J", l1 * A.x)
-    C2 = J.locatenew("C2", l2 / 2 * B.x)
-    C1.v2pt_theory(O, N, A)
-    J.v2pt_theory(O, N, A)
-    C2.v2pt_theory(J, N, B)
-    link1 = me.RigidBody("L1", C1, A, m1, (me.inertia(A, 0, 0, m1 * l1 ** 2 / 12), C1))
-    link2 = me.RigidBody("L2", C2, B, m2, (me.inertia(B, 0, 0, m2 * l2 ** 2 / 12), C2))
-    link1.potential_energy = m1 * g * C1.pos_from(O).dot(N.y)
-    link2.potential_energy = m2 * g * C2.pos_from(O).dot(N.y)
+    arm = ArmBodies(q, l1, l2, m1, m2, g)
+    N, A, B, O, J = arm.N, arm.A, arm.B, arm.O, arm.J
     loads = [(A, (u1 - u2) * N.z), (B, u2 * N.z)]    # shoulder on link 1, elbow between
-    lm = me.LagrangesMethod(me.Lagrangian(N, link1, link2), q, forcelist=loads, frame=N)
+    lm = me.LagrangesMethod(me.Lagrangian(N, arm.link1, arm.link2), q, forcelist=loads,
+                            frame=N)
     E = O.locatenew("E", J.pos_from(O) + l2 * B.x)
     xE, yE = E.pos_from(O).dot(N.x), E.pos_from(O).dot(N.y)
     fy = (yE - b - r * sp.sin(W * T), -100, -20)

@@ -17,6 +17,31 @@ import sympy as sp
 from sympy.physics import mechanics as me
 
 
+class ArmBodies:
+    """The arm's two uniform rods in SymPy mechanics, gravity along −y of ``N``: frames
+    ``A`` (link 1, angle ``q[0]``) and ``B`` (link 2, ``q[1]`` relative to ``A``), the
+    shoulder ``O`` (fixed), the elbow ``J``, the bodies with their potential energies."""
+
+    def __init__(self, q, l1, l2, m1, m2, g) -> None:
+        self.N = N = me.ReferenceFrame("N")
+        self.A = A = N.orientnew("A", "Axis", (q[0], N.z))
+        self.B = B = A.orientnew("B", "Axis", (q[1], A.z))
+        self.O = O = me.Point("O")
+        O.set_vel(N, 0)
+        C1 = O.locatenew("C1", l1 / 2 * A.x)
+        self.J = J = O.locatenew("J", l1 * A.x)
+        C2 = J.locatenew("C2", l2 / 2 * B.x)
+        C1.v2pt_theory(O, N, A)
+        J.v2pt_theory(O, N, A)
+        C2.v2pt_theory(J, N, B)
+        self.link1 = me.RigidBody("L1", C1, A, m1,
+                                  (me.inertia(A, 0, 0, m1 * l1 ** 2 / 12), C1))
+        self.link2 = me.RigidBody("L2", C2, B, m2,
+                                  (me.inertia(B, 0, 0, m2 * l2 ** 2 / 12), C2))
+        self.link1.potential_energy = m1 * g * C1.pos_from(O).dot(N.y)
+        self.link2.potential_energy = m2 * g * C2.pos_from(O).dot(N.y)
+
+
 class ArmOracle:
     """Closed-form inverse kinematics of the circle and Lagrange's inverse dynamics."""
 
@@ -36,21 +61,8 @@ class ArmOracle:
         qdd = [sp.diff(e, t, 2) for e in path]
         # Lagrange's equations of the arm, written independently of kidym
         Q = me.dynamicsymbols("Q1 Q2")
-        N = me.ReferenceFrame("N")
-        A = N.orientnew("A", "Axis", (Q[0], N.z))
-        B = A.orientnew("B", "Axis", (Q[1], A.z))
-        O = me.Point("O")
-        O.set_vel(N, 0)
-        C1 = O.locatenew("C1", l1 / 2 * A.x)
-        J = O.locatenew("J", l1 * A.x)
-        C2 = J.locatenew("C2", l2 / 2 * B.x)
-        for P in (C1, J, C2):
-            P.v2pt_theory(O if P is not C2 else J, N, A if P is not C2 else B)
-        link1 = me.RigidBody("L1", C1, A, m1, (me.inertia(A, 0, 0, m1 * l1 ** 2 / 12), C1))
-        link2 = me.RigidBody("L2", C2, B, m2, (me.inertia(B, 0, 0, m2 * l2 ** 2 / 12), C2))
-        link1.potential_energy = m1 * g * C1.pos_from(O).dot(N.y)
-        link2.potential_energy = m2 * g * C2.pos_from(O).dot(N.y)
-        lm = me.LagrangesMethod(me.Lagrangian(N, link1, link2), Q)
+        arm = ArmBodies(Q, l1, l2, m1, m2, g)
+        lm = me.LagrangesMethod(me.Lagrangian(arm.N, arm.link1, arm.link2), Q)
         lhs = lm.form_lagranges_equations()   # = the generalized forces (u1, u2)
         qd_s = [sp.diff(e, sp.Symbol("t")) for e in Q]
         qdd_s = [sp.diff(e, sp.Symbol("t"), 2) for e in Q]
