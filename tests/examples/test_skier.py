@@ -52,6 +52,24 @@ def _random_states(rng, n: int):
         yield q, w, rng.uniform(1, 8)
 
 
+def _compare_with_oracle(systems, q: dict, w: dict, v: float, coords, pv, *, n: int) -> None:
+    """At one state (on the knife edge: ``ẋ = v cos φ0``, ``ẏ = v sin φ0``): the right-hand
+    side of each system (``x, y, …, φ0't …, v``) and the compiled engine's controls
+    equal KanesMethod + (5.5) solved in the oracle (``n`` links), to 1e-9."""
+    state = {**q, **w, "v": v}
+    qd = [v * np.cos(q["phi0"]), v * np.sin(q["phi0"])] + [w[c + "'t"] for c in coords[2:]]
+    qdd, u = closed_loop([q[c] for c in coords], qd, pv, -100.0, -20.0, n=n)
+    vdot = qdd[0] * np.cos(q["phi0"]) + qdd[1] * np.sin(q["phi0"])
+    expected = np.concatenate([qd, qdd[2:], [vdot]])
+    for system in systems:
+        y = np.array([state[c] for c in system.state_names])
+        p = system.parameter_vector()
+        got = system.rhs(0.0, y, p)
+        assert np.abs(got - expected).max() <= 1e-9 * np.abs(expected).max()
+    u_kidym = systems[1].controls_at(np.zeros(1), y[None], p)[0]
+    assert np.abs(u_kidym - u).max() <= 1e-9 * np.abs(u).max()
+
+
 def test_closed_loop_equations_equal_kanes_method(equations, kidym_cache) -> None:  # noqa: F811
     """At random states (on the knife-edge constraint, off the programmed ones) kidym's
     accelerations with the controls solved, both engines, and its controls equal those of
@@ -61,18 +79,7 @@ def test_closed_loop_equations_equal_kanes_method(equations, kidym_cache) -> Non
     pv = [float(values[n]) for n in PARAMS]
     rng = np.random.default_rng(4)
     for q, w, v in _random_states(rng, 4):
-        state = {**q, **w, "v": v}
-        qd = [v * np.cos(q["phi0"]), v * np.sin(q["phi0"])] + [w[n + "'t"] for n in COORDS[2:]]
-        qdd, u = closed_loop([q[n] for n in COORDS], qd, pv, -100.0, -20.0)
-        vdot = qdd[0] * np.cos(q["phi0"]) + qdd[1] * np.sin(q["phi0"])
-        expected = np.concatenate([qd, qdd[2:], [vdot]])   # x, y, …, xi12, phi0't …, v
-        for system in systems:
-            y = np.array([state[n] for n in system.state_names])
-            p = system.parameter_vector()
-            got = system.rhs(0.0, y, p)
-            assert np.abs(got - expected).max() <= 1e-9 * np.abs(expected).max()
-        u_kidym = systems[1].controls_at(np.zeros(1), y[None], p)[0]
-        assert np.abs(u_kidym - u).max() <= 1e-9 * np.abs(u).max()
+        _compare_with_oracle(systems, q, w, v, COORDS, pv, n=1)
 
 
 def test_seed_7_7_7_10_7_11_against_kanes_reduced_equations(equations) -> None:
@@ -220,15 +227,4 @@ def test_two_links_closed_loop_equals_kanes_method(equations2, kidym_cache) -> N
              **{n: rng.uniform(0.05, 0.3) for n in ("xi11", "xi12", "xi21", "xi22")}}
         w = {n + "'t": rng.uniform(-1, 1) for n in COORDS2[2:]}
         v = rng.uniform(1, 8)
-        state = {**q, **w, "v": v}
-        qd = [v * np.cos(q["phi0"]), v * np.sin(q["phi0"])] + [w[n + "'t"] for n in COORDS2[2:]]
-        qdd, u = closed_loop([q[n] for n in COORDS2], qd, pv, -100.0, -20.0, n=2)
-        vdot = qdd[0] * np.cos(q["phi0"]) + qdd[1] * np.sin(q["phi0"])
-        expected = np.concatenate([qd, qdd[2:], [vdot]])
-        for system in systems:
-            y = np.array([state[n] for n in system.state_names])
-            p = system.parameter_vector()
-            got = system.rhs(0.0, y, p)
-            assert np.abs(got - expected).max() <= 1e-9 * np.abs(expected).max()
-        u_kidym = systems[1].controls_at(np.zeros(1), y[None], p)[0]
-        assert np.abs(u_kidym - u).max() <= 1e-9 * np.abs(u).max()
+        _compare_with_oracle(systems, q, w, v, COORDS2, pv, n=2)
