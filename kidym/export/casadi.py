@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -53,6 +54,8 @@ _FUNCTIONS: dict[str, str] = {
     "cosh": "cosh", "tanh": "tanh", "asinh": "asinh", "acosh": "acosh", "atanh": "atanh",
     "Abs": "fabs", "floor": "floor", "ceiling": "ceil", "sign": "sign",
 }
+#: A valid CasADi function name.
+_NAME = re.compile(r"[A-Za-z][A-Za-z0-9]*(_[A-Za-z0-9]+)*")
 #: Relations of a ``Piecewise`` condition.
 _RELATIONS: dict[str, Callable] = {
     "StrictLessThan": lambda a, b: a < b, "LessThan": lambda a, b: a <= b,
@@ -335,7 +338,8 @@ def to_casadi(equations: Equations, *, inputs: Sequence[str] = (), name: str = "
         in this order; the others form ``p``, in model order.
     name : str
         Name of the function ``f`` (the others are ``name_outputs``, ``name_energy``,
-        ``name_constraints``, ``name_multipliers``); letters, digits and ``_``.
+        ``name_constraints``, ``name_multipliers``): ASCII letters and digits with
+        single underscores between them, starting with a letter (CasADi's rule).
 
     Returns
     -------
@@ -375,9 +379,10 @@ def to_casadi(equations: Equations, *, inputs: Sequence[str] = (), name: str = "
     eq = equations
     eq.require_motion()
     _refuse_events(eq)
-    if not name.isidentifier() or not name.isascii() or name.startswith("_"):
-        raise ValueError(f"the function name must be letters, digits and `_` (not first), "
-                         f"got {name!r}")
+    if not _NAME.fullmatch(name) or name in ("null", "jac", "hess"):
+        raise ValueError("the function name must be ASCII letters and digits, starting with "
+                         "a letter, with single `_` between them (CasADi's rule; not `null`, "
+                         f"`jac` or `hess`), got {name!r}")
     if eq.controls is not None and eq.constraints is not None:
         raise ValueError("the CasADi export does not take controls of programmed constraints "
                          "(`НЕИЗВЕСТНЫЕ`) together with constraints (`УРАВНЕНИЯ`) in one model")
