@@ -8,12 +8,15 @@ nothing is differenced. The Cauchy form is then
 
     ẋ = [q̇, ẇ],   q̇ = B(q, t) w + β(q, t),   ẇ = M⁻¹ F           (seed 000 eq. (18))
 
-with ``M ẇ = F`` solved symbolically (``casadi.solve`` of SX). With constraints
-(``УРАВНЕНИЯ``, ``СОВПАДЕНИЕ``, ``КАЧЕНИЕ``) it is the augmented system the engines
-solve, ``M ẇ = F + Gᵀλ``, ``G ẇ = γ`` (:mod:`kidym.eom.constraints`; exact, no
-Baumgarte terms), with controls of programmed constraints (``НЕИЗВЕСТНЫЕ``) the system
-``M ẇ = F⁰ + H u``, ``G ẇ = b`` with ``u`` of least norm (seed 004 (5.6),
-:mod:`kidym.eom.controls`).
+with ``M ẇ = F`` solved in SX by the engines' own method: a Cholesky factorisation
+written out entry by entry (the compiled engine's dense Cholesky; CasADi's generic
+``solve`` of SX lost digits, 2e-12 relative on the 10-link chain where LAPACK keeps
+5e-15). With constraints (``УРАВНЕНИЯ``, ``СОВПАДЕНИЕ``, ``КАЧЕНИЕ``) it is the augmented
+system the engines solve, ``M ẇ = F + Gᵀλ``, ``G ẇ = γ``, by the range-space method
+(:func:`kidym.eom.constraints.solve_augmented`; exact, no Baumgarte terms); with
+controls of programmed constraints (``НЕИЗВЕСТНЫЕ``) the system ``M ẇ = F⁰ + H u``,
+``G ẇ = b`` with ``u`` of least norm by Householder QR (seed 004 (5.6),
+:func:`kidym.eom.controls.solve_controls`).
 
 Every function takes the same arguments: ``(x, u, p)``, or ``(t, x, u, p)`` when the
 model depends on time (:attr:`CasadiModel.time_dependent`); ``x`` is the state in the
@@ -297,32 +300,100 @@ def _split_parameters(eq: Equations, inputs: Sequence[str]) -> tuple[tuple[str, 
     return inputs, tuple(n for n in names if n not in inputs)
 
 
+def _cholesky(ca, M) -> list[list]:
+    """The lower Cholesky factor ``L`` of the symmetric positive definite ``M`` (SX,
+    entry by entry: ``M = L Lᵀ``), as the compiled engine factors it."""
+    n = M.shape[0]
+    L = [[ca.SX(0.0)] * n for _ in range(n)]
+    for j in range(n):
+        d = M[j, j]
+        for k in range(j):
+            d = d - L[j][k] * L[j][k]
+        L[j][j] = ca.sqrt(d)
+        for i in range(j + 1, n):
+            s = M[i, j]
+            for k in range(j):
+                s = s - L[i][k] * L[j][k]
+            L[i][j] = s / L[j][j]
+    return L
+
+
+def _cholesky_solve(ca, L: list[list], B):
+    """``X`` of ``L Lᵀ X = B`` by forward and back substitution (``B``: SX, n × k)."""
+    n = len(L)
+    out = []
+    for c in range(B.shape[1]):
+        y: list = []
+        for i in range(n):
+            s = B[i, c]
+            for k in range(i):
+                s = s - L[i][k] * y[k]
+            y.append(s / L[i][i])
+        x: list = [None] * n
+        for i in reversed(range(n)):
+            s = y[i]
+            for k in range(i + 1, n):
+                s = s - L[k][i] * x[k]
+            x[i] = s / L[i][i]
+        out.append(ca.vertcat(*x))
+    return ca.horzcat(*out) if out else ca.SX(n, 0)
+
+
+def _least_norm(ca, A, b):
+    """``u`` of least norm with ``A u = b`` (``A``: r × S, S ≥ r, full row rank), as the
+    engines find it: Householder QR of ``Aᵀ = Q R``, ``u = Q R⁻ᵀ b`` (the unique
+    solution when ``S = r``), never the normal equations."""
+    At = A.T
+    S, r = At.shape
+    reflectors = []
+    for k in range(r):
+        col = At[k:, k]
+        norm = ca.norm_2(col)
+        alpha = -ca.if_else(col[0] >= 0, 1.0, -1.0) * norm
+        v = ca.vertcat(col[0] - alpha, col[1:]) if S - k > 1 else col - alpha
+        v = v / ca.norm_2(v)
+        At[k:, :] = At[k:, :] - 2 * ca.mtimes(v, ca.mtimes(v.T, At[k:, :]))
+        reflectors.append(v)
+    z: list = []                       # Rᵀ z = b, R the upper r × r block
+    for i in range(r):
+        s = b[i]
+        for k in range(i):
+            s = s - At[k, i] * z[k]
+        z.append(s / At[i, i])
+    u = ca.vertcat(*z, ca.SX(S - r, 1))
+    for k in reversed(range(r)):       # Q [z; 0] = H_1 … H_r [z; 0]
+        v = reflectors[k]
+        u[k:] = u[k:] - 2 * v * ca.dot(v, u[k:])
+    return u
+
+
 def _solve(ca, eq: Equations, M, F, extended: list):
-    """``(ẇ, λ)`` (or ``(ẇ, u)`` with controls): the engines' solve, in SX."""
+    """``(ẇ, λ)`` (or ``(ẇ, u)`` with controls): the engines' solve, in SX — Cholesky of
+    ``M``; with constraints the range-space method of
+    :func:`kidym.eom.constraints.solve_augmented`; with controls (5.6) as
+    :func:`kidym.eom.controls.solve_controls`."""
     n_w = eq.n_w
+    L = _cholesky(ca, M)
     if eq.controls is not None:
         c = eq.controls
         r, s = c.r, c.s
-        b = ca.vertcat(*extended[:r]) if r else ca.SX(0, 1)
-        G = ca.reshape(ca.vertcat(*extended[r:r + r * n_w]), n_w, r).T if r else ca.SX(0, n_w)
+        b = ca.vertcat(*extended[:r])
+        G = ca.reshape(ca.vertcat(*extended[r:r + r * n_w]), n_w, r).T
         H = ca.reshape(ca.vertcat(*extended[r + r * n_w:]), s, n_w).T
-        x0 = ca.solve(M, F)
-        X = ca.solve(M, H)
-        Gamma = ca.mtimes(G, X)
-        rhs = b - ca.mtimes(G, x0)
-        if r == s:
-            u = ca.solve(Gamma, rhs)
-        else:   # least norm, u = Γᵀ(ΓΓᵀ)⁻¹(b − G M⁻¹F⁰), as the engines' QR route
-            u = ca.mtimes(Gamma.T, ca.solve(ca.mtimes(Gamma, Gamma.T), rhs))
+        solved = _cholesky_solve(ca, L, ca.horzcat(F, H))
+        x0, X = solved[:, 0], solved[:, 1:]
+        u = _least_norm(ca, ca.mtimes(G, X), b - ca.mtimes(G, x0))
         return x0 + ca.mtimes(X, u), u
     if eq.constraints is None:
-        return ca.solve(M, F), ca.SX(0, 1)
+        return _cholesky_solve(ca, L, F), ca.SX(0, 1)
     m = eq.m
     gamma = ca.vertcat(*extended[:m])
     G = ca.reshape(ca.vertcat(*extended[3 * m:3 * m + m * n_w]), n_w, m).T
-    K = ca.blockcat([[M, -G.T], [G, ca.SX(m, m)]])
-    sol = ca.solve(K, ca.vertcat(F, gamma))
-    return sol[:n_w], sol[n_w:]
+    solved = _cholesky_solve(ca, L, ca.horzcat(F, G.T))
+    MinvF, MinvGt = solved[:, 0], solved[:, 1:]
+    S = ca.mtimes(G, MinvGt)
+    lam = _cholesky_solve(ca, _cholesky(ca, S), gamma - ca.mtimes(G, MinvF))
+    return MinvF + ca.mtimes(MinvGt, lam), lam
 
 
 def to_casadi(equations: Equations, *, inputs: Sequence[str] = (), name: str = "f"
