@@ -242,3 +242,28 @@ SHOW := XCСтержень;
     for name in ("sneaky", "масса", "Стержень"):
         assert name not in code
     assert [str(s) for s in ca.vertsplit(cm.f.sx_in(0))] == ["x_0", "x_1"]
+
+
+def test_cart_pole_of_the_example_has_the_textbook_equations():
+    """``examples/optimal_control/cart_pole.kdm`` through ``f``, against Lagrange's
+    equations of a cart with a uniform pole written by hand (``θ`` from the downward
+    vertical, centre of mass at ``l/2``, ``J = m_p l²/12``):
+
+    ``(m_c + m_p) ẍ + m_p (l/2) cos θ θ̈ − m_p (l/2) sin θ θ̇² = F``,
+    ``m_p (l/2) cos θ ẍ + (J + m_p l²/4) θ̈ + m_p g (l/2) sin θ = 0``."""
+    eq = kidym.derive(kidym.load(EXAMPLES / "optimal_control" / "cart_pole.kdm"))
+    cm = kidym.to_casadi(eq, inputs=["Fc"])
+    assert cm.state_names == ("x", "theta", "x't", "theta't")
+    _u, p = cm.values()
+    mc, mp, length, g = (p[cm.parameter_names.index(n)] for n in ("mc", "mp", "l", "g"))
+    a = length / 2
+    rng = np.random.default_rng(11)
+    for _ in range(6):
+        y = rng.uniform(-3, 3, 4)
+        force = rng.uniform(-10, 10)
+        _x, th, xd, thd = y
+        M = np.array([[mc + mp, mp * a * np.cos(th)],
+                      [mp * a * np.cos(th), mp * length ** 2 / 12 + mp * a ** 2]])
+        F = np.array([force + mp * a * np.sin(th) * thd ** 2, -mp * g * a * np.sin(th)])
+        expected = np.concatenate([[xd, thd], np.linalg.solve(M, F)])
+        assert _rel(np.asarray(cm.f(y, [force], p), float).ravel(), expected) <= 1e-12
