@@ -10,8 +10,9 @@ nothing is differenced. The Cauchy form is then
 
 with ``M ẇ = F`` solved in SX by the engines' own method: a Cholesky factorisation
 written out entry by entry (the compiled engine's dense Cholesky; CasADi's generic
-``solve`` of SX kept fewer digits than LAPACK on the 10-link chain). With constraints (``УРАВНЕНИЯ``, ``СОВПАДЕНИЕ``, ``КАЧЕНИЕ``) it is the augmented
-system the engines solve, ``M ẇ = F + Gᵀλ``, ``G ẇ = γ``, by the range-space method
+``solve`` of SX kept fewer digits than LAPACK on the 10-link chain). With constraints
+(``УРАВНЕНИЯ``, ``СОВПАДЕНИЕ``, ``КАЧЕНИЕ``) it is the augmented system the engines
+solve, ``M ẇ = F + Gᵀλ``, ``G ẇ = γ``, by the range-space method
 (:func:`kidym.eom.constraints.solve_augmented`; exact, no Baumgarte terms); with
 controls of programmed constraints (``НЕИЗВЕСТНЫЕ``) the system ``M ẇ = F⁰ + H u``,
 ``G ẇ = b`` with ``u`` of least norm by Householder QR (seed 004 (5.6),
