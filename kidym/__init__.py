@@ -33,6 +33,7 @@ _PUBLIC = {
     "first_integrals": "kidym.analysis.integrals",
     "integral_drift": "kidym.analysis.integrals",
     "Equations": "kidym.eom.equations",
+    **dict.fromkeys(["CasadiModel", "to_casadi", "write_casadi"], "kidym.export.casadi"),
     "derive": "kidym.eom.equations",
     "CompileError": "kidym.errors",
     "DerivationError": "kidym.errors",
@@ -81,6 +82,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
         SimulationError,
         Span,
     )
+    from kidym.export.casadi import CasadiModel, to_casadi, write_casadi
     from kidym.lang import load, parse
     from kidym.model.model import Body, Element, Inertia, Model, Parameter, Transform
     from kidym.simulate.batch import simulate_batch
@@ -126,6 +128,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Body",
+    "CasadiModel",
     "CompileError",
     "CompiledSystem",
     "Continuation",
@@ -160,4 +163,6 @@ __all__ = [
     "simulate",
     "simulate_batch",
     "sweep",
+    "to_casadi",
+    "write_casadi",
 ]
