@@ -31,10 +31,12 @@ from pathlib import Path
 
 import numpy as np
 
+from kidym.analysis.consistent import solved_text
 from kidym.analysis.derivatives import StateDerivatives
 from kidym.analysis.linearize import Linearization, linearize
 from kidym.analysis.statics import Equilibrium, equilibrium
 from kidym.eom.equations import Equations
+from kidym.errors import Diagnostic, ModelError
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,8 @@ class Modes:
     def describe(self) -> str:
         """The table of modes and the verdict, for the terminal."""
         lines = []
+        if self.linearization.solved:
+            lines.append(solved_text(self.linearization.solved))
         if self.equilibrium is not None:
             lines.append(self.equilibrium.describe())
         elif not self.linearization.stationary:
@@ -472,6 +476,52 @@ def _locate(left: Modes, right: Modes, lo: float, hi: float, at, tol: float) -> 
     return optimize.brentq(product, lo, hi, xtol=xtol, rtol=1e-15)
 
 
+def _at_value(at, name: str, v: float) -> Modes:
+    """``at(v)``, a failure naming the value of the continuation it happened at."""
+    try:
+        return at(v)
+    except ModelError as exc:
+        raise ModelError([Diagnostic(f"continuation at {name} = {v:g}: {d.message}", d.span,
+                                     d.severity) for d in exc.diagnostics],
+                         filename=exc.filename, source=exc.source) from None
+    except ValueError as exc:         # (numpy's LinAlgError is one)
+        raise ValueError(f"continuation at {name} = {v:g}: {exc}") from exc
+
+
+def _boundary(left: Modes, right: Modes, lo: float, hi: float, at, tol: float,
+              name: str) -> float:
+    """The boundary between ``lo`` and ``hi`` (where the verdict changes): by
+    :func:`_locate`, or where its smooth indicator does not change sign there (two
+    eigenvalues crossing at once, a pair meeting the real axis), by bisection of
+    ``max Re s − tol``, which changes sign between them by construction."""
+    try:
+        return _locate(left, right, lo, hi, at, tol)
+    except (ValueError, RuntimeError):    # (numpy's LinAlgError is a ValueError)
+        pass
+    f_lo = left.max_real - tol
+    a, b = lo, hi
+    xtol = 1e-13 * max(1.0, abs(hi))
+    try:
+        for _ in range(200):
+            if b - a <= xtol:
+                break
+            mid = 0.5 * (a + b)
+            f = at(mid).max_real - tol
+            if f == 0:
+                return mid
+            if np.sign(f) == np.sign(f_lo):
+                a, f_lo = mid, f
+            else:
+                b = mid
+    except ValueError as exc:
+        raise ValueError(
+            f"continuation along {name}: the stability changes between {name} = {lo:g} "
+            f"and {hi:g}, but the boundary could not be located: at {name} = {mid:.10g} "
+            f"{exc}; use a finer grid there, or leave the boundaries unlocated "
+            "(locate=False: the midpoints are reported)") from None
+    return 0.5 * (a + b)
+
+
 def continuation(equations: Equations, name: str, values: Sequence[float], *,
                  state: Mapping[str, float] | None = None,
                  params: Mapping[str, float] | None = None, t: float | None = None,
@@ -517,7 +567,7 @@ def continuation(equations: Equations, name: str, values: Sequence[float], *,
             point.update(md.equilibrium.coordinates)
         return md
 
-    results = [at(v) for v in values]
+    results = [_at_value(at, name, v) for v in values]
     k = max(r.eigenvalues.size for r in results)
     ev = np.full((values.size, k), np.nan + 0j)
     for i, r in enumerate(results):
@@ -529,7 +579,7 @@ def continuation(equations: Equations, name: str, values: Sequence[float], *,
     for i in range(values.size - 1):
         if np.sign(f[i]) != np.sign(f[i + 1]) and f[i] != 0 and f[i + 1] != 0:
             lo, hi = values[i], values[i + 1]
-            b = (_locate(results[i], results[i + 1], lo, hi, at, tol) if locate
+            b = (_boundary(results[i], results[i + 1], lo, hi, at, tol, name) if locate
                  else 0.5 * (lo + hi))
             boundaries.append(float(b))
     return Continuation(name=name, values=values, eigenvalues=ev, max_real=max_real,
