@@ -422,8 +422,13 @@ def _matrix_text(a: np.ndarray, rows: Sequence[str], cols: Sequence[str],
 def linearize(equations: Equations, state: Mapping[str, float] | None = None, *,
               params: Mapping[str, float] | None = None, inputs: Sequence[str] = (),
               t: float | None = None,
-              derivatives: StateDerivatives | None = None) -> Linearization:
+              derivatives: StateDerivatives | None = None,
+              guess: Mapping[str, float] | None = None) -> Linearization:
     """Linearise the equations of motion about a state (analytically).
+
+    With constraints (``УРАВНЕНИЯ``, ``КАЧЕНИЕ``, ``СОВПАДЕНИЕ``) the point is first put
+    on them: the dependent states are solved from the given ones and reported in
+    :attr:`Linearization.solved` (:mod:`kidym.analysis.consistent`).
 
     Parameters
     ----------
@@ -431,7 +436,8 @@ def linearize(equations: Equations, state: Mapping[str, float] | None = None, *,
         From :func:`kidym.derive`.
     state : mapping of str to float, optional
         The operating point by state name (``{"theta": 0, "phi't": 8}``); states not
-        given take the model's initial values (0 where it has none).
+        given take the model's initial values (0 where it has none). With constraints,
+        the given states are kept as they are; give the independent ones.
     params : mapping of str to float, optional
         Parameter values (overrides of the model's).
     inputs : sequence of str
@@ -440,6 +446,10 @@ def linearize(equations: Equations, state: Mapping[str, float] | None = None, *,
         Time of the point (default: the model's start time).
     derivatives : StateDerivatives, optional
         Reuse formed derivatives (parameter studies); must have the same ``inputs``.
+    guess : mapping of str to float, optional
+        Values of states not in ``state`` that replace the model's initial values: not
+        given, so the constraints may change them (a continuation's previous point, an
+        equilibrium's coordinates); ``state`` wins where both name a state.
 
     Returns
     -------
@@ -449,6 +459,9 @@ def linearize(equations: Equations, state: Mapping[str, float] | None = None, *,
     ------
     KeyError
         An unknown state or input name.
+    kidym.errors.ModelError
+        With constraints, a point where they hold only if a given state changes, or
+        not at all nearby: located at the violated constraints, naming them.
     numpy.linalg.LinAlgError
         A singular mass or augmented matrix at the point, or constraints whose Jacobian
         has lost rank there.
@@ -470,7 +483,7 @@ def linearize(equations: Equations, state: Mapping[str, float] | None = None, *,
     der = derivatives if derivatives is not None else StateDerivatives.build(eq, inputs)
     if der.inputs != inputs:
         raise ValueError(f"the derivatives were formed for inputs {der.inputs}, not {inputs}")
-    t0, y, p = operating_point(eq, state, params, t)
+    t0, y, p = operating_point(eq, {**(guess or {}), **(state or {})}, params, t)
     y, solved = consistent_point(eq, der, t0, y, p, given_names(eq, state))
     pt = der(t0, y, p)
     wdot, lam, dx = solve_point(eq, pt)

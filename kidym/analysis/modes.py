@@ -202,7 +202,8 @@ def _modes(lin: Linearization, ev: np.ndarray, tol: float,
 def modes(equations: Equations, state: Mapping[str, float] | None = None, *,
           params: Mapping[str, float] | None = None, t: float | None = None,
           statics: bool | None = None,
-          derivatives: StateDerivatives | None = None) -> Modes:
+          derivatives: StateDerivatives | None = None,
+          guess: Mapping[str, float] | None = None) -> Modes:
     """Eigenvalues, frequencies, damping ratios and mode shapes about a state.
 
     Parameters
@@ -216,6 +217,9 @@ def modes(equations: Equations, state: Mapping[str, float] | None = None, *,
         Solve the equilibrium first (default: when every speed of the point is zero).
     derivatives : StateDerivatives, optional
         Reuse formed derivatives.
+    guess : mapping of str to float, optional
+        Values of states not given, as for :func:`~kidym.analysis.linearize.linearize`
+        (without statics).
 
     Returns
     -------
@@ -246,9 +250,12 @@ def modes(equations: Equations, state: Mapping[str, float] | None = None, *,
     point = dict(state or {})
     if statics:
         eqm = equilibrium(eq, initial=point, params=params, t=t, derivatives=der)
-        point.update(eqm.coordinates)
-        point.update({w: 0.0 for w in speeds})
-    lin0 = linearize(eq, point, params=params, t=t, derivatives=der)
+        # the equilibrium is on the constraints to its own tolerance: its coordinates
+        # are a guess that the constraints may polish, not given states
+        lin0 = linearize(eq, None, params=params, t=t, derivatives=der,
+                         guess={**point, **eqm.coordinates, **{w: 0.0 for w in speeds}})
+        return _result(lin0, eqm, eq)
+    lin0 = linearize(eq, point, params=params, t=t, derivatives=der, guess=guess)
     return _result(lin0, eqm, eq)
 
 
@@ -559,12 +566,16 @@ def continuation(equations: Equations, name: str, values: Sequence[float], *,
     der = StateDerivatives.build(eq)
     point = dict(state or {})
 
+    guess: dict[str, float] = {}
+
     def at(v: float) -> Modes:
         pr, st = dict(params), dict(point)
         (pr if name in pnames else st)[name] = float(v)
-        md = modes(eq, st, params=pr, t=t, statics=statics, derivatives=der)
+        md = modes(eq, st, params=pr, t=t, statics=statics, derivatives=der, guess=guess)
         if md.equilibrium is not None:   # warm start the next equilibrium
             point.update(md.equilibrium.coordinates)
+        elif md.linearization.solved:    # and the next solve of the dependent states
+            guess.update(md.linearization.point)
         return md
 
     results = [_at_value(at, name, v) for v in values]

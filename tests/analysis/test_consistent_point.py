@@ -107,6 +107,23 @@ def test_four_bar_from_the_crank_angle() -> None:
     np.testing.assert_allclose(lin.A, full.A, rtol=0, atol=1e-8 * np.abs(full.A).max())
 
 
+def test_a_guess_picks_the_assembly_branch_and_may_change() -> None:
+    """``guess`` replaces the model's initial values without fixing the states: from a
+    guess near the other assembly branch of the four-bar the loop closes there (SciPy
+    from the same guess), and the guessed values are solved, not an error."""
+    from scipy.optimize import fsolve
+
+    eq = kidym.derive(kidym.parse(FOUR_BAR))
+    q1, a, b, c, d = 1.0, 0.3, 1.0, 0.8, 0.9
+    loop = lambda z: [a * np.cos(q1) + b * np.cos(q1 + z[0]) - d - c * np.cos(z[1]),  # noqa: E731
+                      a * np.sin(q1) + b * np.sin(q1 + z[0]) - c * np.sin(z[1])]
+    q2, q3 = fsolve(loop, [-2.0, -1.5])
+    assert abs(q3 + 2.1) < 0.01             # (SciPy's branch: the rocker below the ground)
+    lin = kidym.linearize(eq, {"q1": q1}, guess={"q2": -2.0, "q3": -1.5})
+    assert lin.solved["q2"] == (-2.0, pytest.approx(q2, abs=1e-9))
+    assert lin.point["q3"] == pytest.approx(q3, abs=1e-9)
+
+
 def test_no_closed_configuration_is_a_located_error() -> None:
     """A crank angle given with the coupler and rocker (all coordinates) off the loop:
     nothing is left to move, so the error names both loop equations."""
