@@ -167,6 +167,46 @@ def test_continuation_locates_by_bisection_where_brent_cannot(disc_eq, monkeypat
     assert c.boundaries[0] == pytest.approx(np.sqrt(9.81 / (3 * 0.3)), rel=1e-6)
 
 
+def test_continuation_reports_a_failed_boundary_search_in_its_own_words(
+        disc_eq, monkeypatch) -> None:
+    """Brent's indicator failing and the bisection's point failing too: the error says
+    between which values the stability changes and where the search failed (no SciPy
+    message)."""
+    import importlib
+
+    modes_module = importlib.import_module("kidym.analysis.modes")
+
+    def fail(*_args, **_kw):
+        raise ValueError("f(a) and f(b) must have different signs")
+
+    real = modes_module.modes
+
+    def grid_only(eq, st, **kw):
+        if st["phi't"] not in (2.5, 4.0):
+            raise ValueError("no state here")
+        return real(eq, st, **kw)
+
+    monkeypatch.setattr(modes_module, "_locate", fail)
+    monkeypatch.setattr(modes_module, "modes", grid_only)
+    with pytest.raises(ValueError, match=r"continuation along phi't: the stability changes "
+                       r"between phi't = 2\.5 and 4, but the boundary could not be located: "
+                       r"at phi't = 3\.25 no state here") as exc:
+        kidym.continuation(disc_eq, "phi't", [2.5, 4.0],
+                           state={"theta": 0.0, "psi": 0.0, "psi't": 0.0, "theta't": 0.0},
+                           statics=False)
+    assert "f(a)" not in str(exc.value)
+
+
+def test_continuation_names_the_value_of_an_impossible_point(disc_eq) -> None:
+    """Every state given but the centre's speed varied: only ``x't = r Ω`` is a possible
+    state; the next value is a located error that names it."""
+    op = {"x": 0.0, "y": 0.0, "z": DISC["r"], "psi": 0.0, "theta": 0.0, "phi": 0.0,
+          "y't": 0.0, "z't": 0.0, "psi't": 0.0, "theta't": 0.0, "phi't": W}
+    with pytest.raises(ModelError, match=r"<string>:5:\d+: error: continuation at x't = 2: "
+                       r"the operating point is not a possible state: constraint `rollXDisc`"):
+        kidym.continuation(disc_eq, "x't", [DISC["r"] * W, 2.0], state=op, statics=False)
+
+
 # --------------------------------------------------------------- the Whipple bicycle
 #: Meijaard et al. (2007) Table 2, v = 5 m/s: castering, capsize, weave.
 TABLE_2 = np.array([-14.07838969279822, -0.32286642900409,
