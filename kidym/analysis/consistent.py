@@ -136,9 +136,9 @@ def consistent_point(eq, derivatives, t: float, y: np.ndarray, p: np.ndarray,
         need = ", ".join(f"`{k}` = {new:.6g} (given {old:.6g})"
                          for k, (old, new) in moved.items())
         raise _error(eq, "the operating point is not a possible state", bad,
-                     "the states the constraints determine were all given, and they hold "
-                     f"only with {need}: give those values, or leave out the states the "
-                     "constraints determine (kidym then solves them from the others)")
+                     "no state left out of the point can satisfy them: they hold only with "
+                     f"{need}; give that, or leave out the states the constraints "
+                     "determine (kidym then solves them from the others)")
     return y_new, changes
 
 
