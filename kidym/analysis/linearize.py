@@ -29,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
+from kidym.analysis.consistent import consistent_point, solved_text
 from kidym.analysis.derivatives import Point, StateDerivatives
 from kidym.analysis.linear_form import SymbolicLinearization, symbolic_form
 from kidym.eom.constraints import choose_dependent
@@ -65,6 +66,13 @@ def operating_point(eq: Equations, state: Mapping[str, float] | None = None,
         from kidym.model.programmed import check_coefficients
         check_coefficients(model, {q.name: float(v) for q, v in zip(model.parameters, p)})
     return t0, y, p
+
+
+def given_names(eq: Equations, state: Mapping[str, float] | None) -> set[str]:
+    """The states that ``state`` gives, by their canonical names."""
+    from kidym.simulate.simulate import canonical_initial  # SciPy
+
+    return set(canonical_initial(eq.model, state))
 
 
 def solve_point(eq: Equations, pt: Point) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -247,6 +255,10 @@ class Linearization:
         constraints near the point (``δu = control_gain δx + control_input_gain δp``).
     control_input_gain : ndarray, shape (S, n_u)
         ``∂u`` by the inputs.
+    solved : dict of str to (float, float)
+        With constraints: the states set from them because the given point was off
+        them (:mod:`kidym.analysis.consistent`), each as ``(value before, value set)``;
+        empty where the point was on them. ``point`` holds the values set.
     """
 
     states: tuple[str, ...]
@@ -264,6 +276,7 @@ class Linearization:
     controls: dict[str, float] = field(default_factory=dict)
     control_gain: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
     control_input_gain: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    solved: dict[str, tuple[float, float]] = field(default_factory=dict)
     _symbolic: object = field(default=None, repr=False, compare=False)
 
     @property
@@ -313,6 +326,7 @@ class Linearization:
                 "wdot": self.wdot.tolist(), "multipliers": self.multipliers,
                 "dependent": list(self.dependent), "D": self.D.tolist(),
                 "stationary": self.stationary,
+                "solved": {k: list(v) for k, v in self.solved.items()},
                 **({"controls": self.controls, "control_gain": self.control_gain.tolist(),
                     "control_input_gain": self.control_input_gain.tolist()}
                    if self.controls else {})}
@@ -328,6 +342,8 @@ class Linearization:
         """``A`` and ``B`` with their row and column names, as plain text."""
         lines = [f"linearisation at t = {self.t:g}: " + ", ".join(
             f"{k} = {v:.{digits}g}" for k, v in self.point.items())]
+        if self.solved:
+            lines.append(solved_text(self.solved, digits))
         if not self.stationary:
             lines.append("note: ẇ ≠ 0 here (" + ", ".join(f"{v:.3g}" for v in self.wdot)
                          + "): not an equilibrium or a steady motion; A holds for this "
@@ -406,8 +422,13 @@ def _matrix_text(a: np.ndarray, rows: Sequence[str], cols: Sequence[str],
 def linearize(equations: Equations, state: Mapping[str, float] | None = None, *,
               params: Mapping[str, float] | None = None, inputs: Sequence[str] = (),
               t: float | None = None,
-              derivatives: StateDerivatives | None = None) -> Linearization:
+              derivatives: StateDerivatives | None = None,
+              guess: Mapping[str, float] | None = None) -> Linearization:
     """Linearise the equations of motion about a state (analytically).
+
+    With constraints (``УРАВНЕНИЯ``, ``КАЧЕНИЕ``, ``СОВПАДЕНИЕ``) the point is first put
+    on them: the dependent states are solved from the given ones and reported in
+    :attr:`Linearization.solved` (:mod:`kidym.analysis.consistent`).
 
     Parameters
     ----------
@@ -415,7 +436,8 @@ def linearize(equations: Equations, state: Mapping[str, float] | None = None, *,
         From :func:`kidym.derive`.
     state : mapping of str to float, optional
         The operating point by state name (``{"theta": 0, "phi't": 8}``); states not
-        given take the model's initial values (0 where it has none).
+        given take the model's initial values (0 where it has none). With constraints,
+        the given states are kept as they are; give the independent ones.
     params : mapping of str to float, optional
         Parameter values (overrides of the model's).
     inputs : sequence of str
@@ -424,6 +446,10 @@ def linearize(equations: Equations, state: Mapping[str, float] | None = None, *,
         Time of the point (default: the model's start time).
     derivatives : StateDerivatives, optional
         Reuse formed derivatives (parameter studies); must have the same ``inputs``.
+    guess : mapping of str to float, optional
+        Values of states not in ``state`` that replace the model's initial values: not
+        given, so the constraints may change them (a continuation's previous point, an
+        equilibrium's coordinates); ``state`` wins where both name a state.
 
     Returns
     -------
@@ -433,6 +459,9 @@ def linearize(equations: Equations, state: Mapping[str, float] | None = None, *,
     ------
     KeyError
         An unknown state or input name.
+    kidym.errors.ModelError
+        With constraints, a point where they hold only if a given state changes, or
+        not at all nearby: located at the violated constraints, naming them.
     numpy.linalg.LinAlgError
         A singular mass or augmented matrix at the point, or constraints whose Jacobian
         has lost rank there.
@@ -454,7 +483,8 @@ def linearize(equations: Equations, state: Mapping[str, float] | None = None, *,
     der = derivatives if derivatives is not None else StateDerivatives.build(eq, inputs)
     if der.inputs != inputs:
         raise ValueError(f"the derivatives were formed for inputs {der.inputs}, not {inputs}")
-    t0, y, p = operating_point(eq, state, params, t)
+    t0, y, p = operating_point(eq, {**(guess or {}), **(state or {})}, params, t)
+    y, solved = consistent_point(eq, der, t0, y, p, given_names(eq, state))
     pt = der(t0, y, p)
     wdot, lam, dx = solve_point(eq, pt)
     # ∂M/∂y · ẇ: only away from ẇ = 0 (at an equilibrium ẇ is rounding noise, ~1e-16),
@@ -500,7 +530,7 @@ def linearize(equations: Equations, state: Mapping[str, float] | None = None, *,
                          wdot=wdot, multipliers=mult,
                          dependent=tuple(names[i] for i in dep), D=D, A_full=A_full,
                          controls=controls, control_gain=gain, control_input_gain=gain_u,
-                         _symbolic=symbolic)
+                         solved=solved, _symbolic=symbolic)
 
 
 def _no_symbolic_controls(_wdot: np.ndarray) -> None:

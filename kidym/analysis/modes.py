@@ -31,10 +31,12 @@ from pathlib import Path
 
 import numpy as np
 
+from kidym.analysis.consistent import solved_text
 from kidym.analysis.derivatives import StateDerivatives
 from kidym.analysis.linearize import Linearization, linearize
 from kidym.analysis.statics import Equilibrium, equilibrium
 from kidym.eom.equations import Equations
+from kidym.errors import Diagnostic, ModelError
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,8 @@ class Modes:
     def describe(self) -> str:
         """The table of modes and the verdict, for the terminal."""
         lines = []
+        if self.linearization.solved:
+            lines.append(solved_text(self.linearization.solved))
         if self.equilibrium is not None:
             lines.append(self.equilibrium.describe())
         elif not self.linearization.stationary:
@@ -198,7 +202,8 @@ def _modes(lin: Linearization, ev: np.ndarray, tol: float,
 def modes(equations: Equations, state: Mapping[str, float] | None = None, *,
           params: Mapping[str, float] | None = None, t: float | None = None,
           statics: bool | None = None,
-          derivatives: StateDerivatives | None = None) -> Modes:
+          derivatives: StateDerivatives | None = None,
+          guess: Mapping[str, float] | None = None) -> Modes:
     """Eigenvalues, frequencies, damping ratios and mode shapes about a state.
 
     Parameters
@@ -212,6 +217,9 @@ def modes(equations: Equations, state: Mapping[str, float] | None = None, *,
         Solve the equilibrium first (default: when every speed of the point is zero).
     derivatives : StateDerivatives, optional
         Reuse formed derivatives.
+    guess : mapping of str to float, optional
+        Values of states not given, as for :func:`~kidym.analysis.linearize.linearize`
+        (without statics).
 
     Returns
     -------
@@ -242,9 +250,12 @@ def modes(equations: Equations, state: Mapping[str, float] | None = None, *,
     point = dict(state or {})
     if statics:
         eqm = equilibrium(eq, initial=point, params=params, t=t, derivatives=der)
-        point.update(eqm.coordinates)
-        point.update({w: 0.0 for w in speeds})
-    lin0 = linearize(eq, point, params=params, t=t, derivatives=der)
+        # the equilibrium is on the constraints to its own tolerance: its coordinates
+        # are a guess that the constraints may polish, not given states
+        lin0 = linearize(eq, None, params=params, t=t, derivatives=der,
+                         guess={**point, **eqm.coordinates, **{w: 0.0 for w in speeds}})
+        return _result(lin0, eqm, eq)
+    lin0 = linearize(eq, point, params=params, t=t, derivatives=der, guess=guess)
     return _result(lin0, eqm, eq)
 
 
@@ -472,6 +483,52 @@ def _locate(left: Modes, right: Modes, lo: float, hi: float, at, tol: float) -> 
     return optimize.brentq(product, lo, hi, xtol=xtol, rtol=1e-15)
 
 
+def _at_value(at, name: str, v: float) -> Modes:
+    """``at(v)``, a failure naming the value of the continuation it happened at."""
+    try:
+        return at(v)
+    except ModelError as exc:
+        raise ModelError([Diagnostic(f"continuation at {name} = {v:g}: {d.message}", d.span,
+                                     d.severity) for d in exc.diagnostics],
+                         filename=exc.filename, source=exc.source) from None
+    except ValueError as exc:         # (numpy's LinAlgError is one)
+        raise ValueError(f"continuation at {name} = {v:g}: {exc}") from exc
+
+
+def _boundary(left: Modes, right: Modes, lo: float, hi: float, at, tol: float,
+              name: str) -> float:
+    """The boundary between ``lo`` and ``hi`` (where the verdict changes): by
+    :func:`_locate`, or where its smooth indicator does not change sign there (two
+    eigenvalues crossing at once, a pair meeting the real axis), by bisection of
+    ``max Re s − tol``, which changes sign between them by construction."""
+    try:
+        return _locate(left, right, lo, hi, at, tol)
+    except (ValueError, RuntimeError):    # (numpy's LinAlgError is a ValueError)
+        pass
+    f_lo = left.max_real - tol
+    a, b = lo, hi
+    xtol = 1e-13 * max(1.0, abs(hi))
+    try:
+        for _ in range(200):
+            if b - a <= xtol:
+                break
+            mid = 0.5 * (a + b)
+            f = at(mid).max_real - tol
+            if f == 0:
+                return mid
+            if np.sign(f) == np.sign(f_lo):
+                a, f_lo = mid, f
+            else:
+                b = mid
+    except ValueError as exc:
+        raise ValueError(
+            f"continuation along {name}: the stability changes between {name} = {lo:g} "
+            f"and {hi:g}, but the boundary could not be located: at {name} = {mid:.10g} "
+            f"{exc}; use a finer grid there, or leave the boundaries unlocated "
+            "(locate=False: the midpoints are reported)") from None
+    return 0.5 * (a + b)
+
+
 def continuation(equations: Equations, name: str, values: Sequence[float], *,
                  state: Mapping[str, float] | None = None,
                  params: Mapping[str, float] | None = None, t: float | None = None,
@@ -509,15 +566,19 @@ def continuation(equations: Equations, name: str, values: Sequence[float], *,
     der = StateDerivatives.build(eq)
     point = dict(state or {})
 
+    guess: dict[str, float] = {}
+
     def at(v: float) -> Modes:
         pr, st = dict(params), dict(point)
         (pr if name in pnames else st)[name] = float(v)
-        md = modes(eq, st, params=pr, t=t, statics=statics, derivatives=der)
+        md = modes(eq, st, params=pr, t=t, statics=statics, derivatives=der, guess=guess)
         if md.equilibrium is not None:   # warm start the next equilibrium
             point.update(md.equilibrium.coordinates)
+        elif md.linearization.solved:    # and the next solve of the dependent states
+            guess.update(md.linearization.point)
         return md
 
-    results = [at(v) for v in values]
+    results = [_at_value(at, name, v) for v in values]
     k = max(r.eigenvalues.size for r in results)
     ev = np.full((values.size, k), np.nan + 0j)
     for i, r in enumerate(results):
@@ -529,7 +590,7 @@ def continuation(equations: Equations, name: str, values: Sequence[float], *,
     for i in range(values.size - 1):
         if np.sign(f[i]) != np.sign(f[i + 1]) and f[i] != 0 and f[i + 1] != 0:
             lo, hi = values[i], values[i + 1]
-            b = (_locate(results[i], results[i + 1], lo, hi, at, tol) if locate
+            b = (_boundary(results[i], results[i + 1], lo, hi, at, tol, name) if locate
                  else 0.5 * (lo + hi))
             boundaries.append(float(b))
     return Continuation(name=name, values=values, eigenvalues=ev, max_real=max_real,
