@@ -916,6 +916,7 @@ def _write_outputs(args: argparse.Namespace, model, eq, result, out: Path, *, re
                    requests=None, plot_formats: tuple[str, ...] = ("png",),
                    plotter=None) -> None:
     from kidym.outdir import staged
+    from kidym.progress import seconds
     from kidym.simulate.energy import energy_balance
 
     rep = rep if rep is not None else _reporter(args)
@@ -966,7 +967,7 @@ def _write_outputs(args: argparse.Namespace, model, eq, result, out: Path, *, re
         print(f"engine: {st['engine_choice']}")
     print(f"simulated {model.name} from t = {result.t[0]:g} to {result.t[-1]:g} "
           f"({st['method']}, rtol={st['rtol']:g}, atol={st['atol']:g}, engine={st['engine']}): "
-          f"{result.nfev} right-hand-side evaluations in {st['wall_time_s']:.2f} s")
+          f"{result.nfev} right-hand-side evaluations in {seconds(st['wall_time_s'])}")
     balance = energy_balance(result)
     if balance is not None:
         # E(t) - E(0) - W(t): W is the work of what E leaves out (dampers, driving forces,
