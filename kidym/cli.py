@@ -703,12 +703,27 @@ def add_codegen_parser(sub) -> None:
     p.set_defaults(func=cmd_codegen)
 
 
+def _version() -> str:
+    """The installed distribution's version (package metadata: no kidym module is
+    imported), else that of this source tree."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("kidym")
+    except PackageNotFoundError:
+        from kidym import __version__
+
+        return __version__
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``kidym``."""
     parser = argparse.ArgumentParser(
         prog="kidym",
         description="Equations of motion of multibody systems from KiDyM models "
                     "(.kdm), shown and solved.")
+    parser.add_argument("--version", action="version", version=f"kidym {_version()}",
+                        help="print the version of kidym and exit")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("check", help="parse and validate a model; print its summary")
