@@ -55,7 +55,10 @@ from kidym.report.plot_worker import parse_plot_option  # noqa: F401 (its home w
 from kidym.simulate.energy import energy_balance
 from kidym.simulate.result import Result, write_atomically
 
-matplotlib.use("Agg")   # for pyplot users (the figures here need no backend)
+if matplotlib.rcParams._get_backend_or_none() is None:
+    # for the pyplot of result_html (the figures here need no backend); a backend chosen
+    # by the user (Jupyter's inline one, MPLBACKEND) is kept, so Result.plot shows there
+    matplotlib.use("Agg")
 
 AXIS = "XYZ"
 FORMATS = ("png",)
@@ -86,6 +89,26 @@ def label(name: str, model: Model) -> str:
     """Axis label: the name, and its unit when the model gives one."""
     u = units(model).get(name)
     return f"{name}, {u}" if u else name
+
+
+#: characters that mean something in matplotlib's mathtext
+_MATH_SPECIAL = re.compile(r"([\\$_^{}%#&~])")
+
+
+def math_name(name: str) -> str:
+    """A name as a plot shows it: a rate ``x't`` as ``ẋ`` and ``x't't`` as ``ẍ``
+    (matplotlib mathtext, the dots over the whole name), other names as written."""
+    m = re.fullmatch(r"([^']+)((?:'t){1,2})", name)
+    if m is None:
+        return name
+    base = _MATH_SPECIAL.sub(r"\\\1", m.group(1))
+    dots = len(m.group(2)) // 2
+    if len(m.group(1)) == 1:
+        accent = r"\dot" if dots == 1 else r"\ddot"
+        return "$" + accent + r"{\mathregular{" + base + "}}$"
+    # (\dot would sit on the last letter; a bullet of the scripted size shows clearly)
+    dot = r"\bullet" if dots == 1 else r"\bullet\!\bullet"
+    return r"$\overset{" + dot + r"}{\mathregular{" + base + "}}$"
 
 
 # ------------------------------------------------------------------ what a name is
@@ -255,13 +278,38 @@ def _margins(fig: Figure, *, left: float = 0.85, right: float = 0.25, top: float
                         bottom=bottom / h, hspace=hspace, wspace=wspace)
 
 
+def _by_kind(series: Sequence[Series]) -> dict[tuple, list[Series]]:
+    """Series grouped one physical kind per axis: by kind and unit; a quantity of no
+    known kind or unit (an output ``F = …`` beside ``x``) has an axis of its own."""
+    groups: dict[tuple, list[Series]] = {}
+    for s in series:
+        key = (s.kind, s.unit) if s.kind != "other" or s.unit else (s.kind, None, s.name)
+        groups.setdefault(key, []).append(s)
+    return groups
+
+
+#: the y label of a panel of several quantities of one kind
+_KIND_WORDS = {"other": "", "angle": "angle", "length": "length",
+               "angular speed": "angular speed", "linear speed": "speed",
+               "coordinate": "coordinates", "speed": "speeds"}
+
+
+def _panel_label(group: Sequence[Series]) -> str:
+    """``angle, rad`` for a panel of several quantities of one kind; the name and unit
+    (``ẋ, m/s``) for a panel of one."""
+    what, unit = _KIND_WORDS[group[0].kind], group[0].unit
+    if len(group) == 1:
+        name = math_name(group[0].name)
+        return f"{name}, {unit}" if unit else name
+    return ", ".join(x for x in (what, unit) if x)
+
+
 def _panels(ctx: _Context, names: Sequence[str], title: str, *, stem: str) -> Figure:
     """Time histories of ``names``, one panel per kind of quantity (angles, lengths,
-    speeds of each, the rest), sharing the time axis."""
+    speeds of each, each other unit; a quantity of unknown kind alone), sharing the time
+    axis."""
     series = [ctx.series(n) for n in names]
-    groups: dict[tuple[str, str | None], list[Series]] = {}
-    for s in series:
-        groups.setdefault((s.kind, s.unit), []).append(s)
+    groups = _by_kind(series)
     n_legend = max(len(g) for g in groups.values()) + len(event_times(ctx.result))
     legend = 1.7 * math.ceil(n_legend / LEGEND_ROWS) if n_legend > LEGEND_INSIDE else 0.0
     fig = _new_figure(8.0 + legend, 1.1 + 2.9 * len(groups))
@@ -269,17 +317,12 @@ def _panels(ctx: _Context, names: Sequence[str], title: str, *, stem: str) -> Fi
     axes = fig.subplots(len(groups), 1, sharex=True, squeeze=False)[:, 0]
     colors = _colors(len(series))
     k = 0
-    for ax, ((kind, unit), group) in zip(axes, groups.items()):
+    for ax, group in zip(axes, groups.values()):
         for s in group:
-            ax.plot(ctx.result.t, s.values, label=s.name, color=colors[k % len(colors)],
-                    gid=s.name)
+            ax.plot(ctx.result.t, s.values, label=math_name(s.name),
+                    color=colors[k % len(colors)], gid=s.name)
             k += 1
-        what = {"other": "", "angle": "angle", "length": "length",
-                "angular speed": "angular speed", "linear speed": "speed"}[kind]
-        if len(group) == 1 and not what:
-            ax.set_ylabel(f"{group[0].name}, {unit}" if unit else group[0].name)
-        else:
-            ax.set_ylabel(", ".join(x for x in (what, unit) if x))
+        ax.set_ylabel(_panel_label(group))
         ax.grid(True, alpha=0.3)
         _mark_events(ax, ctx.result)
         _legend(ax, len(group) + len(event_times(ctx.result)))
@@ -632,3 +675,60 @@ def plot_run(result: Result, model: Model, out: str | Path, *,
     if jobs == 1:
         return _render(figs, out, formats)
     return _render_parallel(figs, out, formats, jobs)
+
+
+def plot_result(result: Result, names: Sequence[str] | str | None = None, ax=None, *,
+                model: Model | None = None, degrees: bool = False) -> list:
+    """:meth:`Result.plot <kidym.simulate.result.Result.plot>`: time histories, one
+    panel per physical kind, into ``ax`` or a new pyplot figure.
+
+    Returns
+    -------
+    list of matplotlib.axes.Axes
+
+    Raises
+    ------
+    KeyError
+        A name the run did not record.
+    ValueError
+        ``ax`` given for quantities of several kinds.
+    """
+    names = (list(result.state_names) if names is None
+             else [names] if isinstance(names, str) else list(names))
+    for n in names:
+        result[n]   # a KeyError naming what the run has
+    if model is not None:
+        ctx = _Context.of(result, model, degrees)
+        series = [ctx.series(n) for n in names]
+        time_unit: str | None = ctx.time_unit
+    else:
+        # (a pseudo-velocity is told from a coordinate by the model only)
+        series = [Series(n, np.asarray(result[n], float), None,
+                         "other" if n not in result.state_names
+                         else "speed" if n.endswith("'t") else "coordinate") for n in names]
+        time_unit = None
+    groups = list(_by_kind(series).values())
+    if ax is not None:
+        if len(groups) > 1:
+            raise ValueError(
+                "one axes takes quantities of one kind; these are of " + str(len(groups))
+                + ": " + "; ".join(", ".join(s.name for s in g) for g in groups)
+                + " (pass names= of one kind, or no ax= for a panel per kind)")
+        axes = [ax]
+    else:
+        import matplotlib.pyplot as plt
+
+        _, grid = plt.subplots(len(groups), 1, sharex=True, squeeze=False,
+                                 figsize=(8, 1.0 + 2.4 * len(groups)), layout="constrained")
+        axes = list(grid[:, 0])
+    n_events = len(event_times(result))
+    for axis, group in zip(axes, groups):
+        for s in group:
+            axis.plot(result.t, s.values, label=math_name(s.name), gid=s.name)
+        axis.set_ylabel(_panel_label(group))
+        axis.grid(True, alpha=0.3)
+        _mark_events(axis, result)
+        if len(group) > 1 or n_events:
+            _legend(axis, len(group) + n_events)
+    axes[-1].set_xlabel(f"t, {time_unit}" if time_unit else "t")
+    return axes

@@ -131,9 +131,10 @@ def test_coordinates_speeds_and_quaternion_go_to_their_own_figures():
     fig = by_stem(figures(r, model))["coordinates"]
     panels = curves(fig)
     assert panels["x"][0] != panels["phi"][0]
-    assert fig.axes[panels["phi"][0]].get_ylabel() == "angle, rad"
+    assert fig.axes[panels["phi"][0]].get_ylabel() == "phi, rad"   # alone: its name
     speeds = by_stem(figures(r, model))["speeds"]
-    assert speeds.axes[curves(speeds)["phi't"][0]].get_ylabel() == "angular speed, rad/s"
+    assert (speeds.axes[curves(speeds)["phi't"][0]].get_ylabel()
+            == r"$\overset{\bullet}{\mathregular{phi}}$, rad/s")
 
 
 def test_angles_are_unwrapped_and_in_degrees_on_request():
@@ -211,8 +212,8 @@ def test_units_of_the_model_on_the_axes(tmp_path):
                         "Block | Sx(x) | m, 0, 0, 0; Cs.x = c; INITIAL := x(1), x't(0);")
     r = kidym.simulate(model, t_end=1, n_points=11)
     figs = by_stem(figures(r, model))
-    assert figs["coordinates"].axes[0].get_ylabel() == "length, см"
-    assert figs["speeds"].axes[0].get_ylabel() == "speed, см/с"
+    assert figs["coordinates"].axes[0].get_ylabel() == "x, см"
+    assert figs["speeds"].axes[0].get_ylabel() == r"$\dot{\mathregular{x}}$, см/с"
     assert figs["coordinates"].axes[-1].get_xlabel() == "t, с"
 
 
