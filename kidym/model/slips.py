@@ -5,9 +5,9 @@ is built as written:
 
 * a **parameter defined and never used** (``c = 5;`` that no formula, body, element
   or instruction uses);
-* a **new coordinate whose name differs from a defined name only in case**:
-  ``Sx(L1)`` with ``l1 = 1`` makes ``L1`` a coordinate, a degree of freedom more —
-  "did you mean `l1`?";
+* a **new coordinate whose name differs from a defined name only in case**, that
+  name used nowhere: ``Sx(L1)`` with ``l1 = 1`` makes ``L1`` a coordinate, a degree of
+  freedom more — "did you mean `l1`?";
 * an **angle given in degrees where radians are read**: with ``РАЗМЕРНОСТИ`` on, an
   initial value of an angle coordinate beyond a full turn (``INITIAL := th(30);`` is
   30 rad), with the two ways to write degrees.
@@ -66,8 +66,10 @@ def unused_in_every_task(per_task: Sequence[Sequence[Diagnostic]]) -> list[Diagn
 
 
 def case_slips(b: _Builder) -> None:
-    """A coordinate whose name is a defined name in another case: "did you mean"."""
-    defined = {name.casefold(): name for name in b.variables}
+    """A coordinate whose name is a defined name in another case, that name used nowhere
+    (``Q1 = 0.4;`` the target of a coordinate ``q1`` is used): "did you mean"."""
+    used = {u.base for u in b.uses}
+    defined = {name.casefold(): name for name in b.variables if name not in used}
     first: dict[str, object] = {}
     for u in sorted(b.uses, key=lambda u: u.start):
         first.setdefault(u.base, u)

@@ -37,6 +37,9 @@ def test_the_typo_model_warns_where_the_slips_are():
 
 def test_a_model_without_slips_has_no_warnings():
     assert parse_warned(DOUBLE_PENDULUM)[1] == []
+    # a coordinate q1 beside its target Q1, which is used: no slip
+    held = DOUBLE_PENDULUM.replace("phi1", "q1") + "Q1 = 0.4; f1 = q1 - Q1; SHOW := f1;"
+    assert parse_warned(held)[1] == []
 
 
 def test_a_parameter_used_by_a_later_task_only_is_used():
