@@ -359,7 +359,8 @@ def plot_request(result: Result, model: Model, request: Plot, *,
 
 
 def _axis_label(s: Series) -> str:
-    return f"{s.name}, {s.unit}" if s.unit else s.name
+    name = math_name(s.name)
+    return f"{name}, {s.unit}" if s.unit else name
 
 
 def _request(ctx: _Context, request: Plot, *, stem: str) -> Figure:
@@ -375,7 +376,10 @@ def _request(ctx: _Context, request: Plot, *, stem: str) -> Figure:
         for s in curves:
             ax.plot(x.values, s.values, label=s.name, gid=s.name)
         ax.set_xlabel(_axis_label(x))
-        ax.set_ylabel(_axis_label(curves[0]) if len(curves) == 1 else "")
+        one_kind = len({(c.kind, c.unit) for c in curves}) == 1 and curves[0].kind != "other"
+        ax.set_ylabel(_axis_label(curves[0]) if len(curves) == 1
+                      else _panel_label(curves) if one_kind
+                      else ", ".join(math_name(c.name) for c in curves))
         ax.grid(True, alpha=0.3)
         if len(curves) > 1:
             _legend(ax, len(curves))
@@ -409,7 +413,9 @@ def _phase(ctx: _Context) -> Figure | None:
         x, v = ctx.series(q), ctx.series(w)
         ax.plot(x.values, v.values, lw=0.9, gid=q)
         ax.plot(x.values[:1], v.values[:1], "o", ms=4, color="C3")
-        ax.set_xlabel(_axis_label(x))
+        ax.locator_params(axis="x", nbins=4)   # narrow panels: labels like −0.075 apart
+        # (left: clear of an offset text, which matplotlib puts at the right end)
+        ax.set_xlabel(_axis_label(x), loc="left")
         ax.set_ylabel(_axis_label(v))
         ax.grid(True, alpha=0.3)
     for ax in list(axes.flat)[n:]:
@@ -512,8 +518,9 @@ def _energy(ctx: _Context) -> Figure | None:
         return None
     t = ctx.result.t
     energy = np.asarray(ctx.result["energy"], float)
-    fig = _new_figure(8, 6.4)
-    _margins(fig, left=0.95)
+    fig = _new_figure(8, 6.8)
+    # the title, the line under it, then the top panel's offset text (1e-11+6.5)
+    _margins(fig, left=0.95, top=0.95, hspace=0.18)
     top, bottom = fig.subplots(2, 1, sharex=True)
     top.plot(t, energy, label="E(t) = T + Π", gid="E")
     top.plot(t, energy - balance.balance, "--", label="E(0) + W(t)", gid="E0+W")
@@ -527,10 +534,11 @@ def _energy(ctx: _Context) -> Figure | None:
         _legend(ax, 2 + len(event_times(ctx.result)))
     what = ("conservative: W = 0" if not np.any(balance.work)
             else "W: the work of what E = T + Π leaves out")
-    fig.suptitle(f"{ctx.model.name}: energy balance")
-    top.set_title(f"{what}; max |E − E(0) − W| = {balance.max_abs:.3g}" if balance.available
-                  else f"energy balance not available: {balance.unavailable}",
-                  fontsize="small")
+    height = fig.get_size_inches()[1]
+    fig.suptitle(f"{ctx.model.name}: energy balance", y=1 - 0.12 / height, va="top")
+    fig.text(0.5, 1 - 0.42 / height, f"{what}; max |E − E(0) − W| = {balance.max_abs:.3g}"
+             if balance.available else f"energy balance not available: {balance.unavailable}",
+             ha="center", va="top", fontsize="small", gid="subtitle")
     fig.set_label("energy")
     return fig
 

@@ -188,7 +188,8 @@ def test_energy_figure_is_the_balance_of_a_non_conservative_run():
     np.testing.assert_allclose(drawn["E0+W"][1] + drawn["balance"][1], e, atol=1e-12)
     assert np.max(np.abs(drawn["balance"][1])) == pytest.approx(energy_balance(r).max_abs)
     assert np.max(np.abs(drawn["balance"][1])) < 1e-6 * e[0]
-    assert "energy balance" in fig.get_suptitle() and "work" in fig.axes[0].get_title()
+    [subtitle] = [t for t in fig.texts if t.get_gid() == "subtitle"]
+    assert "energy balance" in fig.get_suptitle() and "work" in subtitle.get_text()
 
 
 def test_a_legend_of_many_lines_is_outside_the_axes_in_columns():

@@ -1,0 +1,58 @@
+"""Plots fit for a paper (issue 29): no two texts of a figure overlap (titles, labels,
+tick labels, offset texts, legends, measured by matplotlib's renderer), and every panel
+has a y label — for the plots of every example model, run briefly."""
+
+from __future__ import annotations
+
+import pytest
+
+import kidym
+from kidym.report.plots import figures
+from kidym.report.poses import body_poses
+from tests.fixtures import EXAMPLES
+from tests.report.text_overlap import overlapping, unlabelled
+
+#: the examples with a time history (the other calculation types draw no run plots)
+RUNS = sorted(p for p in EXAMPLES.glob("*/*.kdm")
+              if kidym.load(p).calculation in (None, "DYNAMICS", "KINETOSTATICS"))
+#: a few that exercise every kind of figure, fast
+QUICK = ("double_pendulum", "skier2", "bouncing_ball", "ball")
+
+
+def check_plots(path) -> None:
+    model = kidym.load(path)
+    t_end = model.t_start + min(model.t_end - model.t_start, 0.5)
+    r = kidym.simulate(model, t_end=t_end, n_points=51, raise_on_failure=False)
+    figs = figures(r, model, poses=body_poses(model, r))
+    assert figs
+    for stem, fig in figs:
+        assert overlapping(fig) == [], f"{path.name}: {stem}"
+        assert unlabelled(fig) == [], f"{path.name}: {stem}"
+
+
+@pytest.mark.parametrize("path", [p for p in RUNS if p.stem in QUICK], ids=lambda p: p.stem)
+def test_no_text_overlaps_in_the_plots_of_these_examples(path):
+    check_plots(path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", [p for p in RUNS if p.stem not in QUICK],
+                         ids=lambda p: p.stem)
+def test_no_text_overlaps_in_the_plots_of_every_example(path):
+    check_plots(path)
+
+
+def test_the_checker_sees_an_overlap():
+    """The measure itself: two titles drawn on one spot overlap, apart they do not."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(4, 3))
+    ax = fig.subplots()
+    ax.set_ylabel("y")
+    fig.suptitle("a title", y=0.5)
+    ax.set_title("another", y=0.45)
+    assert ("figure text 'a title'", "axes 0 'another'") in overlapping(fig)
+    ax.set_title("another", y=1.0)
+    assert overlapping(fig) == []
+    fig.add_subplot(2, 1, 2)
+    assert unlabelled(fig) == ["axes 1"]
