@@ -1841,7 +1841,8 @@ class _Builder:
             sampling=getattr(self, "sampling", None),
             guess=self.guess, limits=self.limits, scene=surfaces, controls=controls,
             programmed=programmed_constraints)
-        slips.unused_parameters(self)
+        slips.unused_parameters(self, {*outputs, *(n for plot in self.plots
+                                                   for n in (*plot.curves, *plot.against))})
         slips.case_slips(self)
         slips.degrees_for_radians(self, initial, {
             str(tr.args[0]) for b in bodies for tr in (*b.transforms, *b.central)

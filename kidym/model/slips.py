@@ -19,7 +19,7 @@ names are classified.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Protocol
 
 from kidym.errors import Diagnostic
@@ -39,9 +39,10 @@ class _Builder(Protocol):   # what is read of kidym.model.build._Builder
 UNUSED = "is defined but never used"
 
 
-def unused_parameters(b: _Builder) -> None:
-    """``parameter `c` is defined but never used``, at its definition."""
-    used = {u.base for u in b.uses}
+def unused_parameters(b: _Builder, shown: Iterable[str] = ()) -> None:
+    """``parameter `c` is defined but never used``, at its definition; ``shown``: the
+    names the model's plots and outputs show (a use too)."""
+    used = {u.base for u in b.uses} | set(shown)
     for name, var in b.variables.items():
         if var.value is not None and name not in used:
             b.warn(f"parameter `{name}` {UNUSED} (a misspelt name where it was meant to "

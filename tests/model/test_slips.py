@@ -42,6 +42,17 @@ def test_a_model_without_slips_has_no_warnings():
     assert parse_warned(held)[1] == []
 
 
+def test_a_parameter_shown_or_used_by_an_instruction_is_used():
+    text = """m = 1; Om = 3; T = 2; A = 0.1; f0 = 0.2;
+B | Rz(phi) | m, 0, 0, 1;
+INITIAL := phi't(Om);
+TIME := t(0, T);
+EVENTS := E1(phi - A, UP, STOP);
+SHOW := f0;
+"""
+    assert parse_warned(text)[1] == []
+
+
 def test_a_parameter_used_by_a_later_task_only_is_used():
     text = """m = 1; c = 4; k = 2;
 Jm.x = m;  Cs.x = c;
