@@ -197,6 +197,13 @@ class _Context:
     def per_time(self, unit: str | None) -> str | None:
         return None if unit is None else f"{unit}/{self.time_unit}"
 
+    def is_angular_velocity(self, name: str) -> bool:
+        """Whether ``name`` is a generated angular velocity ``ωXBody`` of a body."""
+        from kidym.kinematics.names import OMEGA
+
+        bodies = {b.name for b in self.model.bodies}
+        return name[:2] in OMEGA and name[2:] in bodies
+
     def series(self, name: str) -> Series:
         """The curve of ``name`` as plotted (:class:`Series`)."""
         v = np.asarray(self.result[name], float)
@@ -212,6 +219,12 @@ class _Context:
             return Series(name, v, self.per_time(self.angle_unit), "angular speed")
         if name in self.lengths:
             return Series(name, v, self.length_unit, "length")
+        if self.is_angular_velocity(name):
+            # ωXBody …: a projection of a body's angular velocity (a pseudo-velocity, an
+            # output), an angular speed like the rates of the angles
+            if self.degrees:
+                v = np.degrees(v)
+            return Series(name, v, self.per_time(self.angle_unit), "angular speed")
         if base is not None and base in self.lengths:
             return Series(name, v, self.per_time(self.length_unit), "linear speed")
         return Series(name, v, self.given.get(name), "other")

@@ -106,3 +106,18 @@ def test_plot_into_one_axes_takes_one_kind(pendulum):
     # without the model: the coordinates and the speeds, a panel each
     assert [a.get_ylabel() for a in r.plot()] == ["coordinates", "speeds"]
     plt.close("all")
+
+
+def test_the_angular_velocity_projections_are_angular_speeds():
+    """The ball's pseudo-velocities ωXКуля … are its angular velocity: one axis, rad/s."""
+    from tests.fixtures import EXAMPLES
+
+    model = kidym.load(EXAMPLES / "ball" / "ball.kdm")
+    r = kidym.simulate(model, t_end=0.1, n_points=5)
+    speeds = [n for n in r.state_names if n.startswith("ω")]
+    assert len(speeds) == 3
+    (ax,) = r.plot(speeds, model=model)
+    assert ax.get_ylabel() == "angular speed, rad/s"
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
