@@ -8,6 +8,7 @@ text (names, titles, messages) reaches the HTML only escaped.
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Iterable, Sequence
 
 #: names listed before the rest are counted (``a, b, c, … (+9)``)
@@ -55,3 +56,23 @@ def summary(title: str, rows: Sequence[tuple[object, object]], *,
     if text:
         body += f"<pre>{escape(text)}</pre>"
     return body + extra + "</div>"
+
+
+#: characters that mean something in matplotlib's mathtext
+_MATH_SPECIAL = re.compile(r"([\\$_^{}%#&~])")
+
+
+def math_name(name: str) -> str:
+    """A name as a plot shows it: a rate ``x't`` as ``ẋ`` and ``x't't`` as ``ẍ``
+    (matplotlib mathtext, the dots over the whole name), other names as written."""
+    m = re.fullmatch(r"([^']+)((?:'t){1,2})", name)
+    if m is None:
+        return name
+    base = _MATH_SPECIAL.sub(r"\\\1", m.group(1))
+    dots = len(m.group(2)) // 2
+    if len(m.group(1)) == 1:
+        accent = r"\dot" if dots == 1 else r"\ddot"
+        return "$" + accent + r"{\mathregular{" + base + "}}$"
+    # (\dot would sit on the last letter; a bullet of the scripted size shows clearly)
+    dot = r"\bullet" if dots == 1 else r"\bullet\!\bullet"
+    return r"$\overset{" + dot + r"}{\mathregular{" + base + "}}$"

@@ -48,6 +48,7 @@ import matplotlib
 import numpy as np
 from matplotlib.figure import Figure
 
+from kidym.display import math_name
 from kidym.eom.constraints import multiplier_name
 from kidym.model.model import Model, Plot
 from kidym.report.plot_worker import idle_core as _idle_core
@@ -89,26 +90,6 @@ def label(name: str, model: Model) -> str:
     """Axis label: the name, and its unit when the model gives one."""
     u = units(model).get(name)
     return f"{name}, {u}" if u else name
-
-
-#: characters that mean something in matplotlib's mathtext
-_MATH_SPECIAL = re.compile(r"([\\$_^{}%#&~])")
-
-
-def math_name(name: str) -> str:
-    """A name as a plot shows it: a rate ``x't`` as ``ẋ`` and ``x't't`` as ``ẍ``
-    (matplotlib mathtext, the dots over the whole name), other names as written."""
-    m = re.fullmatch(r"([^']+)((?:'t){1,2})", name)
-    if m is None:
-        return name
-    base = _MATH_SPECIAL.sub(r"\\\1", m.group(1))
-    dots = len(m.group(2)) // 2
-    if len(m.group(1)) == 1:
-        accent = r"\dot" if dots == 1 else r"\ddot"
-        return "$" + accent + r"{\mathregular{" + base + "}}$"
-    # (\dot would sit on the last letter; a bullet of the scripted size shows clearly)
-    dot = r"\bullet" if dots == 1 else r"\bullet\!\bullet"
-    return r"$\overset{" + dot + r"}{\mathregular{" + base + "}}$"
 
 
 # ------------------------------------------------------------------ what a name is

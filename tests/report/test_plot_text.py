@@ -12,9 +12,11 @@ from kidym.report.poses import body_poses
 from tests.fixtures import EXAMPLES
 from tests.report.text_overlap import overlapping, unlabelled
 
-#: the examples with a time history (the other calculation types draw no run plots)
-RUNS = sorted(p for p in EXAMPLES.glob("*/*.kdm")
-              if kidym.load(p).calculation in (None, "DYNAMICS", "KINETOSTATICS"))
+CALCULATIONS = {p: kidym.load(p).calculation for p in sorted(EXAMPLES.glob("*/*.kdm"))}
+#: the examples with a time history (statics and free vibrations draw no run plots)
+RUNS = [p for p, c in CALCULATIONS.items() if c in (None, "DYNAMICS", "KINETOSTATICS")]
+#: the examples of the kinematics calculations, drawn by kidym.calc.plots
+KINEMATICS = [p for p, c in CALCULATIONS.items() if c in ("KINEMATICS", "INVERSE_KINEMATICS")]
 #: a few that exercise every kind of figure, fast
 QUICK = ("double_pendulum", "skier2", "bouncing_ball", "ball")
 
@@ -40,6 +42,23 @@ def test_no_text_overlaps_in_the_plots_of_these_examples(path):
                          ids=lambda p: p.stem)
 def test_no_text_overlaps_in_the_plots_of_every_example(path):
     check_plots(path)
+
+
+@pytest.mark.parametrize("path", KINEMATICS, ids=lambda p: p.stem)
+def test_no_text_overlaps_in_the_kinematics_plots(path):
+    import matplotlib.pyplot as plt
+
+    from kidym.calc.inverse_kinematics import inverse_kinematics
+    from kidym.calc.kinematics import kinematics
+    from kidym.calc.plots import kinematics_figures
+
+    for model in kidym.lang.load_tasks(path):
+        result = (kinematics(model, n_points=51) if model.calculation == "KINEMATICS"
+                  else inverse_kinematics(model, n_points=21))
+        for name, fig in kinematics_figures(result, model):
+            assert overlapping(fig) == [], f"{path.name}: {name}"
+            assert unlabelled(fig) == [], f"{path.name}: {name}"
+    plt.close("all")
 
 
 def test_the_checker_sees_an_overlap():
