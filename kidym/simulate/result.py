@@ -298,13 +298,14 @@ class Result:
         Raises
         ------
         ImportError
-            When pandas is not installed (``pip install pandas``).
+            When pandas is not installed (``pip install 'kidym[pandas]'``).
         """
         try:
             import pandas as pd
         except ImportError as exc:
-            raise ImportError("Result.to_pandas needs pandas: pip install pandas (or use "
-                              "result.values, a dict of NumPy arrays)") from exc
+            raise ImportError("Result.to_pandas needs pandas: pip install pandas (or "
+                              "'kidym[pandas]'; or use result.values, a dict of NumPy "
+                              "arrays)") from exc
         frame = pd.DataFrame({n: np.asarray(v) for n, v in self.values.items()},
                              index=pd.Index(np.asarray(self.t), name="t"))
         frame.attrs.update(self._attrs())
