@@ -56,7 +56,7 @@ from kidym.report.plot_worker import parse_plot_option  # noqa: F401 (its home w
 from kidym.simulate.energy import energy_balance
 from kidym.simulate.result import Result, write_atomically
 
-if matplotlib.rcParams._get_backend_or_none() is None:
+if getattr(matplotlib.rcParams, "_get_backend_or_none", lambda: None)() is None:
     # for the pyplot of result_html (the figures here need no backend); a backend chosen
     # by the user (Jupyter's inline one, MPLBACKEND) is kept, so Result.plot shows there
     matplotlib.use("Agg")

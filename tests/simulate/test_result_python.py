@@ -121,3 +121,23 @@ def test_the_angular_velocity_projections_are_angular_speeds():
     import matplotlib.pyplot as plt
 
     plt.close("all")
+
+
+def test_a_backend_the_user_chose_is_kept():
+    """Jupyter chooses its inline backend through MPLBACKEND: importing kidym's plots
+    must not replace it by Agg (Result.plot would then show nothing there)."""
+    import os
+    import subprocess
+    from pathlib import Path
+
+    code = ("import matplotlib, kidym.report.plots\n"
+            "print(matplotlib.get_backend())")
+    root = Path(__file__).resolve().parents[2]
+    for chosen, want in (("svg", "svg"), (None, "agg")):
+        env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}
+        if chosen:
+            env["MPLBACKEND"] = chosen
+        env["PYTHONPATH"] = str(root)
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             env=env, cwd=root, timeout=120)
+        assert out.stdout.strip().lower() == want, out.stderr
