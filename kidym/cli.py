@@ -703,12 +703,27 @@ def add_codegen_parser(sub) -> None:
     p.set_defaults(func=cmd_codegen)
 
 
+def _version() -> str:
+    """The installed distribution's version (package metadata: no kidym module is
+    imported), else that of this source tree."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("kidym")
+    except PackageNotFoundError:
+        from kidym import __version__
+
+        return __version__
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``kidym``."""
     parser = argparse.ArgumentParser(
         prog="kidym",
         description="Equations of motion of multibody systems from KiDyM models "
                     "(.kdm), shown and solved.")
+    parser.add_argument("--version", action="version", version=f"kidym {_version()}",
+                        help="print the version of kidym and exit")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("check", help="parse and validate a model; print its summary")
@@ -916,6 +931,7 @@ def _write_outputs(args: argparse.Namespace, model, eq, result, out: Path, *, re
                    requests=None, plot_formats: tuple[str, ...] = ("png",),
                    plotter=None) -> None:
     from kidym.outdir import staged
+    from kidym.progress import seconds
     from kidym.simulate.energy import energy_balance
 
     rep = rep if rep is not None else _reporter(args)
@@ -966,7 +982,7 @@ def _write_outputs(args: argparse.Namespace, model, eq, result, out: Path, *, re
         print(f"engine: {st['engine_choice']}")
     print(f"simulated {model.name} from t = {result.t[0]:g} to {result.t[-1]:g} "
           f"({st['method']}, rtol={st['rtol']:g}, atol={st['atol']:g}, engine={st['engine']}): "
-          f"{result.nfev} right-hand-side evaluations in {st['wall_time_s']:.2f} s")
+          f"{result.nfev} right-hand-side evaluations in {seconds(st['wall_time_s'])}")
     balance = energy_balance(result)
     if balance is not None:
         # E(t) - E(0) - W(t): W is the work of what E leaves out (dampers, driving forces,

@@ -285,6 +285,23 @@ class Linearization:
         scale = max(1.0, float(np.abs(self.A).max(initial=0.0)))
         return bool(np.abs(self.wdot).max(initial=0.0) <= 1e-8 * scale)
 
+    # ------------------------------------------------------------- display
+    def __repr__(self) -> str:
+        from kidym.display import short_list
+
+        return (f"Linearization(states={short_list(self.states)}, "
+                f"inputs={short_list(self.inputs)}, t={self.t:g}, "
+                f"stationary={self.stationary}, A={self.A.shape}, B={self.B.shape})")
+
+    def _repr_html_(self) -> str:
+        """Jupyter: the point and ``A``, ``B`` with their names (:meth:`to_text`)."""
+        from kidym.display import summary
+
+        return summary("kidym Linearization δẋ = A δx + B δu", [
+            ("states", ", ".join(self.states)), ("inputs", ", ".join(self.inputs) or "—"),
+            ("t", f"{self.t:g}"), ("stationary", str(self.stationary))],
+            text=self.to_text())
+
     # --------------------------------------------------------------- symbolic
     def symbolic(self) -> SymbolicLinearization:
         """The linearised equations in mechanical form, as SymPy matrices in the

@@ -73,6 +73,20 @@ class Modes:
     tolerance: float
     equilibrium: Equilibrium | None = None
 
+    def __repr__(self) -> str:
+        freqs = ", ".join(f"{m.frequency:.4g}" for m in self.modes[:6])
+        more = ", …" if len(self.modes) > 6 else ""
+        return (f"Modes({len(self.modes)} modes, frequencies [{freqs}{more}] rad/s, "
+                f"stability={self.stability!r}, max_real={self.max_real:.3g})")
+
+    def _repr_html_(self) -> str:
+        """Jupyter: the table of modes and the verdict (:meth:`describe`)."""
+        from kidym.display import summary
+
+        return summary("kidym Modes", [("stability", self.stability),
+                                       ("modes", str(len(self.modes)))],
+                       text=self.describe())
+
     def describe(self) -> str:
         """The table of modes and the verdict, for the terminal."""
         lines = []
@@ -363,6 +377,17 @@ class Continuation:
     stability: tuple[str, ...]
     tolerance: float
     extra: dict = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        return (f"Continuation({self.name!r}, {self.values.size} values "
+                f"{self.values[0]:g}…{self.values[-1]:g}, boundaries="
+                f"{[float(f'{b:.6g}') for b in self.boundaries]})")
+
+    def _repr_html_(self) -> str:
+        """Jupyter: the ranges of stability and the boundaries (:meth:`describe`)."""
+        from kidym.display import summary
+
+        return summary(f"kidym Continuation along {self.name}", [], text=self.describe())
 
     def describe(self) -> str:
         """Ranges of stability and the boundaries."""

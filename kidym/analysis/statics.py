@@ -105,6 +105,20 @@ class Equilibrium:
     controls: dict[str, float] = field(default_factory=dict)
     eigenvalues: np.ndarray | None = None
 
+    def __repr__(self) -> str:
+        q = ", ".join(f"{k}={v:.6g}" for k, v in list(self.coordinates.items())[:6])
+        more = ", …" if len(self.coordinates) > 6 else ""
+        return (f"Equilibrium(success={self.success}, {q}{more}, "
+                f"stability={self.stability!r}, residual={self.residual:.3g})")
+
+    def _repr_html_(self) -> str:
+        """Jupyter: the equilibrium, its reactions and stability (:meth:`describe`)."""
+        from kidym.display import summary
+
+        return summary("kidym Equilibrium", [("success", str(self.success)),
+                                             ("stability", self.stability)],
+                       text=self.describe())
+
     def describe(self) -> str:
         """A few lines for the terminal."""
         lines = [("equilibrium found" if self.success else "no equilibrium found")

@@ -523,6 +523,50 @@ def choose_dependent(J: np.ndarray, tiers: Sequence[Sequence[int]]) -> list[int]
     return chosen
 
 
+def dependence(G: np.ndarray, names: Sequence[str]) -> tuple[list[str], dict[str, dict]]:
+    """Which rows of a constraint Jacobian ``G`` are dependent, and on what.
+
+    The rows are taken in order; a row is kept when it raises the rank of those kept.
+
+    Returns
+    -------
+    tuple
+        ``(vanishing, combinations)``: the names of the rows that are zero (the
+        constraint does not depend on the speeds: the model's coordinates already hold
+        it), and for each other dependent row its coefficients on the kept rows,
+        ``{name: {kept name: coefficient}}`` (coefficients below 1e-9 dropped).
+    """
+    scale = max(1.0, float(np.abs(G).max(initial=0.0)))
+    kept: list[int] = []
+    vanishing: list[str] = []
+    combinations: dict[str, dict] = {}
+    for i, row in enumerate(G):
+        if np.abs(row).max(initial=0.0) <= 1e-10 * scale:
+            vanishing.append(names[i])
+        elif rank(G[[*kept, i]]) > len(kept):
+            kept.append(i)
+        else:
+            coef = np.linalg.lstsq(G[kept].T, row, rcond=None)[0]
+            combinations[names[i]] = {names[k]: float(c) for k, c in zip(kept, coef)
+                                      if abs(c) > 1e-9}
+    return vanishing, combinations
+
+
+def describe_dependence(G: np.ndarray, names: Sequence[str]) -> str:
+    """:func:`dependence` in words: ``rollZA does not depend on the speeds; rollYB =
+    −1·rollYA``."""
+    vanishing, combinations = dependence(G, names)
+    parts = []
+    if vanishing:
+        parts.append(", ".join(vanishing) + (" does" if len(vanishing) == 1 else " do")
+                     + " not depend on the speeds (the model's coordinates already hold "
+                     + ("it" if len(vanishing) == 1 else "them") + ")")
+    for name, coef in combinations.items():
+        parts.append(f"{name} = " + " + ".join(f"{c:.4g}·{k}" for k, c in coef.items())
+                     .replace("+ -", "− "))
+    return "; ".join(parts)
+
+
 def rank(J: np.ndarray) -> int:
     """Numerical rank of ``J`` (SVD, relative tolerance 1e-10)."""
     if not J.size:

@@ -650,6 +650,11 @@ def to_result(system: CompiledSystem, raw: dict, p: np.ndarray, *, rtol: float, 
     ``failure`` from ``error`` (computed here when not given).
     """
     t, Y = raw["t"], raw["y"]
+    if raw["status"] == 1 and raw["events_t"].size and (not t.size
+                                                         or t[-1] < raw["events_t"][-1]):
+        # a terminal event: the results end at it, its row kept (as the NumPy engine's)
+        t = np.append(t, raw["events_t"][-1])
+        Y = np.vstack([Y, raw["events_y"][-1]])
     values = {n: Y[:, i].copy() for i, n in enumerate(system.state_names)}
     outs = system.outputs_at(t, Y, p)
     for i, n in enumerate(system.output_names):

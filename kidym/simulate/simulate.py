@@ -533,6 +533,8 @@ def _solve_with_events(fun, evf: EventFunctions, p: np.ndarray, t0: float, t1: f
                 ev_y.append(ye)
             if any(evf.actions[k] == TERMINAL for k in due):
                 ev_after += [ye] * len(due)
+                ts.append(np.array([te]))   # the results end at the event, its row kept
+                ys.append(ye[:, None])
                 status, message = 1, f"stopped by a terminal event at t = {te!r}"
                 break
             t_inf = zeno.add(te, len(due))

@@ -10,6 +10,7 @@ def cmd_sweep(args: argparse.Namespace, pairs, load) -> int:
     """Run the study, then write ``sweep.nc``, ``runs.csv`` and the summary plots into
     one output directory, published whole (:func:`kidym.outdir.staged`)."""
     from kidym.outdir import check_replaceable, staged
+    from kidym.progress import seconds
     from kidym.study.design import from_options
     from kidym.study.output import STATISTICS, _xarray, statistic, summary_plots
     from kidym.study.sweep import _require_dask, sweep
@@ -48,7 +49,7 @@ def cmd_sweep(args: argparse.Namespace, pairs, load) -> int:
     print(f"{result.study.describe()}")
     where = (f"Dask at {args.scheduler}, {result.workers} threads" if args.scheduler
              else f"{result.workers} threads")
-    print(f"runs: {result.study.n_runs} in {result.wall_time_s:.2f} s on {where}; "
+    print(f"runs: {result.study.n_runs} in {seconds(result.wall_time_s)} on {where}; "
           f"{len(result.failed)} failed")
     for k in result.failed[:5]:
         given = ", ".join(f"{n}={v:g}" for n, v in zip(result.study.names,
