@@ -48,7 +48,7 @@ def operating_point(eq: Equations, state: Mapping[str, float] | None = None,
     ValueError
         A coefficient of a programmed constraint above 0 with ``params``.
     """
-    from kidym.simulate.simulate import canonical_initial, parameter_vector  # SciPy
+    from kidym.simulate.layout import canonical_initial, parameter_vector
 
     model = eq.model
     names = [str(s) for s in (*eq.coordinates, *eq.speeds)]

@@ -14,6 +14,7 @@ from kidym.eom.constraints import Stabilization
 from kidym.eom.equations import Equations, derive
 from kidym.model.model import Model
 from kidym.simulate.compiled import BatchResult, CompiledSystem, run_batch
+from kidym.simulate.spec import output_times, prepare_run, run_span
 
 
 def simulate_batch(system: Model | Equations | CompiledSystem, *,
@@ -56,7 +57,7 @@ def simulate_batch(system: Model | Equations | CompiledSystem, *,
     CompileError
         If the model cannot be compiled.
     """
-    from kidym.simulate.simulate import _initial_state, check_options
+    from kidym.simulate.spec import check_options
 
     check_options(t_start=t_start, t_end=t_end, n_points=n_points, rtol=rtol, atol=atol,
                   max_step=max_step, t_eval=t_eval)
@@ -76,30 +77,20 @@ def simulate_batch(system: Model | Equations | CompiledSystem, *,
     model = system.equations.model
     initial = initial or [{}] * n
     parameters = parameters or [{}] * n
-    spans = {model.time_span(pp) for pp in parameters}
+    spans = {model.time_span(pp): pp for pp in parameters}
     if len(spans) > 1 and (t_start is None or t_end is None) and t_eval is None:
         raise ValueError(f"the time span of model `{model.name}` is a formula of parameters "
                          "that differ between the runs, and a batch shares one time grid: "
                          "give t_start and t_end (or t_eval)")
-    span = spans.pop()
-    t0 = span[0] if t_start is None else float(t_start)
-    t1 = span[1] if t_end is None else float(t_end)
-    if not t1 > t0:
-        raise ValueError(f"t_end ({t1}) must be greater than t_start ({t0})")
-    times = np.linspace(t0, t1, n_points) if t_eval is None else np.asarray(t_eval, float)
-    # initial values written as formulas of parameters follow each run's parameters
-    y0s = np.array([_initial_state(system, model, ic, pp)
-                    for ic, pp in zip(initial, parameters)])
-    ps = np.array([system.parameter_vector(pp) for pp in parameters])
-    if system.equations.constraints is not None:
-        # each run starts on the constraints (its dependent values solved, as one run's)
-        from kidym.simulate.constrained import consistent_initial, given_states
-        from kidym.simulate.simulate import canonical_initial
-
-        tol = Stabilization().tolerance * 1e-3
-        y0s = np.array([consistent_initial(system, t0, y0, p, given_states(
-            model, ic, canonical_initial), tol)[0]
-            for y0, p, ic in zip(y0s, ps, initial)])
+    t0, t1 = run_span(model, next(iter(spans.values())), t_start, t_end)
+    times = output_times(t0, t1, t_eval, n_points)
+    # each run prepared as one run is (initial values written as formulas of parameters
+    # follow its parameters; with constraints, its dependent values solved)
+    specs = [prepare_run(system, parameters=pp, initial=ic, t_start=t0, t_end=t1,
+                         t_eval=times, constraints=Stabilization())
+             for ic, pp in zip(initial, parameters)]
+    y0s = np.array([s.y0 for s in specs])
+    ps = np.array([s.p for s in specs])
     labels = ["; ".join(f"{what} " + ", ".join(f"{k}={v:g}" for k, v in given.items())
                         for what, given in (("parameters", pp), ("initial", ic)) if given)
               for ic, pp in zip(initial, parameters)]

@@ -29,7 +29,10 @@ from kidym.eom.equations import Equations
 from kidym.errors import SimulationError
 from kidym.simulate import faults
 from kidym.simulate.events import STORM_HINT, Event, states_after
+from kidym.simulate.finish import assemble
+from kidym.simulate.layout import parameter_vector
 from kidym.simulate.result import Result
+from kidym.simulate.spec import RunOptions, RunSpec
 
 #: Integration methods of the compiled engine (name → driver code, description).
 COMPILED_METHODS: dict[str, tuple[int, str]] = {
@@ -329,8 +332,6 @@ class CompiledSystem:
     # ------------------------------------------------------------ numbers
     def parameter_vector(self, overrides: Mapping[str, float] | None = None) -> np.ndarray:
         """Parameter values in model order, with ``overrides`` applied."""
-        from kidym.simulate.simulate import parameter_vector
-
         vector = parameter_vector(self.equations.model, overrides)
         if self.code.folded and overrides:
             raise ValueError("this library has the parameter values folded into its code; "
@@ -353,6 +354,10 @@ class CompiledSystem:
             len(self.equations.forcing_extended))
         self.lib.kidym_eval(float(t), _ptr(y), _ptr(p), _ptr(c), _ptr(qdot), _ptr(M), _ptr(F))
         return qdot, M, F
+
+    def dynamics(self, t: float, y: np.ndarray, p: np.ndarray) -> tuple:
+        """``(q̇, M, F)`` at one state (:meth:`evaluate`; the name both engines share)."""
+        return self.evaluate(t, y, p)
 
     # the interface of kidym.simulate.constrained (as NumpySystem's)
     def rates(self, t: float, y: np.ndarray, p: np.ndarray) -> np.ndarray:
@@ -650,11 +655,7 @@ def to_result(system: CompiledSystem, raw: dict, p: np.ndarray, *, rtol: float, 
     ``failure`` from ``error`` (computed here when not given).
     """
     t, Y = raw["t"], raw["y"]
-    values = {n: Y[:, i].copy() for i, n in enumerate(system.state_names)}
     outs = system.outputs_at(t, Y, p)
-    for i, n in enumerate(system.output_names):
-        if n not in values:
-            values[n] = outs[:, i]
     status = raw["status"]
     events = {"t": raw["events_t"].copy(),
               "name": [system.event_names[k] for k in raw["events_k"]],
@@ -664,7 +665,6 @@ def to_result(system: CompiledSystem, raw: dict, p: np.ndarray, *, rtol: float, 
                   raw["events_t"], raw["events_k"], raw["events_y"],
                   system.code.event_actions, lambda k, tk, yk: system.reset_at(k, tk, yk, p),
                   last_applied=status != -105)}
-    model = system.equations.model
     stats = {"engine": "compiled", "method": raw["method"],
              "integrator": COMPILED_METHODS[raw["method"]][1], "rtol": rtol, "atol": atol,
              "wall_time_s": raw["wall_time_s"], "max_step": max_step, "nsteps": raw["nsteps"],
@@ -686,32 +686,25 @@ def to_result(system: CompiledSystem, raw: dict, p: np.ndarray, *, rtol: float, 
         error = _failure(system, raw, p)
     if error is not None:
         message = str(error)
-    return Result(t=t, values=values, state_names=system.state_names,
-                  success=status in (0, 1), status=0 if status == 0 else (1 if status == 1
-                                                                          else -1),
-                  message=message, nfev=raw["nfev"],
-                  parameters=dict(zip(model.parameter_values, p.tolist())), stats=stats,
-                  failure=error.to_dict() if error is not None else None)
+    return assemble(system.equations.model, t=t, Y=Y.T, state_names=system.state_names,
+                    output_names=system.output_names, outputs=outs,
+                    success=status in (0, 1), status=0 if status == 0 else (
+                        1 if status == 1 else -1),
+                    message=message, nfev=raw["nfev"], p=p, stats=stats, error=error)
 
 
-def simulate_compiled(system: CompiledSystem, *, t0: float, t1: float, y0: np.ndarray,
-                      p: np.ndarray, times: np.ndarray, method: str = "ERK8",
-                      rtol: float = 1e-9, atol: float = 1e-12, max_step: float = np.inf,
-                      raise_on_failure: bool = True, extra: dict | None = None,
-                      constraints: Stabilization | None = None,
-                      jacobian: str = "auto") -> Result:
-    """Integrate with the compiled loop; see :func:`kidym.simulate` (``engine="compiled"``).
+def run_compiled(system: CompiledSystem, *, t0: float, t1: float, y0: np.ndarray,
+                 p: np.ndarray, times: np.ndarray, method: str = "ERK8",
+                 rtol: float = 1e-9, atol: float = 1e-12, max_step: float = np.inf,
+                 extra: dict | None = None, constraints: Stabilization | None = None,
+                 jacobian: str = "auto") -> tuple[Result, SimulationError | None]:
+    """Integrate with the compiled loop: the result (partial, for a failed run) and the
+    error that stopped it, or ``None``.
 
     With holonomic constraints, ``y0`` must be consistent already
-    (:func:`kidym.simulate.constrained.consistent_initial`); ``constraints`` is the
-    stabilization (default projection), and the result gets the multipliers ``λf`` and
+    (:func:`kidym.simulate.spec.prepare_run`); ``constraints`` is the stabilization
+    (default projection), and the result gets the multipliers ``λf`` and
     ``stats["constraint_drift"]`` as the NumPy engine's does.
-
-    Raises
-    ------
-    SimulationError
-        Singular mass matrix, a non-finite right-hand side, or integrator failure, with
-        the time and state where it happened.
     """
     cons = system.equations.constraints
     stab = constraints if constraints is not None else Stabilization()
@@ -727,11 +720,63 @@ def simulate_compiled(system: CompiledSystem, *, t0: float, t1: float, y0: np.nd
         stiff = stiffness_check(system, raw, p)
         if stiff is not None:
             result.stats["stiffness"] = stiff
+    return result, error
+
+
+def simulate_compiled(system: CompiledSystem, *, raise_on_failure: bool = True,
+                      **run) -> Result:
+    """:func:`run_compiled`, raising the error of a failed run (unless
+    ``raise_on_failure=False``: then its partial result is returned).
+
+    Raises
+    ------
+    SimulationError
+        Singular mass matrix, a non-finite right-hand side, or integrator failure, with
+        the time and state where it happened.
+    """
+    result, error = run_compiled(system, **run)
     if error is not None:
         error.result = result
         if raise_on_failure:
             raise error
     return result
+
+
+class CompiledEngine:
+    """The compiled engine: generated C, a cached shared library, the integration loop
+    on SUNDIALS (the :class:`~kidym.simulate.engine.Engine` named ``compiled``)."""
+
+    name = "compiled"
+
+    def owns(self, system: object) -> bool:
+        return isinstance(system, CompiledSystem)
+
+    def check(self, options: RunOptions, system: object) -> None:
+        if options.quaternion_stabilization:
+            raise ValueError("quaternion_stabilization is applied by the NumPy engine only: "
+                             "use engine='numpy', or normalize_quaternions=True")
+        if options.events and self.owns(system):
+            raise ValueError("pass the events to CompiledSystem.build (they are compiled in)")
+
+    def system(self, eq: Equations, options: RunOptions) -> CompiledSystem:
+        # BDF's Newton matrix: the analytic Jacobian goes into the library
+        return CompiledSystem.build(
+            eq, events=options.events,
+            jacobian=(METHOD_ALIASES.get(options.method, options.method) == "BDF"
+                      and options.jacobian != "fd" and eq.controls is None))
+
+    def run(self, system: CompiledSystem, spec: RunSpec, options: RunOptions
+            ) -> tuple[Result, SimulationError | None]:
+        extra = ({"initial_adjusted": spec.adjusted}
+                 if system.equations.constraints is not None else {})
+        return run_compiled(system, t0=spec.t0, t1=spec.t1, y0=spec.y0, p=spec.p,
+                            times=spec.times, method=options.method, rtol=options.rtol,
+                            atol=options.atol, max_step=options.max_step, extra=extra,
+                            constraints=spec.stabilization, jacobian=options.jacobian)
+
+
+#: The compiled engine (:data:`kidym.simulate.engine.ENGINES`).
+ENGINE = CompiledEngine()
 
 
 #: The explicit methods of the compiled engine, whose steps stability may hold down.
@@ -757,9 +802,8 @@ def stiffness_check(system: CompiledSystem, raw: dict, p: np.ndarray) -> dict | 
     its steps held down by stability? ``ρ h > 2``, with ``ρ`` the spectral radius of
     ``∂ẏ/∂y`` at the last output (the library's analytic Jacobian, else central
     differences of its right-hand side) and ``h`` the mean step, says so and names
-    ``BDF`` — the test of the NumPy engine (:func:`kidym.simulate.simulate.simulate`)."""
-    from kidym.simulate.jacobian import stiffness
-    from kidym.simulate.simulate import STIFF_CHECK_ABOVE
+    ``BDF`` — the test of the NumPy engine (:func:`kidym.simulate.simulate.run_numpy`)."""
+    from kidym.simulate.jacobian import STIFF_CHECK_ABOVE, stiffness
 
     method = raw["method"]
     if method not in EXPLICIT_METHODS or raw["nfev"] < STIFF_CHECK_ABOVE or not raw["nsteps"]:
@@ -896,11 +940,7 @@ def _batch_message(k: int, result: Result, labels: Sequence[str] | None) -> str:
     return f"run {k}{given}: {result.message}"
 
 
-# ------------------------------------------------------------------ engine choice
-#: Assumed right-hand-side evaluations per unit of model time when ``auto`` estimates
-#: the length of a NumPy run (a DOP853 run at rtol 1e-9 of the example models takes
-#: 300-3000 per second of model time).
-EVALS_PER_TIME_UNIT = 1000.0
+# ------------------------------------------------------------------ compile time
 #: Compile-time model of ``auto``: seconds = base + a·bytes + b·bytes² of C source per
 #: translation unit, the units spread over the processors (:func:`compile_estimate`;
 #: gcc -O2 on the development machine, driver included: 0.2 s for 7 kB, 0.9-1.3 s
@@ -908,7 +948,6 @@ EVALS_PER_TIME_UNIT = 1000.0
 COMPILE_BASE_S = 0.35
 COMPILE_S_PER_BYTE = 1.0e-5
 COMPILE_S_PER_BYTE2 = 4.0e-11
-_NUMPY_METHOD = {"ERK8": "DOP853", "ERK5": "RK45", "Adams": "LSODA"}
 
 
 def compile_estimate(code: CCode) -> float:
@@ -924,126 +963,3 @@ def compile_estimate(code: CCode) -> float:
              for b in (len(x.encode("utf-8")) for x in code.sources)]
     workers = min(os.cpu_count() or 1, len(costs))
     return COMPILE_BASE_S + max(max(costs), sum(costs) / workers)
-
-
-def choose_engine(eq: Equations, code: CCode | None, *, duration: float,
-                  flags: tuple[str, ...] = BASE_FLAGS,
-                  events: Sequence[Event] = ()) -> tuple[str, str]:
-    """``("compiled" | "numpy", reason)``: whether compiling pays off for this run.
-
-    The analogue of seed 003's criterion (speed-up grows with the size of the
-    generated code): compile when the library is cached, or when the estimated
-    compile time is below the estimated NumPy run time (one measured NumPy
-    evaluation times :data:`EVALS_PER_TIME_UNIT` per unit of model time). ``code``
-    (the generated C) is generated here when not given and the library is not in
-    the cache.
-    """
-    from kidym.codegen import index
-    from kidym.codegen.build import library_path
-    from kidym.simulate.simulate import NumpySystem
-
-    if index.lookup(index.equations_key(eq, events=events, flags=build_flags(flags))):
-        return "compiled", "the compiled library is in the cache"
-    if code is None:
-        code = generate_c(eq, events=events)
-    if library_path(code, build_flags(flags)).exists():
-        return "compiled", "the compiled library is in the cache"
-    size = sum(len(x.encode("utf-8")) for x in code.sources)
-    compile_s = compile_estimate(code)
-    ns = NumpySystem.build(eq)
-    p = ns.parameter_vector()
-    y = np.full(len(ns.state_names), 0.1)
-    start = _time.perf_counter()
-    for _ in range(20):
-        try:
-            ns.rhs(0.0, y, p)
-        except SimulationError:
-            break
-    per_eval = (_time.perf_counter() - start) / 20
-    numpy_s = per_eval * EVALS_PER_TIME_UNIT * max(duration, 0.0)
-    if numpy_s > compile_s:
-        return "compiled", (f"estimated NumPy run {numpy_s:.2g} s > compile {compile_s:.2g} s "
-                            f"({size // 1024} kB of C)")
-    return "numpy", (f"estimated NumPy run {numpy_s:.2g} s <= compile {compile_s:.2g} s "
-                     f"({size // 1024} kB of C)")
-
-
-def simulate_with_engine(system, *, engine: str, events: Sequence[Event], t_end, t_start,
-                         initial, parameters, t_eval, n_points: int, method: str,
-                         rtol: float, atol: float, max_step: float,
-                         raise_on_failure: bool,
-                         constraints: Stabilization | str = "projection",
-                         jacobian: str = "auto") -> Result:
-    """The ``engine="compiled" | "auto"`` branch of :func:`kidym.simulate`."""
-    from kidym.errors import CompileError
-    from kidym.simulate.simulate import _initial_state, simulate
-
-    if isinstance(system, CompiledSystem):
-        compiled, eq = system, system.equations
-    elif isinstance(system, Equations):
-        compiled, eq = None, system
-    elif hasattr(system, "equations"):  # a NumpySystem
-        compiled, eq = None, system.equations
-    else:
-        raise TypeError(f"cannot simulate a {type(system).__name__}")
-    model = eq.model
-    span = model.time_span(parameters)
-    t0 = span[0] if t_start is None else float(t_start)
-    t1 = span[1] if t_end is None else float(t_end)
-    if not t1 > t0:
-        raise ValueError(f"t_end ({t1}) must be greater than t_start ({t0})")
-    extra: dict = {}
-    if compiled is None:
-        if engine == "auto":
-            choice, why = choose_engine(eq, None, duration=t1 - t0, events=events)
-            extra["engine_choice"] = f"auto → {choice}: {why}"
-            if choice == "numpy":
-                result = simulate(eq, t_end=t1, t_start=t0, initial=initial,
-                                  parameters=parameters, t_eval=t_eval, n_points=n_points,
-                                  method=_NUMPY_METHOD.get(method, method), rtol=rtol,
-                                  atol=atol, max_step=max_step, engine="numpy",
-                                  raise_on_failure=raise_on_failure, events=events,
-                                  constraints=constraints, jacobian=jacobian)
-                result.stats.update(extra)
-                return result
-        try:
-            # BDF's Newton matrix: the analytic Jacobian goes into the library
-            compiled = CompiledSystem.build(
-                eq, events=events,
-                jacobian=(METHOD_ALIASES.get(method, method) == "BDF" and jacobian != "fd"
-                          and eq.controls is None))
-        except CompileError as exc:
-            if engine != "auto" or exc.kind == "internal":
-                raise
-            extra["engine_choice"] += f"; compiling failed, NumPy used instead ({exc})"
-            result = simulate(eq, t_end=t1, t_start=t0, initial=initial,
-                              parameters=parameters, t_eval=t_eval, n_points=n_points,
-                              method=_NUMPY_METHOD.get(method, method), rtol=rtol, atol=atol,
-                              max_step=max_step, engine="numpy",
-                              raise_on_failure=raise_on_failure, events=events,
-                              constraints=constraints, jacobian=jacobian)
-            result.stats.update(extra)
-            return result
-    elif events:
-        raise ValueError("pass the events to CompiledSystem.build (they are compiled in)")
-    p = compiled.parameter_vector(parameters)
-    y0 = _initial_state(compiled, model, initial, parameters)
-    times = np.linspace(t0, t1, n_points) if t_eval is None else np.asarray(t_eval, float)
-    stab = constraints if isinstance(constraints, Stabilization) else Stabilization(
-        method=constraints)
-    if eq.constraints is not None:
-        from kidym.simulate.constrained import consistent_initial, given_states
-        from kidym.simulate.simulate import canonical_initial
-
-        y0, adjusted = consistent_initial(
-            compiled, t0, y0, p, given_states(model, initial, canonical_initial),
-            stab.tolerance * 1e-3)
-        extra["initial_adjusted"] = adjusted
-    if eq.controls is not None:
-        from kidym.simulate.simulate import check_reachable
-
-        check_reachable(compiled, t0, y0, p)
-    return simulate_compiled(compiled, t0=t0, t1=t1, y0=y0, p=p, times=times, method=method,
-                             rtol=rtol, atol=atol, max_step=max_step,
-                             raise_on_failure=raise_on_failure, extra=extra,
-                             constraints=stab, jacobian=jacobian)

@@ -26,9 +26,12 @@ from pathlib import Path
 
 import numpy as np
 
-from kidym.errors import SimulationError
+from kidym.eom.constraints import Stabilization
+from kidym.errors import ModelError, SimulationError
 from kidym.model.model import Model
 from kidym.simulate.compiled import CompiledSystem
+from kidym.simulate.layout import finite_number
+from kidym.simulate.spec import prepare_run
 from kidym.study.design import Study, from_model, grid
 from kidym.study.runs import Job, JobOutput, run_job
 
@@ -173,7 +176,7 @@ def sweep(model: Model | str | Path, *, vary: Mapping | Study | None = None,
         If the model cannot be compiled.
     """
     from kidym.eom.equations import derive
-    from kidym.simulate.simulate import check_options
+    from kidym.simulate.spec import check_options
 
     executor = executor or ("dask" if scheduler is not None else "threads")
     if executor not in EXECUTORS:
@@ -191,6 +194,9 @@ def sweep(model: Model | str | Path, *, vary: Mapping | Study | None = None,
         system = CompiledSystem.build(derive(model), jacobian=method == "BDF")
     model = system.equations.model
     _check_names(model, system, study, parameters or {}, initial or {})
+    for what, given in (("parameter", parameters or {}), ("initial value of", initial or {})):
+        for name, value in given.items():   # (a fixed value that is no number: every run's)
+            finite_number(value, f"{what} `{name}`")
     quantities = _quantities(system)
     t0, t1, y0s, ps, setup_errors = _starts(system, model, study, parameters or {},
                                             initial or {}, t_start, t_end)
@@ -292,7 +298,7 @@ def _study(model: Model, vary, samples, seed) -> Study:
 def _check_names(model: Model, system: CompiledSystem, study: Study, parameters: Mapping,
                  initial: Mapping) -> None:
     from kidym.lang.formulas import suggest
-    from kidym.simulate.simulate import canonical_initial
+    from kidym.simulate.layout import canonical_initial
 
     params = model.parameter_values
     states = system.state_names
@@ -327,8 +333,6 @@ def _starts(system: CompiledSystem, model: Model, study: Study, parameters: Mapp
             initial: Mapping, t_start, t_end):
     """``t0, t1``, the start states and parameter vectors of every run, and the runs
     that cannot start (index → reason: impossible parameters, no consistent start)."""
-    from kidym.simulate.simulate import canonical_initial
-
     params = set(model.parameter_values)
     n_y, n_p = len(system.state_names), len(model.parameter_values)
     y0s = np.full((study.n_runs, n_y), np.nan)
@@ -353,24 +357,18 @@ def _starts(system: CompiledSystem, model: Model, study: Study, parameters: Mapp
     t1 = span[1] if t_end is None else float(t_end)
     if not t1 > t0:
         raise ValueError(f"t_end ({t1}) must be greater than t_start ({t0})")
-    cons = system.equations.constraints
     for k, (pp, ic) in enumerate(per_run):
         if k in errors:
             continue
-        try:
-            p = system.parameter_vector(pp)
-            values = model.initial_values(pp)
-            values.update(canonical_initial(model, ic))
-            y0 = np.array([values.get(n, 0.0) for n in system.state_names], dtype=float)
-            if cons is not None:
-                from kidym.eom.constraints import Stabilization
-                from kidym.simulate.constrained import consistent_initial, given_states
-
-                y0 = consistent_initial(system, t0, y0, p, given_states(
-                    model, ic, canonical_initial), Stabilization().tolerance * 1e-3)[0]
+        try:   # each run prepared as one run is
+            spec = prepare_run(system, parameters=pp, initial=ic, t_start=t0, t_end=t1,
+                               n_points=2, constraints=Stabilization())
+        except ModelError:   # (the model's, not the run's: as kidym.simulate says it)
+            raise
         except (ValueError, SimulationError, ZeroDivisionError, np.linalg.LinAlgError) as exc:
             errors[k] = f"the run cannot start: {exc}"
             continue
+        y0, p = spec.y0, spec.p
         y0s[k], ps[k] = y0, p
     return t0, t1, y0s, ps, errors
 
