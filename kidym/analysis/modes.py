@@ -34,6 +34,7 @@ import numpy as np
 from kidym.analysis.derivatives import StateDerivatives
 from kidym.analysis.linearize import Linearization, linearize
 from kidym.analysis.statics import Equilibrium, equilibrium
+from kidym.deprecation import renamed_keyword
 from kidym.eom.equations import Equations
 
 
@@ -195,8 +196,9 @@ def _modes(lin: Linearization, ev: np.ndarray, tol: float,
     return tuple(out)
 
 
+@renamed_keyword("params", "parameters")
 def modes(equations: Equations, state: Mapping[str, float] | None = None, *,
-          params: Mapping[str, float] | None = None, t: float | None = None,
+          parameters: Mapping[str, float] | None = None, t: float | None = None,
           statics: bool | None = None,
           derivatives: StateDerivatives | None = None) -> Modes:
     """Eigenvalues, frequencies, damping ratios and mode shapes about a state.
@@ -206,7 +208,8 @@ def modes(equations: Equations, state: Mapping[str, float] | None = None, *,
     equations : Equations
     state : mapping of str to float, optional
         The operating point (default: the model's initial values).
-    params : mapping of str to float, optional
+    parameters : mapping of str to float, optional
+        Parameter values (overrides); ``params=`` is its old name (deprecated).
     t : float, optional
     statics : bool, optional
         Solve the equilibrium first (default: when every speed of the point is zero).
@@ -236,15 +239,15 @@ def modes(equations: Equations, state: Mapping[str, float] | None = None, *,
     if statics is None:
         from kidym.analysis.linearize import operating_point
 
-        _t, y, _p = operating_point(eq, state, params, t)
+        _t, y, _p = operating_point(eq, state, parameters, t)
         statics = not np.any(y[eq.n_q:])
     eqm = None
     point = dict(state or {})
     if statics:
-        eqm = equilibrium(eq, initial=point, params=params, t=t, derivatives=der)
+        eqm = equilibrium(eq, state=point, parameters=parameters, t=t, derivatives=der)
         point.update(eqm.coordinates)
         point.update({w: 0.0 for w in speeds})
-    lin0 = linearize(eq, point, params=params, t=t, derivatives=der)
+    lin0 = linearize(eq, point, parameters=parameters, t=t, derivatives=der)
     return _result(lin0, eqm, eq)
 
 
@@ -472,9 +475,10 @@ def _locate(left: Modes, right: Modes, lo: float, hi: float, at, tol: float) -> 
     return optimize.brentq(product, lo, hi, xtol=xtol, rtol=1e-15)
 
 
+@renamed_keyword("params", "parameters")
 def continuation(equations: Equations, name: str, values: Sequence[float], *,
                  state: Mapping[str, float] | None = None,
-                 params: Mapping[str, float] | None = None, t: float | None = None,
+                 parameters: Mapping[str, float] | None = None, t: float | None = None,
                  statics: bool | None = None, locate: bool = True) -> Continuation:
     """Eigenvalues along a parameter or a state value, and the stability boundaries.
 
@@ -486,7 +490,7 @@ def continuation(equations: Equations, name: str, values: Sequence[float], *,
         disc's spin).
     values : sequence of float
         The grid, increasing.
-    state, params, t, statics
+    state, parameters, t, statics
         As for :func:`modes` (``statics`` decided at the first value).
     locate : bool
         Locate the boundaries between grid points by Brent's method.
@@ -499,7 +503,7 @@ def continuation(equations: Equations, name: str, values: Sequence[float], *,
     values = np.asarray(values, dtype=float)
     if values.ndim != 1 or values.size < 2 or np.any(np.diff(values) <= 0):
         raise ValueError("continuation needs at least two increasing values")
-    params = dict(params or {})
+    parameters = dict(parameters or {})
     pnames = [p.name for p in eq.model.parameters]
     snames = [str(s) for s in (*eq.coordinates, *eq.speeds)]
     if name not in pnames and name not in snames:
@@ -510,9 +514,9 @@ def continuation(equations: Equations, name: str, values: Sequence[float], *,
     point = dict(state or {})
 
     def at(v: float) -> Modes:
-        pr, st = dict(params), dict(point)
+        pr, st = dict(parameters), dict(point)
         (pr if name in pnames else st)[name] = float(v)
-        md = modes(eq, st, params=pr, t=t, statics=statics, derivatives=der)
+        md = modes(eq, st, parameters=pr, t=t, statics=statics, derivatives=der)
         if md.equilibrium is not None:   # warm start the next equilibrium
             point.update(md.equilibrium.coordinates)
         return md

@@ -97,10 +97,6 @@ class ConstraintEquations:
         return [*self.gamma, *self.position, *self.velocity,
                 *(g for row in self.jacobian for g in row)]
 
-    def extended_size(self, n_w: int) -> int:
-        """Length of the constraint block that follows ``F`` (``3m + m n_w``)."""
-        return self.m * (3 + n_w)
-
 
 def rolling_constraints(system, rolling) -> list[tuple[str, Expr]]:
     """The constraints of bodies rolling without slipping on a surface.

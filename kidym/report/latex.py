@@ -243,13 +243,6 @@ def markdown_of(es: EquationSet, *, level: int = 1) -> str:
     return "\n".join(out)
 
 
-def to_markdown(eq: Equations, *, stage: str = "final", expanded: bool = False,
-                simplify_budget: float = 10.0) -> str:
-    """The equations as Markdown (see :func:`markdown_of`)."""
-    return markdown_of(equation_set(eq, stage=stage, expanded=expanded,
-                                    simplify_budget=simplify_budget))
-
-
 def repr_latex(eq: Equations) -> str:
     """Jupyter's LaTeX view of equations: the per-speed equations of motion."""
     es = equation_set(eq, stage="final")

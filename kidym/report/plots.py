@@ -308,13 +308,6 @@ def _check_request(result: Result, request: Plot) -> None:
         result[n]  # raises a KeyError naming the missing quantity
 
 
-def plot_request(result: Result, model: Model, request: Plot, *,
-                 degrees: bool = False) -> Figure:
-    """The figure for one model plot instruction; ``KeyError`` names an unknown quantity."""
-    _check_request(result, request)
-    return _request(_Context.of(result, model, degrees), request, stem="plot")
-
-
 def _axis_label(s: Series) -> str:
     return f"{s.name}, {s.unit}" if s.unit else s.name
 
