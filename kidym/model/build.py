@@ -25,6 +25,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import symengine as se
 
@@ -41,7 +42,6 @@ from kidym.lang.formulas import (
     rational,
     suggest,
 )
-from kidym.lang.parser import ParsedSource
 from kidym.lang.tasks import REPEATABLE
 from kidym.model import coincide, inverse, programmed, scene, variations, virtual
 from kidym.model import events as model_events
@@ -64,6 +64,9 @@ from kidym.model.model import (
 )
 from kidym.symbolic.derivatives import derivative
 from kidym.symbolic.numbers import to_float
+
+if TYPE_CHECKING:   # (the parser calls the builder)
+    from kidym.lang.parser import ParsedSource
 
 Expr = se.Basic
 

@@ -11,10 +11,10 @@ both ``amsmath`` and KaTeX know. A model with Cyrillic names needs the T2A fonts
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 import sympy
 
-from kidym.eom.equations import Equations
 from kidym.report.equations import (
     EquationSet,
     Relation,
@@ -23,6 +23,9 @@ from kidym.report.equations import (
     size_summary,
 )
 from kidym.report.names import has_cyrillic, latex_name
+
+if TYPE_CHECKING:   # (Equations' Jupyter view calls this module)
+    from kidym.eom.equations import Equations
 
 #: A display line is broken when it grows past about this many printed characters.
 LINE_CHARS = 75

@@ -51,7 +51,6 @@ from matplotlib.figure import Figure
 from kidym.eom.constraints import multiplier_name
 from kidym.model.model import Model, Plot
 from kidym.report.plot_worker import idle_core as _idle_core
-from kidym.report.plot_worker import parse_plot_option  # noqa: F401 (its home was here)
 from kidym.simulate.energy import energy_balance
 from kidym.simulate.result import Result, write_atomically
 

@@ -73,7 +73,7 @@ def file_names(names) -> list[str]:
     """The names of the varied quantities as dimensions of the file: as they are where
     NetCDF's classic format can hold them (Latin-1), else their ASCII identifier
     (:func:`kidym.symbolic.identifiers.identifier`: ``мас`` → ``mas``), made unique."""
-    from kidym.study.sweep import RESERVED
+    from kidym.study.design import RESERVED
     from kidym.symbolic.identifiers import identifier
 
     out: list[str] = []

@@ -32,13 +32,11 @@ from kidym.model.model import Model
 from kidym.simulate.compiled import CompiledSystem
 from kidym.simulate.layout import finite_number
 from kidym.simulate.spec import prepare_run
-from kidym.study.design import Study, from_model, grid
+from kidym.study.design import RESERVED, Study, from_model, grid
 from kidym.study.runs import Job, JobOutput, run_job
 
 #: The executors of :func:`sweep`.
 EXECUTORS = ("threads", "dask", "loop")
-#: Names a study cannot vary: they are the dimensions and variables of its dataset.
-RESERVED = ("run", "time", "quantity", "value", "status", "reason", "nfev")
 _DASK_HINT = ("kidym sweep on a Dask cluster needs dask[distributed]: pip install "
               "'kidym[sweep]' (or pip install 'dask[distributed]' xarray)")
 
