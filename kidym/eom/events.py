@@ -112,6 +112,16 @@ STORM_HINT = ("check that each reset moves the state off its event surface (e.g.
               "restitution coefficient > 0 with the speed reversed), or add a terminal "
               "event that stops the run when impacts accumulate")
 
+
+
+def storm_detail(name: str) -> str:
+    """What an event storm is, in both engines: a reset left the state at rest on the
+    surface of event ``name`` (its function still exactly zero a small step later, where
+    the root finders would never see it leave zero)."""
+    return (f"event `{name}` is left at zero by a reset with the state at rest on its "
+            "surface: it would recur at once, again and again (an event storm)")
+
+
 #: Actions of an event, as in the generated C (``kidym_event_action``).
 RECORD, TERMINAL, RESET = 0, 1, 2
 

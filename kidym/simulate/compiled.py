@@ -26,9 +26,10 @@ from kidym.codegen.build import BASE_FLAGS, build, build_flags
 from kidym.codegen.emit import CCode, generate_c
 from kidym.eom.constraints import Stabilization, solve_augmented, split
 from kidym.eom.equations import Equations
+from kidym.eom.events import STORM_HINT, Event, storm_detail
 from kidym.errors import SimulationError
 from kidym.simulate import faults
-from kidym.simulate.events import STORM_HINT, Event, states_after
+from kidym.simulate.events import states_after
 from kidym.simulate.finish import assemble
 from kidym.simulate.layout import parameter_vector
 from kidym.simulate.result import Result
@@ -587,11 +588,7 @@ def _fault(system: CompiledSystem, raw: dict) -> faults.Fault:
             "rtol/atol, or use constraints='baumgarte'")
     if status == -104:  # message "event <k>"
         name = system.event_names[int(raw["message"].split()[-1])]
-        return faults.Fault(
-            faults.EVENT_STORM,
-            f"event `{name}` is left at zero by a reset with the state at rest on its "
-            "surface: it would recur at once, again and again (an event storm)", t, y,
-            STORM_HINT)
+        return faults.Fault(faults.EVENT_STORM, storm_detail(name), t, y, STORM_HINT)
     if status == -105:  # message "<events in the run> <its first instant> <t_inf>"
         count, start, t_inf = raw["message"].split()
         names = [system.event_names[k] for tt, k in zip(raw["events_t"], raw["events_k"])

@@ -20,18 +20,12 @@ from kidym.eom.constraints import drift as constraint_drift
 from kidym.eom.controls import ControlSolveError, solve_controls
 from kidym.eom.controls import split as split_controls
 from kidym.eom.equations import Equations
+from kidym.eom.events import RESET, STORM_HINT, TERMINAL, all_events, storm_detail
 from kidym.errors import SimulationError
 from kidym.simulate import faults
 from kidym.simulate.constrained import measure, project
 from kidym.simulate.energy import POWER
-from kidym.simulate.events import (
-    RESET,
-    STORM_HINT,
-    TERMINAL,
-    EventFunctions,
-    all_events,
-    crossed,
-)
+from kidym.simulate.events import EventFunctions, crossed
 from kidym.simulate.finish import assemble
 from kidym.simulate.jacobian import STIFF_CHECK_ABOVE, JacobianFunction, stiffness
 from kidym.simulate.layout import parameter_vector, quaternion_groups
@@ -317,8 +311,12 @@ def _solve_with_events(fun, evf: EventFunctions, p: np.ndarray, t0: float, t1: f
     restarts. Output times at or after an event show the state after its reset.
 
     The run stops with a fault when events accumulate (:class:`~kidym.simulate.faults.
-    ZenoWatch`, as the compiled driver), recur :data:`MAX_EVENTS_AT_ONE_TIME` times
-    at one instant, or an event function or reset cannot be evaluated.
+    ZenoWatch`, as the compiled driver), when the resets leave the state at rest on an
+    event surface (its function still exactly zero a small step later: an event storm,
+    the compiled driver's rule, :func:`kidym.eom.events.storm_detail`), or an event
+    function or reset cannot be evaluated; events recurring
+    :data:`MAX_EVENTS_AT_ONE_TIME` times at one instant otherwise stop it too (a
+    guard of this loop against recurrences the rule above does not see).
 
     Returns
     -------
@@ -338,6 +336,7 @@ def _solve_with_events(fun, evf: EventFunctions, p: np.ndarray, t0: float, t1: f
     fault: faults.Fault | None = None
     repeats = 0
     due: list[int] = []   # the events handled at the last instant
+    reset_applied = False   # whether their resets changed the state
     zeno = faults.ZenoWatch(t1 - t0)
     values = _checked(evf.values, "an event function")
     reset = _checked(evf.reset, "an event's reset")
@@ -364,6 +363,13 @@ def _solve_with_events(fun, evf: EventFunctions, p: np.ndarray, t0: float, t1: f
                 # would find it again at once, again and again
                 dt = 1e-8 * max(1.0, abs(t))
                 ahead = values(t + dt, y + dt * fun(t, y), p)
+                stuck = [k for k in range(len(g0)) if g0[k] == 0.0 and ahead[k] == 0.0]
+                if reset_applied and stuck:
+                    # the resets left the state at rest on an event surface: it would
+                    # recur at once, again and again — the compiled driver's rule (-104)
+                    fault = faults.Fault(faults.EVENT_STORM, storm_detail(evf.names[stuck[0]]),
+                                         t, y, STORM_HINT)
+                    break
                 g0 = np.where((g0 == 0.0) | handled, ahead, g0)
             seg_times = times[(times >= t) & (times <= t1)]
             if t >= t1:
@@ -410,6 +416,7 @@ def _solve_with_events(fun, evf: EventFunctions, p: np.ndarray, t0: float, t1: f
                 fault = faults.zeno_fault(names_in_run, te, ye, count=zeno.run_events,
                                           window_start=zeno.run_start, t_inf=t_inf)
                 break
+            reset_applied = any(evf.actions[k] == RESET for k in due)
             for k in due:
                 if evf.actions[k] == RESET:
                     ye = reset(k, te, ye, p)
