@@ -6,14 +6,19 @@ releases the GIL for the foreign call, so they run in parallel on all cores.
 
 from __future__ import annotations
 
+import os
+import time as _time
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 import numpy as np
 
 from kidym.eom.constraints import Stabilization
 from kidym.eom.equations import Equations, derive
 from kidym.model.model import Model
-from kidym.simulate.compiled import BatchResult, CompiledSystem, run_batch
+from kidym.simulate.compiled import CompiledSystem, to_result, with_constraints
+from kidym.simulate.result import Result
 from kidym.simulate.spec import output_times, prepare_run, run_span
 
 
@@ -96,3 +101,91 @@ def simulate_batch(system: Model | Equations | CompiledSystem, *,
               for ic, pp in zip(initial, parameters)]
     return run_batch(system, t0=t0, times=times, y0s=y0s, ps=ps, method=method, rtol=rtol,
                      atol=atol, max_step=max_step, workers=workers, labels=labels)
+
+
+@dataclass(frozen=True, eq=False)
+class BatchResult:
+    """Many runs of one model, stacked.
+
+    Attributes
+    ----------
+    t : ndarray, shape (n_t,)
+        Output times (common to all runs).
+    y : ndarray, shape (n_runs, n_y, n_t)
+        States; NaN after a run stopped or failed.
+    values : dict of str to ndarray, each shape (n_runs, n_t)
+        Every recorded quantity by name.
+    success : ndarray of bool, shape (n_runs,)
+    messages : list of str
+        Per run; a failed run's names the run and what it was given (``run 2
+        (parameters l=0.5): the motion blows up … at t = …``).
+    results : list of Result
+        The individual runs; a failed run's is its partial result (``partial``,
+        ``failure``), the others are complete.
+    wall_time_s : float
+        Wall time of the whole batch.
+    """
+
+    t: np.ndarray
+    y: np.ndarray
+    values: dict[str, np.ndarray]
+    success: np.ndarray
+    messages: list[str]
+    results: list[Result]
+    wall_time_s: float
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self.t if name == "t" else self.values[name]
+
+    @property
+    def failed(self) -> list[int]:
+        """Indices of the runs that failed (their messages say where and why)."""
+        return [k for k, r in enumerate(self.results) if r.partial]
+
+
+def run_batch(system: CompiledSystem, *, t0: float, times: np.ndarray,
+                   y0s: np.ndarray, ps: np.ndarray, method: str = "ERK8",
+                   rtol: float = 1e-9, atol: float = 1e-12, max_step: float = np.inf,
+                   workers: int | None = None,
+                   labels: Sequence[str] | None = None) -> BatchResult:
+    """Run ``len(y0s)`` simulations in parallel threads (the GIL is released in C).
+
+    A run that fails does not stop the others: its partial result and its message,
+    which names the run (``labels[k]``, what it was given), are in the batch.
+    """
+    n = len(y0s)
+    workers = workers or os.cpu_count() or 1
+    started = _time.perf_counter()
+    stab = Stabilization()   # (constraints: projection, one setting for every run)
+    if system.equations.constraints is not None:
+        system.set_stabilization(stab)
+
+    def one(k: int) -> Result:
+        raw = system.integrate(y0s[k], ps[k], times, t0=t0, method=method, rtol=rtol,
+                               atol=atol, max_step=max_step)
+        result = to_result(system, raw, ps[k], rtol=rtol, atol=atol, max_step=max_step)
+        return with_constraints(system, raw, ps[k], stab, result)
+
+    with ThreadPoolExecutor(max_workers=min(workers, max(n, 1))) as pool:
+        results = list(pool.map(one, range(n)))
+    wall = _time.perf_counter() - started
+    names = list(results[0].values) if results else []
+    values = {}
+    for name in names:
+        arr = np.full((n, len(times)), np.nan)
+        for k, r in enumerate(results):
+            arr[k, :len(r.t)] = r.values[name]
+        values[name] = arr
+    y = np.stack([values[s] for s in system.state_names], axis=1) if n else np.empty((0,))
+    return BatchResult(t=np.asarray(times, float), y=y, values=values,
+                       success=np.array([r.success for r in results]),
+                       messages=[_batch_message(k, r, labels) for k, r in enumerate(results)],
+                       results=results,
+                       wall_time_s=wall)
+
+
+def _batch_message(k: int, result: Result, labels: Sequence[str] | None) -> str:
+    if not result.partial:
+        return result.message
+    given = f" ({labels[k]})" if labels and labels[k] else ""
+    return f"run {k}{given}: {result.message}"

@@ -12,11 +12,9 @@ the GIL during the foreign call, so threads run truly in parallel).
 from __future__ import annotations
 
 import ctypes
-import functools
 import os
 import time as _time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,26 +27,21 @@ from kidym.eom.equations import Equations
 from kidym.eom.events import STORM_HINT, Event, storm_detail
 from kidym.errors import SimulationError
 from kidym.simulate import faults
+from kidym.simulate.compiled_methods import (  # noqa: F401 (the engine's method names)
+    COMPILED_METHODS,
+    ERK8_TOL_EXPONENT,
+    JACOBIAN_CHOICES,
+    METHOD_ALIASES,
+    OUTPUT_MODES,
+    arkode_options,
+    erk8_tolerances,
+    output_mode_of,
+)
 from kidym.simulate.events import states_after
 from kidym.simulate.finish import assemble
 from kidym.simulate.layout import parameter_vector
 from kidym.simulate.result import Result
 from kidym.simulate.spec import RunOptions, RunSpec
-
-#: Integration methods of the compiled engine (name → driver code, description).
-COMPILED_METHODS: dict[str, tuple[int, str]] = {
-    "ERK8": (4, "ARKODE explicit Runge-Kutta of order 8, Hairer's DOP853 coefficients with "
-                "their 5th-order error estimate"),
-    "Fehlberg78": (2, "ARKODE explicit Runge-Kutta 7(8), Fehlberg 13-7-8"),
-    "ERK5": (3, "ARKODE explicit Runge-Kutta 4(5), Dormand-Prince 7-4-5"),
-    "BDF": (0, "CVODE variable-order BDF (stiff), dense Newton"),
-    "Adams": (1, "CVODE variable-order Adams-Moulton (non-stiff), fixed-point iteration"),
-}
-#: Jacobians of the Newton iteration of ``BDF`` (``jacobian=``; see
-#: :meth:`CompiledSystem.integrate`).
-JACOBIAN_CHOICES = ("auto", "analytic", "fd")
-#: ``solve_ivp`` method names accepted by the compiled engine, and what they run.
-METHOD_ALIASES = {"DOP853": "ERK8", "RK45": "ERK5"}
 
 _UNDEFINED_HINT = ("look for a formula undefined at this state (sqrt or log of a negative, "
                    "division by zero), or a blow-up; shorten t_end or tighten rtol")
@@ -67,138 +60,6 @@ _L = ctypes.POINTER(ctypes.c_long)
 
 def _ptr(a: np.ndarray) -> ctypes.c_void_p:
     return a.ctypes.data_as(_D)
-
-
-#: How the ARKODE methods produce the state at the output times (``output_mode``).
-OUTPUT_MODES = {"hermite": 0, "step": 1, "extension": 2}
-
-#: Embedding orders of ARKODE's built-in tables (the initial step uses them).
-_EMBEDDING_ORDER = {"Fehlberg78": 7, "ERK5": 4}
-
-
-@functools.cache
-def _dop853():
-    """SciPy's module of DOP853's coefficients (``scipy/integrate/_ivp/
-    dop853_coefficients.py``, NumPy only), loaded from its file: importing it by name
-    would import ``scipy.integrate`` first, half a second of a cached compiled run."""
-    import importlib.util
-
-    spec = importlib.util.find_spec("scipy")   # (finds the package, imports nothing)
-    if spec is None or not spec.submodule_search_locations:
-        raise ImportError("SciPy is not installed (kidym needs it)")
-    for root in spec.submodule_search_locations:
-        path = Path(root) / "integrate" / "_ivp" / "dop853_coefficients.py"
-        if path.is_file():
-            spec = importlib.util.spec_from_file_location("_kidym_dop853_coefficients", path)
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
-            return module
-    from scipy.integrate._ivp import dop853_coefficients  # (another layout)
-
-    return dop853_coefficients
-
-
-@functools.cache
-def _erk8_table() -> np.ndarray:
-    """``{s, q, p}`` and ``c, A, b, d`` of ``ERK8`` (see :func:`_arkode_options`)."""
-    dop = _dop853()
-
-    s = dop.N_STAGES + 1
-    A = np.zeros((s, s))
-    A[:s - 1, :s - 1] = dop.A[:s - 1, :s - 1]
-    A[s - 1, :s - 1] = dop.B
-    c = np.r_[dop.C[:s - 1], 1.0]
-    b = np.r_[dop.B, 0.0]
-    d = b - dop.E5[:s]
-    return np.concatenate([[s, 8.0, 5.0], c, A.ravel(), b, d])
-
-
-@functools.cache
-def _erk8_extension() -> np.ndarray:
-    """DOP853's continuous extension in the driver's layout (``driver.c``).
-
-    Read from SciPy like the table: the three extra stages (``C[13:]``,
-    ``A[13:, :16]``) and the 4 × 16 matrix ``D`` of the degree-7 polynomial, over the
-    13 stages of :func:`_erk8_table` (the last is ``f`` at the new solution) and the
-    three extra ones.
-    """
-    dop = _dop853()
-
-    n_all = dop.N_STAGES_EXTENDED
-    s = dop.N_STAGES + 1
-    ne = n_all - s
-    return np.concatenate([[ne], dop.C[s:n_all], dop.A[s:n_all, :n_all].ravel(),
-                           dop.D.ravel()])
-
-
-def _arkode_options(method: str, output_mode: str) -> np.ndarray | None:
-    """The driver's ``table`` argument (layout in ``driver.c``) for an ARKODE method.
-
-    ``ERK8`` is Hairer's DOP853 formula run by ARKODE: SUNDIALS 6.4 (Debian 12) has
-    no economical 8th-order pair, while Fehlberg 7(8) needs 2.4-3 times the
-    evaluations of DOP853 for the same error (``docs/benchmarks.md``). The
-    coefficients are read from SciPy (``scipy.integrate._ivp.dop853_coefficients``),
-    never copied: the 12 stages, the 8th-order weights, and the 5th-order embedding
-    ``b - E5`` for the error estimate. A 13th stage, ``f`` at the new solution
-    (``A[12] = b``, ``c = 1``), completes the table as in SciPy, where it is the
-    first stage of the next step: with the 12 stages alone the run under ARKODE 6.4
-    converged at first order (measured), with it at the method's order
-    (``tests/simulate/test_compiled.py`` checks the order). With
-    ``output_mode="extension"`` DOP853's continuous extension follows
-    (:func:`_erk8_extension`). ``None`` for CVODE's methods (``output_mode`` empty, see
-    :func:`_output_mode`).
-    """
-    if not output_mode:
-        return None
-    head = np.array([0.0, 0.0, float(_EMBEDDING_ORDER.get(method, 0)),
-                     float(OUTPUT_MODES[output_mode])])
-    if method != "ERK8":
-        return head
-    table = _erk8_table()
-    head[:3] = table[:3]
-    parts = [head, table[3:]]
-    if output_mode == "extension":
-        parts.append(_erk8_extension())
-    return np.concatenate(parts)
-
-
-def _output_mode(method: str, output_mode: str) -> str:
-    """The effective output mode of an ARKODE method (``"auto"`` resolved); ``""`` for
-    CVODE's methods, which interpolate with their own history."""
-    if COMPILED_METHODS[method][0] not in (2, 3, 4):
-        return ""
-    if output_mode == "auto":
-        return "extension" if method == "ERK8" else "step"
-    if output_mode not in OUTPUT_MODES:
-        raise ValueError(f"output_mode {output_mode!r}: choose one of auto, "
-                         + ", ".join(OUTPUT_MODES))
-    if output_mode == "extension" and method != "ERK8":
-        raise ValueError(f"method {method!r} has no continuous extension; output_mode "
-                         "'extension' needs ERK8 (use 'step' or 'hermite')")
-    return output_mode
-
-
-#: Exponent of the tolerance handed to ARKODE for ``ERK8``: ``rtol**ERK8_TOL_EXPONENT``.
-ERK8_TOL_EXPONENT = 0.8
-
-
-def _erk8_tolerances(rtol: float, atol: float) -> tuple[float, float]:
-    """ARKODE's tolerances for ``ERK8``, so that the delivered error follows ``rtol``.
-
-    ARKODE holds the 5th-order error estimate (``∝ h⁶``) below its tolerance ``τ``,
-    while the error of the 8th-order step goes like ``h⁹ ∝ τ^1.5``; DOP853's own
-    estimate (5th and 3rd order combined, of order 7), which SciPy uses, is not
-    linear and ARKODE 6.4 takes no other. ``τ = rtol^(2/3)`` makes the error scale
-    like ``rtol`` but with a constant that depends on the problem: 1e-8 at rtol 1e-12
-    on a pendulum swinging from 2 rad (2.5e-9, 1250 × rtol × amplitude; SciPy
-    6e-11). ``τ = rtol^0.8`` makes the error fall like ``rtol^1.2``: measured on a
-    closed form and the examples, at or below SciPy's DOP853 at every rtol from 1e-6
-    to 1e-12 and within 20 × rtol × scale (``docs/compiled.md``). The method and
-    its cost at a given *achieved* error are unchanged. ``atol`` is scaled by the
-    same factor ``τ/rtol``.
-    """
-    inner = rtol ** ERK8_TOL_EXPONENT if rtol > 0 else rtol
-    return inner, atol * (inner / rtol if rtol > 0 else 1.0)
 
 
 def _load(path: Path) -> ctypes.CDLL:
@@ -515,9 +376,9 @@ class CompiledSystem:
         fail_t = np.zeros(1)
         fail_y = np.zeros(ny)
         msg = ctypes.create_string_buffer(512)
-        mode = _output_mode(method, output_mode)
-        table = _arkode_options(method, mode)
-        inner_rtol, inner_atol = (_erk8_tolerances(rtol, atol) if method == "ERK8"
+        mode = output_mode_of(method, output_mode)
+        table = arkode_options(method, mode)
+        inner_rtol, inner_atol = (erk8_tolerances(rtol, atol) if method == "ERK8"
                                   else (rtol, atol))
         started = _time.perf_counter()
         status = self.lib.kidym_simulate(
@@ -712,7 +573,7 @@ def run_compiled(system: CompiledSystem, *, t0: float, t1: float, y0: np.ndarray
     error = _failure(system, raw, p) if raw["status"] < 0 else None
     result = to_result(system, raw, p, rtol=rtol, atol=atol, max_step=max_step, extra=extra,
                        error=error)
-    result = _with_constraints(system, raw, p, stab, result)
+    result = with_constraints(system, raw, p, stab, result)
     if error is None:
         stiff = stiffness_check(system, raw, p)
         if stiff is not None:
@@ -824,7 +685,7 @@ def stiffness_check(system: CompiledSystem, raw: dict, p: np.ndarray) -> dict | 
                     "Jacobian; kidym run --method BDF)"}
 
 
-def _with_constraints(system: CompiledSystem, raw: dict, p: np.ndarray, stab: Stabilization,
+def with_constraints(system: CompiledSystem, raw: dict, p: np.ndarray, stab: Stabilization,
                       result: Result) -> Result:
     """``result`` with the multipliers ``λf`` and the constraint drift (a model with
     constraints; unchanged otherwise)."""
@@ -847,94 +708,6 @@ def _with_constraints(system: CompiledSystem, raw: dict, p: np.ndarray, stab: St
         **({"alpha": stab.alpha, "beta": stab.beta} if stab.method == "baumgarte"
            else {})}
     return result
-
-
-@dataclass(frozen=True, eq=False)
-class BatchResult:
-    """Many runs of one model, stacked.
-
-    Attributes
-    ----------
-    t : ndarray, shape (n_t,)
-        Output times (common to all runs).
-    y : ndarray, shape (n_runs, n_y, n_t)
-        States; NaN after a run stopped or failed.
-    values : dict of str to ndarray, each shape (n_runs, n_t)
-        Every recorded quantity by name.
-    success : ndarray of bool, shape (n_runs,)
-    messages : list of str
-        Per run; a failed run's names the run and what it was given (``run 2
-        (parameters l=0.5): the motion blows up … at t = …``).
-    results : list of Result
-        The individual runs; a failed run's is its partial result (``partial``,
-        ``failure``), the others are complete.
-    wall_time_s : float
-        Wall time of the whole batch.
-    """
-
-    t: np.ndarray
-    y: np.ndarray
-    values: dict[str, np.ndarray]
-    success: np.ndarray
-    messages: list[str]
-    results: list[Result]
-    wall_time_s: float
-
-    def __getitem__(self, name: str) -> np.ndarray:
-        return self.t if name == "t" else self.values[name]
-
-    @property
-    def failed(self) -> list[int]:
-        """Indices of the runs that failed (their messages say where and why)."""
-        return [k for k, r in enumerate(self.results) if r.partial]
-
-
-def run_batch(system: CompiledSystem, *, t0: float, times: np.ndarray,
-                   y0s: np.ndarray, ps: np.ndarray, method: str = "ERK8",
-                   rtol: float = 1e-9, atol: float = 1e-12, max_step: float = np.inf,
-                   workers: int | None = None,
-                   labels: Sequence[str] | None = None) -> BatchResult:
-    """Run ``len(y0s)`` simulations in parallel threads (the GIL is released in C).
-
-    A run that fails does not stop the others: its partial result and its message,
-    which names the run (``labels[k]``, what it was given), are in the batch.
-    """
-    n = len(y0s)
-    workers = workers or os.cpu_count() or 1
-    started = _time.perf_counter()
-    stab = Stabilization()   # (constraints: projection, one setting for every run)
-    if system.equations.constraints is not None:
-        system.set_stabilization(stab)
-
-    def one(k: int) -> Result:
-        raw = system.integrate(y0s[k], ps[k], times, t0=t0, method=method, rtol=rtol,
-                               atol=atol, max_step=max_step)
-        result = to_result(system, raw, ps[k], rtol=rtol, atol=atol, max_step=max_step)
-        return _with_constraints(system, raw, ps[k], stab, result)
-
-    with ThreadPoolExecutor(max_workers=min(workers, max(n, 1))) as pool:
-        results = list(pool.map(one, range(n)))
-    wall = _time.perf_counter() - started
-    names = list(results[0].values) if results else []
-    values = {}
-    for name in names:
-        arr = np.full((n, len(times)), np.nan)
-        for k, r in enumerate(results):
-            arr[k, :len(r.t)] = r.values[name]
-        values[name] = arr
-    y = np.stack([values[s] for s in system.state_names], axis=1) if n else np.empty((0,))
-    return BatchResult(t=np.asarray(times, float), y=y, values=values,
-                       success=np.array([r.success for r in results]),
-                       messages=[_batch_message(k, r, labels) for k, r in enumerate(results)],
-                       results=results,
-                       wall_time_s=wall)
-
-
-def _batch_message(k: int, result: Result, labels: Sequence[str] | None) -> str:
-    if not result.partial:
-        return result.message
-    given = f" ({labels[k]})" if labels and labels[k] else ""
-    return f"run {k}{given}: {result.message}"
 
 
 # ------------------------------------------------------------------ compile time
