@@ -180,7 +180,7 @@ def sweep(model: Model | str | Path, *, vary: Mapping | Study | None = None,
     if executor not in EXECUTORS:
         raise ValueError(f"executor {executor!r}: choose one of {', '.join(EXECUTORS)}")
     if executor == "dask":
-        _require_dask()
+        require_dask()
     check_options(t_start=t_start, t_end=t_end, n_points=n_points, rtol=rtol, atol=atol,
                   max_step=max_step, t_eval=None)
     if isinstance(model, str | Path):
@@ -195,7 +195,7 @@ def sweep(model: Model | str | Path, *, vary: Mapping | Study | None = None,
     for what, given in (("parameter", parameters or {}), ("initial value of", initial or {})):
         for name, value in given.items():   # (a fixed value that is no number: every run's)
             finite_number(value, f"{what} `{name}`")
-    quantities = _quantities(system)
+    quantities = recorded_quantities(system)
     t0, t1, y0s, ps, setup_errors = _starts(system, model, study, parameters or {},
                                             initial or {}, t_start, t_end)
     times = np.linspace(t0, t1, n_points)
@@ -232,7 +232,8 @@ def sweep(model: Model | str | Path, *, vary: Mapping | Study | None = None,
                      executor, n_slots, options)
 
 
-def _require_dask() -> None:
+def require_dask() -> None:
+    """Raise an ``ImportError`` saying how to install dask[distributed] when it is not."""
     try:
         import distributed  # noqa: F401
     except ImportError as exc:
@@ -318,7 +319,8 @@ def _check_names(model: Model, system: CompiledSystem, study: Study, parameters:
                            f"{', '.join(states)}")
 
 
-def _quantities(system: CompiledSystem) -> tuple[str, ...]:
+def recorded_quantities(system: CompiledSystem) -> tuple[str, ...]:
+    """What a study records of each run: the states, the outputs, the multipliers."""
     out = list(system.state_names)
     out += [n for n in system.output_names if n not in out]
     cons = system.equations.constraints
