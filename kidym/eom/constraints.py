@@ -37,12 +37,11 @@ import numpy as np
 import symengine as se
 
 from kidym.errors import DerivationError, Diagnostic, ModelError
+from kidym.kinematics.names import MULTIPLIER_PREFIX
 from kidym.model.model import Model
 
 Expr = se.Basic
 
-#: Prefix of the multiplier outputs: ``λf1`` is the multiplier of constraint ``f1``.
-MULTIPLIER_PREFIX = "λ"
 
 
 def multiplier_name(constraint: str) -> str:

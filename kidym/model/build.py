@@ -29,9 +29,9 @@ from typing import TYPE_CHECKING
 
 import symengine as se
 
-from kidym.eom.constraints import MULTIPLIER_PREFIX
 from kidym.errors import Diagnostic, Span
 from kidym.kinematics import names as generated
+from kidym.kinematics.names import MULTIPLIER_PREFIX
 from kidym.lang import ast, keywords, units
 from kidym.lang.formulas import (
     CONSTANTS,
