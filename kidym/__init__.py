@@ -54,7 +54,7 @@ _PUBLIC = {
     "CompiledSystem": "kidym.simulate.compiled",
     "Event": "kidym.simulate.events",
     "Result": "kidym.simulate.result",
-    "simulate": "kidym.simulate.simulate",
+    "simulate": "kidym.simulate.api",
     "Study": "kidym.study.design",
     "SweepResult": "kidym.study.sweep",
     "sweep": "kidym.study.sweep",
@@ -85,11 +85,11 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
     from kidym.export.casadi import CasadiModel, to_casadi, write_casadi
     from kidym.lang import load, parse
     from kidym.model.model import Body, Element, Inertia, Model, Parameter, Transform
+    from kidym.simulate.api import simulate
     from kidym.simulate.batch import simulate_batch
     from kidym.simulate.compiled import CompiledSystem
     from kidym.simulate.events import Event
     from kidym.simulate.result import Result
-    from kidym.simulate.simulate import simulate
     from kidym.study.design import Study
     from kidym.study.sweep import SweepResult, sweep
 

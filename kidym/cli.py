@@ -139,16 +139,16 @@ def _constrained_start(model, eq) -> str:
     """``kidym check`` of a model with constraints: their rank and the consistent start
     at the model's initial values (an error if they are dependent or cannot close)."""
     from kidym.eom.constraints import Stabilization, rank
-    from kidym.simulate.constrained import consistent_initial, given_states
-    from kidym.simulate.simulate import NumpySystem, _initial_state, canonical_initial
+    from kidym.simulate.layout import initial_state
+    from kidym.simulate.simulate import NumpySystem
+    from kidym.simulate.spec import prepare_run
 
     system = NumpySystem.build(eq)
     p = system.parameter_vector()
-    y0 = _initial_state(system, model, None)
     t0 = model.time_span()[0]
-    r = rank(system.constraint_block(t0, y0, p)[2].G)
-    _y, changed = consistent_initial(system, t0, y0, p, given_states(
-        model, None, canonical_initial), Stabilization().tolerance * 1e-3)
+    r = rank(system.constraint_block(t0, initial_state(system.state_names, model, None),
+                                     p)[2].G)
+    changed = prepare_run(system, constraints=Stabilization()).adjusted
     line = (f"  constraint Jacobian at the start: rank {r} of {eq.m} (independent); "
             "the start ")
     if not changed:
@@ -217,7 +217,8 @@ def _run(args: argparse.Namespace, model, out: Path, rep, formats, plotter) -> i
         from kidym.cli_analysis import run_analysis
 
         return run_analysis(args, model, eq, _pairs)
-    from kidym.simulate.simulate import defaulted_states, simulate
+    from kidym.simulate.api import simulate
+    from kidym.simulate.layout import defaulted_states
 
     initial = _pairs(args.initial, "--initial")
     unset = defaulted_states([str(s) for s in (*eq.coordinates, *eq.speeds)], model, initial)

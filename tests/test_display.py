@@ -18,7 +18,7 @@ HOSTILE = 'TASK := <script>alert("x")</script> & co;\n' + DOUBLE_PENDULUM
 def analysed():
     model = kidym.parse(HOSTILE)
     eq = kidym.derive(model)
-    down = kidym.equilibrium(eq, initial={"phi1": -1.4, "phi2": 0.1})
+    down = kidym.equilibrium(eq, state={"phi1": -1.4, "phi2": 0.1})
     lin = kidym.linearize(eq, {**down.coordinates, "phi1't": 0, "phi2't": 0})
     modes = kidym.modes(eq, {"phi1": -1.4, "phi2": 0.1})
     cont = kidym.continuation(eq, "l2", [0.5, 1.0], state={"phi1": -1.4, "phi2": 0.1})

@@ -70,7 +70,7 @@ def test_public_names_resolve_on_first_use():
             "assert not missing, missing\n"
             "import kidym.simulate.result\n"   # the subpackage never hides the function
             "assert callable(kidym.simulate) and kidym.simulate.__module__ == "
-            "'kidym.simulate.simulate'")
+            "'kidym.simulate.api'")
     loaded_after(code)
 
 

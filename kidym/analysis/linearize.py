@@ -32,14 +32,15 @@ import numpy as np
 from kidym.analysis.consistent import consistent_point, solved_text
 from kidym.analysis.derivatives import Point, StateDerivatives
 from kidym.analysis.linear_form import SymbolicLinearization, symbolic_form
+from kidym.deprecation import renamed_keyword
 from kidym.eom.constraints import choose_dependent
 from kidym.eom.equations import Equations
 
 
 def operating_point(eq: Equations, state: Mapping[str, float] | None = None,
-                    params: Mapping[str, float] | None = None,
+                    parameters: Mapping[str, float] | None = None,
                     t: float | None = None) -> tuple[float, np.ndarray, np.ndarray]:
-    """``(t, y, p)``: the model's initial values and start time, ``state`` and ``params``
+    """``(t, y, p)``: the model's initial values and start time, ``state`` and ``parameters``
     applied (states given neither way are 0).
 
     Raises
@@ -47,21 +48,21 @@ def operating_point(eq: Equations, state: Mapping[str, float] | None = None,
     KeyError
         A name in ``state`` that is not a state (the message lists the states).
     ValueError
-        A coefficient of a programmed constraint above 0 with ``params``.
+        A coefficient of a programmed constraint above 0 with ``parameters``.
     """
-    from kidym.simulate.simulate import canonical_initial, parameter_vector  # SciPy
+    from kidym.simulate.layout import canonical_initial, parameter_vector
 
     model = eq.model
     names = [str(s) for s in (*eq.coordinates, *eq.speeds)]
-    values = model.initial_values(params)
+    values = model.initial_values(parameters)
     for k, v in canonical_initial(model, state).items():
         if k not in names:
             raise KeyError(f"`{k}` is not a state of model `{model.name}`; the state is "
                            + ", ".join(names))
         values[k] = float(v)
     y = np.array([values.get(n, 0.0) for n in names], dtype=float)
-    t0 = model.time_span(params)[0] if t is None else float(t)
-    p = parameter_vector(model, params)
+    t0 = model.time_span(parameters)[0] if t is None else float(t)
+    p = parameter_vector(model, parameters)
     if eq.controls is not None:     # the laws (5.5) of the closed loop, as for runs
         from kidym.model.programmed import check_coefficients
         check_coefficients(model, {q.name: float(v) for q, v in zip(model.parameters, p)})
@@ -70,7 +71,7 @@ def operating_point(eq: Equations, state: Mapping[str, float] | None = None,
 
 def given_names(eq: Equations, state: Mapping[str, float] | None) -> set[str]:
     """The states that ``state`` gives, by their canonical names."""
-    from kidym.simulate.simulate import canonical_initial  # SciPy
+    from kidym.simulate.layout import canonical_initial
 
     return set(canonical_initial(eq.model, state))
 
@@ -436,8 +437,9 @@ def _matrix_text(a: np.ndarray, rows: Sequence[str], cols: Sequence[str],
     return out
 
 
+@renamed_keyword("params", "parameters")
 def linearize(equations: Equations, state: Mapping[str, float] | None = None, *,
-              params: Mapping[str, float] | None = None, inputs: Sequence[str] = (),
+              parameters: Mapping[str, float] | None = None, inputs: Sequence[str] = (),
               t: float | None = None,
               derivatives: StateDerivatives | None = None,
               guess: Mapping[str, float] | None = None) -> Linearization:
@@ -455,8 +457,9 @@ def linearize(equations: Equations, state: Mapping[str, float] | None = None, *,
         The operating point by state name (``{"theta": 0, "phi't": 8}``); states not
         given take the model's initial values (0 where it has none). With constraints,
         the given states are kept as they are; give the independent ones.
-    params : mapping of str to float, optional
-        Parameter values (overrides of the model's).
+    parameters : mapping of str to float, optional
+        Parameter values (overrides of the model's); ``params=`` is its old name
+        (deprecated).
     inputs : sequence of str
         Parameters taken as the inputs ``u`` of ``B`` (``["M0"]``).
     t : float, optional
@@ -500,7 +503,7 @@ def linearize(equations: Equations, state: Mapping[str, float] | None = None, *,
     der = derivatives if derivatives is not None else StateDerivatives.build(eq, inputs)
     if der.inputs != inputs:
         raise ValueError(f"the derivatives were formed for inputs {der.inputs}, not {inputs}")
-    t0, y, p = operating_point(eq, {**(guess or {}), **(state or {})}, params, t)
+    t0, y, p = operating_point(eq, {**(guess or {}), **(state or {})}, parameters, t)
     y, solved = consistent_point(eq, der, t0, y, p, given_names(eq, state))
     pt = der(t0, y, p)
     wdot, lam, dx = solve_point(eq, pt)

@@ -35,6 +35,7 @@ from kidym.analysis.consistent import solved_text
 from kidym.analysis.derivatives import StateDerivatives
 from kidym.analysis.linearize import Linearization, linearize
 from kidym.analysis.statics import Equilibrium, equilibrium
+from kidym.deprecation import renamed_keyword
 from kidym.eom.equations import Equations
 from kidym.errors import Diagnostic, ModelError
 
@@ -213,8 +214,9 @@ def _modes(lin: Linearization, ev: np.ndarray, tol: float,
     return tuple(out)
 
 
+@renamed_keyword("params", "parameters")
 def modes(equations: Equations, state: Mapping[str, float] | None = None, *,
-          params: Mapping[str, float] | None = None, t: float | None = None,
+          parameters: Mapping[str, float] | None = None, t: float | None = None,
           statics: bool | None = None,
           derivatives: StateDerivatives | None = None,
           guess: Mapping[str, float] | None = None) -> Modes:
@@ -225,7 +227,8 @@ def modes(equations: Equations, state: Mapping[str, float] | None = None, *,
     equations : Equations
     state : mapping of str to float, optional
         The operating point (default: the model's initial values).
-    params : mapping of str to float, optional
+    parameters : mapping of str to float, optional
+        Parameter values (overrides); ``params=`` is its old name (deprecated).
     t : float, optional
     statics : bool, optional
         Solve the equilibrium first (default: when every speed of the point is zero).
@@ -258,18 +261,18 @@ def modes(equations: Equations, state: Mapping[str, float] | None = None, *,
     if statics is None:
         from kidym.analysis.linearize import operating_point
 
-        _t, y, _p = operating_point(eq, state, params, t)
+        _t, y, _p = operating_point(eq, state, parameters, t)
         statics = not np.any(y[eq.n_q:])
     eqm = None
     point = dict(state or {})
     if statics:
-        eqm = equilibrium(eq, initial=point, params=params, t=t, derivatives=der)
+        eqm = equilibrium(eq, state=point, parameters=parameters, t=t, derivatives=der)
         # the equilibrium is on the constraints to its own tolerance: its coordinates
         # are a guess that the constraints may polish, not given states
-        lin0 = linearize(eq, None, params=params, t=t, derivatives=der,
+        lin0 = linearize(eq, None, parameters=parameters, t=t, derivatives=der,
                          guess={**point, **eqm.coordinates, **{w: 0.0 for w in speeds}})
         return _result(lin0, eqm, eq)
-    lin0 = linearize(eq, point, params=params, t=t, derivatives=der, guess=guess)
+    lin0 = linearize(eq, point, parameters=parameters, t=t, derivatives=der, guess=guess)
     return _result(lin0, eqm, eq)
 
 
@@ -554,9 +557,10 @@ def _boundary(left: Modes, right: Modes, lo: float, hi: float, at, tol: float,
     return 0.5 * (a + b)
 
 
+@renamed_keyword("params", "parameters")
 def continuation(equations: Equations, name: str, values: Sequence[float], *,
                  state: Mapping[str, float] | None = None,
-                 params: Mapping[str, float] | None = None, t: float | None = None,
+                 parameters: Mapping[str, float] | None = None, t: float | None = None,
                  statics: bool | None = None, locate: bool = True) -> Continuation:
     """Eigenvalues along a parameter or a state value, and the stability boundaries.
 
@@ -568,7 +572,7 @@ def continuation(equations: Equations, name: str, values: Sequence[float], *,
         disc's spin).
     values : sequence of float
         The grid, increasing.
-    state, params, t, statics
+    state, parameters, t, statics
         As for :func:`modes` (``statics`` decided at the first value).
     locate : bool
         Locate the boundaries between grid points by Brent's method.
@@ -581,7 +585,7 @@ def continuation(equations: Equations, name: str, values: Sequence[float], *,
     values = np.asarray(values, dtype=float)
     if values.ndim != 1 or values.size < 2 or np.any(np.diff(values) <= 0):
         raise ValueError("continuation needs at least two increasing values")
-    params = dict(params or {})
+    parameters = dict(parameters or {})
     pnames = [p.name for p in eq.model.parameters]
     snames = [str(s) for s in (*eq.coordinates, *eq.speeds)]
     if name not in pnames and name not in snames:
@@ -594,9 +598,10 @@ def continuation(equations: Equations, name: str, values: Sequence[float], *,
     guess: dict[str, float] = {}
 
     def at(v: float) -> Modes:
-        pr, st = dict(params), dict(point)
+        pr, st = dict(parameters), dict(point)
         (pr if name in pnames else st)[name] = float(v)
-        md = modes(eq, st, params=pr, t=t, statics=statics, derivatives=der, guess=guess)
+        md = modes(eq, st, parameters=pr, t=t, statics=statics, derivatives=der,
+                   guess=guess)
         if md.equilibrium is not None:   # warm start the next equilibrium
             point.update(md.equilibrium.coordinates)
         elif md.linearization.solved:    # and the next solve of the dependent states

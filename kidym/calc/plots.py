@@ -10,16 +10,19 @@ from __future__ import annotations
 import io
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from kidym.calc.kinematics import KinematicsResult
 from kidym.display import math_name
 from kidym.model.model import Model
 from kidym.simulate.result import write_atomically
+
+if TYPE_CHECKING:   # (the result's module calls this one to draw it)
+    from kidym.calc.kinematics import KinematicsResult
 
 _UNSAFE = re.compile(r"[^\w.-]+")
 

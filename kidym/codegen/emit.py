@@ -52,7 +52,7 @@ from kidym.codegen.controls_c import controls_source
 from kidym.codegen.cprint import CPrinter, OpCount
 from kidym.codegen.jacobian_c import jacobian_roots, jacobian_source
 from kidym.eom.equations import Equations
-from kidym.simulate.events import Event, all_events, parse_expression
+from kidym.eom.events import ZENO_RUN, ZENO_TOLERANCE, Event, all_events, parse_expression
 from kidym.symbolic.identifiers import RESERVED, IdentifierMap, comment_text
 
 Expr = se.Basic
@@ -886,6 +886,9 @@ def generate_c(eq: Equations, *, outputs: Mapping[str, Expr] | None = None,
            *(f"void {name}(double t, const double *y, const double *p, const double *c, "
              f"double *w, {decl});" for name, decl in em.part_names),
            f"const int kidym_abi = {ABI_VERSION};",
+           # the Zeno rule of both engines, defined once (kidym.eom.events)
+           f"const int kidym_zeno_run = {ZENO_RUN};\n"
+           f"const double kidym_zeno_tolerance = {ZENO_TOLERANCE!r};",
            "const int kidym_layout[7] = {KIDYM_NQ, KIDYM_NW, KIDYM_NY, KIDYM_NP, KIDYM_NC, "
            "KIDYM_NOUT, KIDYM_NEV};",
            f"const int kidym_event_direction[] = {arr(directions)};",

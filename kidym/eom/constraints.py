@@ -37,12 +37,11 @@ import numpy as np
 import symengine as se
 
 from kidym.errors import DerivationError, Diagnostic, ModelError
+from kidym.kinematics.names import MULTIPLIER_PREFIX
 from kidym.model.model import Model
 
 Expr = se.Basic
 
-#: Prefix of the multiplier outputs: ``λf1`` is the multiplier of constraint ``f1``.
-MULTIPLIER_PREFIX = "λ"
 
 
 def multiplier_name(constraint: str) -> str:
@@ -96,10 +95,6 @@ class ConstraintEquations:
         """What the right-hand side needs, in the order of :func:`split`: ``γ, Φ, c, G``."""
         return [*self.gamma, *self.position, *self.velocity,
                 *(g for row in self.jacobian for g in row)]
-
-    def extended_size(self, n_w: int) -> int:
-        """Length of the constraint block that follows ``F`` (``3m + m n_w``)."""
-        return self.m * (3 + n_w)
 
 
 def rolling_constraints(system, rolling) -> list[tuple[str, Expr]]:

@@ -150,7 +150,7 @@ class CasadiModel:
         ValueError
             Values that give a body an impossible inertia (as for a run).
         """
-        from kidym.simulate.simulate import parameter_vector
+        from kidym.simulate.layout import parameter_vector
 
         model = self.equations.model
         full = dict(zip((q.name for q in model.parameters), parameter_vector(model, params)))

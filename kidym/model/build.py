@@ -25,12 +25,13 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import symengine as se
 
-from kidym.eom.constraints import MULTIPLIER_PREFIX
 from kidym.errors import Diagnostic, Span
 from kidym.kinematics import names as generated
+from kidym.kinematics.names import MULTIPLIER_PREFIX
 from kidym.lang import ast, keywords, units
 from kidym.lang.formulas import (
     CONSTANTS,
@@ -41,7 +42,6 @@ from kidym.lang.formulas import (
     rational,
     suggest,
 )
-from kidym.lang.parser import ParsedSource
 from kidym.lang.tasks import REPEATABLE
 from kidym.model import coincide, inverse, programmed, scene, slips, variations, virtual
 from kidym.model import events as model_events
@@ -64,6 +64,9 @@ from kidym.model.model import (
 )
 from kidym.symbolic.derivatives import derivative
 from kidym.symbolic.numbers import to_float
+
+if TYPE_CHECKING:   # (the parser calls the builder)
+    from kidym.lang.parser import ParsedSource
 
 Expr = se.Basic
 

@@ -52,7 +52,6 @@ from kidym.display import math_name
 from kidym.eom.constraints import multiplier_name
 from kidym.model.model import Model, Plot
 from kidym.report.plot_worker import idle_core as _idle_core
-from kidym.report.plot_worker import parse_plot_option  # noqa: F401 (its home was here)
 from kidym.simulate.energy import energy_balance
 from kidym.simulate.result import Result, write_atomically
 
@@ -343,13 +342,6 @@ def _slug(text: str) -> str:
 def _check_request(result: Result, request: Plot) -> None:
     for n in (*request.curves, *request.against):
         result[n]  # raises a KeyError naming the missing quantity
-
-
-def plot_request(result: Result, model: Model, request: Plot, *,
-                 degrees: bool = False) -> Figure:
-    """The figure for one model plot instruction; ``KeyError`` names an unknown quantity."""
-    _check_request(result, request)
-    return _request(_Context.of(result, model, degrees), request, stem="plot")
 
 
 def _axis_label(s: Series) -> str:

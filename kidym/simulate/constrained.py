@@ -10,7 +10,7 @@ coordinate moves as its body's angular speeds move it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -195,8 +195,3 @@ def measure(system, t: np.ndarray, Y: np.ndarray, p: np.ndarray) -> tuple[float,
         a, b = drift(block)
         pos, vel = max(pos, a), max(vel, b)
     return pos, vel
-
-
-def given_states(model, initial: Mapping[str, float] | None, canonical) -> set[str]:
-    """Names of the states that the model or the call gives an initial value."""
-    return set(model.initial) | set(model.initial_formulas) | set(canonical(model, initial))

@@ -12,13 +12,13 @@ def cmd_sweep(args: argparse.Namespace, pairs, load) -> int:
     from kidym.outdir import check_replaceable, staged
     from kidym.progress import seconds
     from kidym.study.design import from_options
-    from kidym.study.output import STATISTICS, _xarray, statistic, summary_plots
-    from kidym.study.sweep import _require_dask, sweep
+    from kidym.study.output import STATISTICS, statistic, summary_plots, xarray_module
+    from kidym.study.sweep import require_dask, sweep
 
     # every option is checked before anything is computed
-    _xarray()
+    xarray_module()
     if args.scheduler:
-        _require_dask()
+        require_dask()
     if args.statistic not in STATISTICS:
         raise ValueError(f"--statistic {args.statistic}: choose one of {', '.join(STATISTICS)}")
     formats = tuple(f.strip() for f in args.plot_format.split(",") if f.strip())
@@ -33,12 +33,12 @@ def cmd_sweep(args: argparse.Namespace, pairs, load) -> int:
     check_replaceable(out, force=args.force, keep=[args.model])
     from kidym.eom.equations import derive
     from kidym.simulate.compiled import CompiledSystem
-    from kidym.study.sweep import _quantities
+    from kidym.study.sweep import recorded_quantities
 
     system = CompiledSystem.build(derive(model), jacobian=args.method == "BDF")
-    if args.quantity is not None and args.quantity not in _quantities(system):
+    if args.quantity is not None and args.quantity not in recorded_quantities(system):
         raise ValueError(f"--quantity {args.quantity}: not recorded; quantities: "
-                         + ", ".join(_quantities(system)))
+                         + ", ".join(recorded_quantities(system)))
     result = sweep(model, vary=study, system=system, parameters=pairs(args.set, "--set"),
                    initial=pairs(args.initial, "--initial"), t_end=args.t_end,
                    n_points=args.points, method=args.method, rtol=args.rtol, atol=args.atol,

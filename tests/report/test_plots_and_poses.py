@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 
 import kidym
+from kidym.report.plot_worker import parse_plot_option
 from kidym.report.plots import (
     _time_plot,
     event_times,
     figures,
-    parse_plot_option,
     plot_run,
     projection_planes,
 )
