@@ -31,6 +31,16 @@ def _page_group(block: Block) -> pytest.MarkDecorator:
     return pytest.mark.xdist_group(str(block.page.relative_to(ROOT)))
 
 
+def _builds_c(block: Block) -> bool:
+    """Whether a block compiles generated C: it says so, or a script of the checkout that
+    it runs (``python3 examples/omni_vehicle/motions.py``) uses the compiled engine."""
+    if any(w in block.text for w in ("compiled", "--engine auto", "rhs.py", "table2.py")):
+        return True
+    scripts = (ROOT / m for m in re.findall(r"(?<!\S)((?:examples|benchmarks)/\S+\.py)\b",
+                                            block.text))
+    return any(p.is_file() and "compiled" in p.read_text(encoding="utf-8") for p in scripts)
+
+
 def _params(kind: str) -> list:
     out = []
     for b in BLOCKS:
@@ -40,12 +50,13 @@ def _params(kind: str) -> list:
         if "slow" in b.markers:
             marks.append(pytest.mark.slow)
         for tool in ("pdflatex", "gcc"):
-            needed = tool in b.text if tool != "gcc" else any(
-                w in b.text for w in ("compiled", "--engine auto", "rhs.py", "table2.py"))
+            needed = tool in b.text if tool != "gcc" else _builds_c(b)
             if needed and shutil.which(tool) is None:
                 marks.append(pytest.mark.skip(reason=f"{tool} is not installed"))
-            if needed and tool == "gcc":
-                marks.append(pytest.mark.compiled)
+        # compared figure by figure, so the second build of .ci/run checks it (a block
+        # compared by shape only, a benchmark's, cannot depend on the rounding)
+        if kind != "synopsis" and _builds_c(b) and not {"shorten", "timings"} & set(b.markers):
+            marks.append(pytest.mark.compiled)
         out.append(pytest.param(b, id=b.name, marks=marks))
     return out
 
