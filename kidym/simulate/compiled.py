@@ -114,12 +114,13 @@ class CompiledSystem:
     @classmethod
     def build(cls, eq: Equations, *, events: Sequence[Event] = (),
               fold: bool | Mapping[str, float] = False, flags: tuple[str, ...] = BASE_FLAGS,
-              extra_flags: tuple[str, ...] = (), native: bool = True,
+              extra_flags: tuple[str, ...] = (), native: bool | None = None,
               progress: Callable[[int, int], None] | None = None,
               jacobian: bool = False) -> CompiledSystem:
         """Generate, compile (or reuse from the cache) and load the library of ``eq``.
 
-        ``flags``, ``extra_flags``, ``native`` (tune for this processor) and ``progress``
+        ``flags``, ``extra_flags``, ``native`` (tune for this processor; ``None``: as
+        ``KIDYM_NATIVE`` says, portable by default) and ``progress``
         (``progress(done, total)`` as compiler runs finish) are those of
         :func:`kidym.codegen.build`. ``jacobian=True`` adds the analytic Jacobian
         (:mod:`kidym.codegen.jacobian_c`), which ``BDF`` then uses; a model with
