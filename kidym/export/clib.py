@@ -228,6 +228,9 @@ extern const char *const {prefix}_event_names[{max(len(events), 1)}];
 extern const double {prefix}_parameter_defaults[{max(np_, 1)}];
 /* the direction of each event: -1 falling, +1 rising, 0 both */
 extern const int {prefix}_event_directions[{max(len(events), 1)}];
+/* what each event does: 0 recorded only, 1 ends the run (terminal), 2 resets the state
+   ({prefix}_reset) */
+extern const int {prefix}_event_actions[{max(len(events), 1)}];
 
 /* p->value = the model's values, then {prefix}_update_parameters(p). */
 void {prefix}_default_parameters({prefix}_parameters *p);
@@ -292,6 +295,7 @@ int {prefix}_project(double t, double *x, const {prefix}_parameters *p, double t
         _table("double", f"{prefix}_parameter_defaults",
                [_number(v, f"parameter `{n}`") for n, v in zip(params, defaults)]),
         _table("int", f"{prefix}_event_directions", [str(d) for d in code.event_directions]),
+        _table("int", f"{prefix}_event_actions", [str(a) for a in code.event_actions]),
         f"""\
 static const double {prefix}_kd_initial[{up}_NX] = {{
     {", ".join(_number(v, f"the initial value of `{n}`") for n, v in zip(states, x0))}
@@ -358,8 +362,10 @@ int {prefix}_project(double t, double *x, const {prefix}_parameters *p, double t
                         **({"unit": u} if u else {})}
                        for n, i, v, u in zip(params, p_ids, defaults, units)],
         "outputs": [{"name": n, "macro": f"{up}_OUT_{i}"} for n, i in zip(outputs, o_ids)],
-        "events": [{"name": n, "macro": f"{up}_EV_{i}", "direction": d}
-                   for n, i, d in zip(events, e_ids, code.event_directions)],
+        "events": [{"name": n, "macro": f"{up}_EV_{i}", "direction": d,
+                    "action": ("record", "terminal", "reset")[a]}
+                   for n, i, d, a in zip(events, e_ids, code.event_directions,
+                                         code.event_actions)],
     }
     return CLibrary(prefix=prefix, header=header, source=source,
                     metadata=json.dumps(meta, ensure_ascii=False, indent=2) + "\n",

@@ -56,3 +56,23 @@ def test_a_foreign_directory_is_refused(tmp_path, capsys):
 def test_casadi_without_its_module_says_so(tmp_path, capsys):
     assert main(["export", str(PENDULUM), "--casadi", "-o", str(tmp_path / "f.casadi")]) == 1
     assert "no CasADi export" in capsys.readouterr().err
+
+
+def test_fmu_file(tmp_path, capsys):
+    import zipfile
+
+    out = tmp_path / "dp.fmu"
+    assert main(["export", str(PENDULUM), "--fmu", "-o", str(out)]) == 0
+    assert "FMI 3.0 Model Exchange" in capsys.readouterr().out
+    with zipfile.ZipFile(out) as zf:
+        names = set(zf.namelist())
+    assert {"modelDescription.xml", "sources/buildDescription.xml", "sources/model.c",
+            "sources/fmu.c"} <= names
+    assert any(n.startswith("binaries/") and n.endswith(".so") for n in names)
+
+
+def test_fmu_input_that_is_no_parameter(tmp_path, capsys):
+    out = tmp_path / "dp.fmu"
+    assert main(["export", str(PENDULUM), "--fmu", "-o", str(out), "--input", "nope"]) == 1
+    assert "not a parameter" in capsys.readouterr().err
+    assert not out.exists()
