@@ -82,7 +82,7 @@ class FMU:
         lib = self.library
         return (f"{len(lib.state_names)} states, {len(lib.parameter_names) - len(self.inputs)} "
                 f"parameters, {len(self.inputs)} inputs, {len(lib.output_names)} outputs, "
-                f"{len(lib.event_names)} event indicators; binary {self.platform}")
+                f"{len(lib.event_names)} event indicators")
 
 
 def platform_tuple() -> str:
