@@ -41,6 +41,8 @@ _PUBLIC = {
     "ParseError": "kidym.errors",
     "SimulationError": "kidym.errors",
     "Span": "kidym.errors",
+    **dict.fromkeys(["CLibrary", "c_library", "write_c_library"], "kidym.export.clib"),
+    **dict.fromkeys(["FMU", "fmu_archive", "write_fmu"], "kidym.export.fmu"),
     "load": "kidym.lang",
     "parse": "kidym.lang",
     "Body": "kidym.model.model",
@@ -81,6 +83,8 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
         SimulationError,
         Span,
     )
+    from kidym.export.clib import CLibrary, c_library, write_c_library
+    from kidym.export.fmu import FMU, fmu_archive, write_fmu
     from kidym.lang import load, parse
     from kidym.model.model import Body, Element, Inertia, Model, Parameter, Transform
     from kidym.simulate.batch import simulate_batch
@@ -125,7 +129,9 @@ sys.modules[__name__].__class__ = _Kidym
 __version__ = "0.1.0"
 
 __all__ = [
+    "FMU",
     "Body",
+    "CLibrary",
     "CompileError",
     "CompiledSystem",
     "Continuation",
@@ -148,10 +154,12 @@ __all__ = [
     "Study",
     "SweepResult",
     "Transform",
+    "c_library",
     "continuation",
     "derive",
     "equilibrium",
     "first_integrals",
+    "fmu_archive",
     "integral_drift",
     "linearize",
     "load",
@@ -160,4 +168,6 @@ __all__ = [
     "simulate",
     "simulate_batch",
     "sweep",
+    "write_c_library",
+    "write_fmu",
 ]
