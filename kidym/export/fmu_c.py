@@ -112,7 +112,8 @@ typedef struct {
     double t;
     double x[KF_NX];
     @P@_parameters p;
-    int sign[KF_NEV1];
+    int sign[KF_NEV1];      /* each indicator's side at the last event (see kf_signs) */
+    double last[KF_NEV1];   /* and its value there */
 } kf_instance;
 
 static void kf_log(const kf_instance *c, fmi3Status status, const char *message) {
@@ -162,6 +163,7 @@ static void kf_signs(kf_instance *c) {
             }
         }
         c->sign[k] = g[k] > 0.0 ? 1 : g[k] < 0.0 ? -1 : gh[k] > 0.0 ? 1 : gh[k] < 0.0 ? -1 : 0;
+        c->last[k] = g[k];
     }
 }
 
@@ -334,8 +336,10 @@ FMI3_Export fmi3Status fmi3UpdateDiscreteStates(fmi3Instance instance,
         @P@_event_indicators(c->t, c->x, &c->p, g);
         for (k = 0; k < @UP@_NEV; ++k) {
             int d = @P@_event_directions[k];
-            due[k] = (d <= 0 && c->sign[k] > 0 && g[k] <= 0.0)
-                     || (d >= 0 && c->sign[k] < 0 && g[k] >= 0.0);
+            /* (an indicator still exactly at the zero it had then has not crossed) */
+            int moved = g[k] != 0.0 || c->last[k] != 0.0;
+            due[k] = moved && ((d <= 0 && c->sign[k] > 0 && g[k] <= 0.0)
+                               || (d >= 0 && c->sign[k] < 0 && g[k] >= 0.0));
             if (due[k] && @P@_event_actions[k] == 1) terminal = 1;
         }
         if (terminal) {

@@ -238,3 +238,31 @@ def test_constraints_hold_under_cvode(tmp_path):
         _M, _F, block = system.constraint_block(row["time"], y, p)
         worst = max(worst, np.max(np.abs(block.phi)), np.max(np.abs(block.c)))
     assert worst <= 100 * rtol * (1 + speeds)
+
+
+def test_a_terminal_event_ends_the_run_and_a_record_event_changes_nothing(tmp_path):
+    """A pendulum released from the horizontal: `down` (phi = -pi/2 crossed falling,
+    recorded only) changes nothing; `stop` (phi't = 0 rising, at the far turning point)
+    ends the run where kidym's own run stops."""
+    text = """m = 1; l = 1; g = 9.81;
+    Rod | Rz(phi) | Sx(l/2), m, 0, m*l^2/12, m*l^2/12;
+    GRAVITY := 0, -g, 0;  INITIAL := phi(0), phi't(0);  TIME := t(0, 5);
+    EVENTS := down(phi + pi/2, DOWN), stop(phi't, UP, STOP);"""
+    eq = _eq(text)
+    path = tmp_path / "swing.fmu"
+    write_fmu(eq, path)
+    assert validate_fmu(str(path)) == []
+    res = simulate_fmu(str(path), solver="CVode", relative_tolerance=1e-10,
+                       output_interval=0.01, output=["phi", "phi't"])
+    ref = kidym.simulate(eq, rtol=1e-12, atol=1e-14)
+    assert ref.status == 1
+    t_stop = ref.stats["events"]["t"][-1]
+    assert ref.stats["events"]["name"][-1] == "stop"
+    assert abs(res["time"][-1] - t_stop) <= 1e-8
+    # `down` was met (a row recorded before and after it) and left the motion as it was
+    t = res["time"]
+    at = np.flatnonzero(np.diff(t) == 0)
+    assert len(at) >= 1 and abs(res["phi"][at[0]] + math.pi / 2) <= 1e-8
+    assert all(res["phi't"][k] == res["phi't"][k + 1] for k in at)
+    # the far turning point of a swing from the horizontal is the other horizontal
+    assert abs(res["phi"][-1] + math.pi) <= 1e-6
