@@ -74,6 +74,14 @@ def _number(value: float, what: str) -> str:
     return repr(float(value))
 
 
+def parameter_units(eq: Equations, names: Sequence[str]) -> list[str]:
+    """The unit of each parameter: in the model's base units where it has
+    ``РАЗМЕРНОСТИ`` (values converted: ``Model.units``), else as written (values as
+    written); ``""`` where none is given."""
+    written = {p.name: p.unit for p in eq.model.parameters}
+    return [eq.model.units.get(n) or written.get(n) or "" for n in names]
+
+
 @dataclass(frozen=True)
 class CLibrary:
     """The files of a standalone C library of one model (:func:`c_library`).
@@ -168,7 +176,7 @@ def c_library(eq: Equations, *, prefix: str = "model") -> CLibrary:
     defaults = tuple(float(values[n]) for n in params)
     initial = model.initial_values()
     x0 = tuple(float(initial.get(n, 0.0)) for n in states)
-    units = [model.units.get(n, "") for n in params]
+    units = parameter_units(eq, params)
     digest = hashlib.sha256((model.source or "").encode("utf-8")).hexdigest()[:16]
 
     x_macros, x_ids = _macros("X", states, up)

@@ -40,7 +40,7 @@ import numpy as np
 
 from kidym.eom.equations import Equations
 from kidym.errors import CompileError
-from kidym.export.clib import CLibrary, c_library
+from kidym.export.clib import CLibrary, c_library, parameter_units
 from kidym.export.fmu_c import FMI3_HEADERS, fmu_source
 from kidym.symbolic.identifiers import IdentifierMap
 
@@ -115,15 +115,11 @@ def start_state(eq: Equations) -> np.ndarray:
     return np.asarray(y, float)
 
 
-def _units(lib: CLibrary, eq: Equations) -> list[str]:
-    return [eq.model.units.get(n, "") for n in lib.parameter_names]
-
-
 def model_description(eq: Equations, lib: CLibrary, *, identifier: str, token: str,
                       start: Sequence[float], inputs: Sequence[str]) -> str:
     """``modelDescription.xml`` (deterministic; value references as :mod:`.fmu_c`)."""
     nx, npar = len(lib.state_names), len(lib.parameter_names)
-    units = _units(lib, eq)
+    units = parameter_units(eq, lib.parameter_names)
     t0, t1 = eq.model.time_span()
     taken = {*lib.state_names, *lib.parameter_names}
     time_name = "time" if "time" not in taken else "kidym.time"

@@ -266,3 +266,69 @@ def test_a_terminal_event_ends_the_run_and_a_record_event_changes_nothing(tmp_pa
     assert all(res["phi't"][k] == res["phi't"][k + 1] for k in at)
     # the far turning point of a swing from the horizontal is the other horizontal
     assert abs(res["phi"][-1] + math.pi) <= 1e-6
+
+
+@pytest.mark.parametrize("units, expected", [
+    ("РАЗМЕРНОСТИ := m(кг), l(м), t(с);", {"m": "kg", "l": "m", "g": "m / s ** 2"}),
+    ("", {"m": "кг", "l": "см", "g": "м/с^2"}),
+])
+def test_parameters_carry_their_units(tmp_path, units, expected):
+    """With РАЗМЕРНОСТИ the values are converted to the base units and carry them; without,
+    the units are the text written beside the values (which are not converted)."""
+    text = units + """
+    m = 1, кг; l = 50, см; g = 9.81, м/с^2; b = 0.2;
+    Rod | Rz(phi) | Sx(l/2), m, 0, m*l^2/12, m*l^2/12;
+    D1.ωZRod = -b*ωZRod;  GRAVITY := 0, -g, 0;"""
+    eq = _eq(text)
+    path = tmp_path / "units.fmu"
+    write_fmu(eq, path)
+    assert validate_fmu(str(path)) == []
+    md = read_model_description(str(path))
+    variables = {v.name: v for v in md.modelVariables}
+    assert {n: variables[n].unit for n in expected} == expected
+    assert variables["b"].unit is None
+    assert {u.name for u in md.unitDefinitions} == set(expected.values())
+    values = eq.model.parameter_values
+    assert float(variables["l"].start) == values["l"]
+
+
+def test_the_sources_build_the_fmu_again(tmp_path):
+    """`sources/` as buildDescription.xml lists them, compiled here in place of the binary:
+    the FMU built from them gives the same derivatives."""
+    import subprocess
+    import xml.etree.ElementTree as ET
+
+    from tests.export.clib_build import STRICT, compiler
+
+    eq = _eq(DOUBLE_PENDULUM)
+    path = tmp_path / "dp.fmu"
+    fmu = write_fmu(eq, path)
+    unzipped = tmp_path / "unzipped"
+    with zipfile.ZipFile(path) as zf:
+        zf.extractall(unzipped)
+    build = ET.parse(unzipped / "sources" / "buildDescription.xml").getroot()
+    config = build.find("BuildConfiguration")
+    files = [f.get("name") for f in config.iter("SourceFile")]
+    binary = unzipped / "binaries" / fmu.platform / f"{fmu.model_identifier}.so"
+    binary.unlink()
+    cmd = [compiler(), *STRICT, "-O2", "-fPIC", "-shared", "-I.", *files, "-o", str(binary),
+           "-lm"]
+    r = subprocess.run(cmd, cwd=unzipped / "sources", capture_output=True, text=True,
+                       check=False)
+    assert r.returncode == 0 and not r.stderr, r.stderr
+    md = read_model_description(str(path))
+    inst = FMU3Model(guid=md.guid, unzipDirectory=str(unzipped),
+                     modelIdentifier=config.get("modelIdentifier"), instanceName="rebuilt")
+    inst.instantiate()
+    inst.enterInitializationMode()
+    inst.exitInitializationMode()
+    inst.enterContinuousTimeMode()
+    x = np.array([0.4, -0.2, 0.3, 1.0])
+    d = np.zeros(4)
+    inst.setContinuousStates(x.ctypes.data_as(_P), 4)
+    inst.getContinuousStateDerivatives(d.ctypes.data_as(_P), 4)
+    engine = CompiledSystem.build(eq)
+    ref = engine.rhs(0.0, x, engine.parameter_vector())
+    assert np.all(np.abs(d - ref) <= 1e-13 * np.max(np.abs(ref)))
+    inst.terminate()
+    inst.freeInstance()
