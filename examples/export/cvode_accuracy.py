@@ -35,7 +35,8 @@ def main() -> int:
         write_fmu(eq, path)
         print(f"{'rtol':>8} {'FMU - exact':>12} {'kidym BDF - exact':>18} {'FMU - kidym BDF':>16}")
         for rtol in (1e-6, 1e-8, 1e-10):
-            res = simulate_fmu(str(path), solver="CVode", relative_tolerance=rtol,
+            res = simulate_fmu(str(path), fmi_type="ModelExchange",
+                               solver="CVode", relative_tolerance=rtol,
                                output_interval=0.01, output=["phi"])
             t = res["time"]
             own = kidym.simulate(eq, t_eval=t, engine="compiled", method="BDF", rtol=rtol,

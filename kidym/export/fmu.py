@@ -170,7 +170,10 @@ def model_description(eq: Equations, lib: CLibrary, *, identifier: str, token: s
              'kidym">',
              f'  <ModelExchange modelIdentifier="{identifier}" '
              f'providesDirectionalDerivatives="{jac}" needsCompletedIntegratorStep="'
-             f'{"true" if eq.constraints is not None else "false"}"/>']
+             f'{"true" if eq.constraints is not None else "false"}"/>',
+             f'  <CoSimulation modelIdentifier="{identifier}" '
+             'canHandleVariableCommunicationStepSize="true" '
+             f'providesDirectionalDerivatives="{jac}" hasEventMode="false"/>']
     if unit_defs:
         parts += ["  <UnitDefinitions>",
                   *(f"    <Unit name={quoteattr(u)}/>" for u in unit_defs),
