@@ -50,7 +50,7 @@ def cmd_export(args: argparse.Namespace, load) -> int:
         from kidym.export.fmu import write_fmu
 
         fmu = write_fmu(eq, out, inputs=inputs)
-        print(f"wrote {out} (FMI 3.0 Model Exchange; {fmu.summary()})")
+        print(f"wrote {out} (FMI 3.0 Model Exchange and Co-Simulation; {fmu.summary()})")
         return 0
     try:
         from kidym.export.casadi import write_casadi
@@ -74,8 +74,8 @@ def add_parser(sub, load, add_force) -> None:
                       help="a standalone C99 library: DIR/model.h, model.c, model.json "
                            "(the directory is replaced whole)")
     what.add_argument("--fmu", action="store_true",
-                      help="an FMI 3.0 Model Exchange FMU with a binary for this platform "
-                           "and its sources")
+                      help="an FMI 3.0 FMU (Model Exchange and Co-Simulation) with a binary "
+                           "for this platform and its sources")
     what.add_argument("--casadi", action="store_true",
                       help="a casadi.Function f(x, u, p) -> xdot, saved with its serialiser")
     p.add_argument("-o", "--output", default=None, metavar="FILE",

@@ -1,4 +1,5 @@
-"""An FMI 3.0 Model Exchange FMU of a model (``kidym export MODEL --fmu``).
+"""An FMI 3.0 FMU of a model (``kidym export MODEL --fmu``): Model Exchange and
+Co-Simulation.
 
 The FMU is the standalone C library (:mod:`.clib`) with the FMI entry points over it
 (:mod:`.fmu_c`), compiled for this platform, and its sources:
@@ -19,6 +20,11 @@ changes nothing. Constraints (``УРАВНЕНИЯ``, ``КАЧЕНИЕ``, ``СО
 augmented system of the compiled engine, started from kidym's consistent initial state;
 after a step whose constraints' residual exceeds kidym's tolerance (1e-9) the FMU asks
 for a step event and projects the state back, as the engines do at their outputs.
+
+Co-Simulation: ``fmi3DoStep`` integrates with the embedded Dormand–Prince 5(4) pair (error
+per unit step within the tolerance of ``fmi3EnterInitializationMode``, default 1e-8),
+locates events by re-stepping from the step's start and handles them as above, and
+projects a constrained state after every step.
 """
 
 from __future__ import annotations

@@ -63,7 +63,7 @@ def test_fmu_file(tmp_path, capsys):
 
     out = tmp_path / "dp.fmu"
     assert main(["export", str(PENDULUM), "--fmu", "-o", str(out)]) == 0
-    assert "FMI 3.0 Model Exchange" in capsys.readouterr().out
+    assert "FMI 3.0 Model Exchange and Co-Simulation" in capsys.readouterr().out
     with zipfile.ZipFile(out) as zf:
         names = set(zf.namelist())
     assert {"modelDescription.xml", "sources/buildDescription.xml", "sources/model.c",
