@@ -176,3 +176,21 @@ def test_controls_model_has_its_solve_and_says_it_has_no_jacobian(tmp_path):
         assert _close(loaded.rhs(0.1 * k, x), engine.rhs(0.1 * k, x, p))
     status, _ = loaded.call("model_jacobian", 0.0, x, x.size ** 2)
     assert status == -1
+
+
+def test_model_names_that_look_like_the_api(tmp_path):
+    """Quantities named like the library's macros and functions (`MODEL_X_phi`,
+    `model_rhs`, `kidym_model_rhs` is no name a model can give C): the routines come
+    before the header, so its macros never meet them, and the library still agrees with
+    the engine."""
+    text = """l = 1; m = 1; b = 0.5; g = 9.81;
+    MODEL_X_phi = b*sin(phi); model_rhs = MODEL_X_phi*phi't; MODEL_NX = model_rhs/2;
+    Rod | Rz(phi) | Sx(l/2), m, 0, m*l^2/12, m*l^2/12;
+    Pm.ωZRod = -model_rhs - MODEL_NX;
+    GRAVITY := 0, -g, 0;  SHOW := MODEL_X_phi;"""
+    eq = kidym.derive(kidym.parse(text))
+    loaded = Loaded(c_library(eq), tmp_path)
+    engine = CompiledSystem.build(eq)
+    p = engine.parameter_vector()
+    for k, x in enumerate(_states(eq, 10)):
+        assert _close(loaded.rhs(0.1 * k, x), engine.rhs(0.1 * k, x, p))
