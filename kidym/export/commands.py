@@ -18,6 +18,10 @@ def cmd_export(args: argparse.Namespace, load) -> int:
     if args.c_library is not None and args.output is not None:
         raise ValueError("--c-library DIR names its directory itself; -o is for --fmu and "
                          "--casadi")
+    if args.c_library is None and args.prefix is not None:
+        raise ValueError("--prefix names the files and C names of --c-library; the FMU's "
+                         "and the CasADi function's names come from the model")
+    prefix = args.prefix or "model"
     if args.c_library is not None and inputs:
         raise ValueError("--input is for --fmu and --casadi: the C library takes every "
                          "parameter at run time (the parameter struct)")
@@ -38,14 +42,13 @@ def cmd_export(args: argparse.Namespace, load) -> int:
     if args.c_library is not None:
         from kidym.export.clib import write_c_library
 
-        files = write_c_library(eq, out, prefix=args.prefix, force=args.force,
+        files = write_c_library(eq, out, prefix=prefix, force=args.force,
                                 keep=[args.model])
         for path in files.values():
             print(f"wrote {path}")
-        print(f"build: cc -std=c99 -O2 -c {out / (args.prefix + '.c')} (link with -lm); "
-              f"API in {out / (args.prefix + '.h')}")
+        print(f"build: cc -std=c99 -O2 -c {out / (prefix + '.c')} (link with -lm); "
+              f"API in {out / (prefix + '.h')}")
         return 0
-    out.parent.mkdir(parents=True, exist_ok=True)
     if args.fmu:
         from kidym.export.fmu import write_fmu
 
@@ -59,6 +62,7 @@ def cmd_export(args: argparse.Namespace, load) -> int:
             raise
         raise ImportError("--casadi: this kidym has no CasADi export (kidym.export.casadi); "
                           "use --fmu or --c-library") from exc
+    out.parent.mkdir(parents=True, exist_ok=True)
     write_casadi(eq, out, inputs=inputs)
     print(f"wrote {out}")
     return 0
@@ -84,7 +88,7 @@ def add_parser(sub, load, add_force) -> None:
     p.add_argument("--input", action="append", metavar="NAME",
                    help="--fmu, --casadi: a parameter that becomes an input (a force or "
                         "moment the model gives by its name), repeatable")
-    p.add_argument("--prefix", default="model",
+    p.add_argument("--prefix", default=None,
                    help="--c-library: the prefix of the files and of every C name (model)")
     add_force(p)
     p.set_defaults(func=lambda a: cmd_export(a, load))

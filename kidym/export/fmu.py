@@ -301,5 +301,6 @@ def write_fmu(eq: Equations, path: str | Path, *, inputs: Sequence[str] = ()) ->
     from kidym.simulate.result import write_atomically
 
     fmu = fmu_archive(eq, inputs=inputs)
+    Path(path).parent.mkdir(parents=True, exist_ok=True)   # (once it is built)
     write_atomically(path, fmu.data)
     return fmu

@@ -35,6 +35,7 @@ def test_c_library_with_a_prefix(tmp_path):
     (["--c-library", "{tmp}/l", "--input", "g"], "--input is for --fmu"),
     (["--c-library", "{tmp}/l", "--prefix", "Bad-Name"], "C library prefix"),
     (["--fmu", "-o", "{tmp}/x.zip"], "ends in .fmu"),
+    (["--fmu", "-o", "{tmp}/x.fmu", "--prefix", "dp"], "--prefix names the files"),
 ])
 def test_errors_are_clear_and_write_nothing(tmp_path, capsys, argv, message):
     argv = [a.format(tmp=tmp_path) for a in argv]
