@@ -253,8 +253,9 @@ extern const int {prefix}_event_actions[{max(len(events), 1)}];
 void {prefix}_default_parameters({prefix}_parameters *p);
 /* Recompute p->constants; call it after changing p->value. */
 void {prefix}_update_parameters({prefix}_parameters *p);
-/* x = the model's initial values (0 where the model gives none; with constraints they
-   need not satisfy them: see {prefix}_project). */
+/* x = the model's initial values (0 where the model gives none; formulas of parameters
+   evaluated with the model's values; with constraints they need not satisfy them: see
+   {prefix}_project). */
 void {prefix}_default_state(double *x);
 /* xdot[{up}_NX] = f(t, x, p). Returns 0, 1 if M (or the constraints' system) is
    singular, 2 if xdot is not finite. */
