@@ -407,3 +407,20 @@ def test_cosimulation_terminal_event_and_constraints(tmp_path):
                                                 p)
         # projected wherever the residual exceeded kidym's tolerance, 1e-9
         assert max(np.max(np.abs(block.phi)), np.max(np.abs(block.c))) <= 1e-9
+
+
+EXAMPLE_MODELS = sorted(EXAMPLES.glob("*/*.kdm"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", EXAMPLE_MODELS, ids=[p.stem for p in EXAMPLE_MODELS])
+def test_every_example_model_with_motion_exports_valid(path, tmp_path):
+    """Every example whose equations of motion kidym integrates exports an FMU that FMPy
+    validates. (The kinematics and inverse-kinematics calculations have no motion to
+    integrate: `kidym run` evaluates formulas or solves positions for them.)"""
+    model = kidym.load(path)
+    if model.calculation in ("KINEMATICS", "INVERSE_KINEMATICS"):
+        pytest.skip(f"{model.calculation}: no equations of motion are integrated")
+    out = tmp_path / f"{path.stem}.fmu"
+    write_fmu(kidym.derive(model), out)
+    assert validate_fmu(str(out)) == []
