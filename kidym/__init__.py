@@ -42,6 +42,8 @@ _PUBLIC = {
     "ParseError": "kidym.errors",
     "SimulationError": "kidym.errors",
     "Span": "kidym.errors",
+    **dict.fromkeys(["CLibrary", "c_library", "write_c_library"], "kidym.export.clib"),
+    **dict.fromkeys(["FMU", "fmu_archive", "write_fmu"], "kidym.export.fmu"),
     "load": "kidym.lang",
     "parse": "kidym.lang",
     "Body": "kidym.model.model",
@@ -83,6 +85,8 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
         Span,
     )
     from kidym.export.casadi import CasadiModel, to_casadi, write_casadi
+    from kidym.export.clib import CLibrary, c_library, write_c_library
+    from kidym.export.fmu import FMU, fmu_archive, write_fmu
     from kidym.lang import load, parse
     from kidym.model.model import Body, Element, Inertia, Model, Parameter, Transform
     from kidym.simulate.api import simulate
@@ -127,8 +131,10 @@ sys.modules[__name__].__class__ = _Kidym
 __version__ = "0.1.0"
 
 __all__ = [
+    "FMU",
     "Body",
     "CasadiModel",
+    "CLibrary",
     "CompileError",
     "CompiledSystem",
     "Continuation",
@@ -151,10 +157,12 @@ __all__ = [
     "Study",
     "SweepResult",
     "Transform",
+    "c_library",
     "continuation",
     "derive",
     "equilibrium",
     "first_integrals",
+    "fmu_archive",
     "integral_drift",
     "linearize",
     "load",
@@ -165,4 +173,6 @@ __all__ = [
     "sweep",
     "to_casadi",
     "write_casadi",
+    "write_c_library",
+    "write_fmu",
 ]

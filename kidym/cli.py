@@ -789,6 +789,9 @@ def build_parser() -> argparse.ArgumentParser:
     from kidym.study.commands import add_parser as add_sweep_parser
 
     add_sweep_parser(sub, _pairs, _load, _add_force)
+    from kidym.export.commands import add_parser as add_export_parser
+
+    add_export_parser(sub, _load, _add_force)
     return parser
 
 
