@@ -103,22 +103,15 @@ def platform_tuple() -> str:
 
 def start_state(eq: Equations) -> np.ndarray:
     """The state a kidym run of the model starts from: the model's initial values, and
-    with constraints the consistent state kidym solves from them."""
-    model = eq.model
-    values = model.initial_values()
-    names = [str(s) for s in (*eq.coordinates, *eq.speeds)]
-    y0 = np.array([float(values.get(n, 0.0)) for n in names])
-    if eq.constraints is None:
-        return y0
-    from kidym.simulate.constrained import consistent_initial, given_states
-    from kidym.simulate.simulate import NumpySystem, canonical_initial
+    with constraints the consistent state kidym solves from them — the one preparation
+    of a run (:func:`kidym.simulate.spec.prepare_run`), as every entry point."""
+    from kidym.eom.constraints import Stabilization
+    from kidym.simulate.simulate import NumpySystem
+    from kidym.simulate.spec import prepare_run
 
-    system = NumpySystem.build(eq)
-    y, _changed = consistent_initial(system, model.time_span()[0], y0,
-                                     system.parameter_vector(),
-                                     given_states(model, None, canonical_initial),
-                                     PROJECTION_TOLERANCE * 1e-3)
-    return np.asarray(y, float)
+    spec = prepare_run(NumpySystem.build(eq),
+                       constraints=Stabilization(tolerance=PROJECTION_TOLERANCE))
+    return np.asarray(spec.y0, float)
 
 
 def model_description(eq: Equations, lib: CLibrary, *, identifier: str, token: str,
