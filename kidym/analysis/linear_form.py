@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -65,9 +65,16 @@ class SymbolicLinearization(Mapping):
     inputs; ``"G"``, ``"K_c"``, ``"C_c"``, ``"Phi_q"``, ``"c_q"``, ``"c_w"``, ``"E_c"``
     with constraints) to SymPy matrices.
 
+    The entries are held as SymEngine expressions (:attr:`entries`); a matrix is
+    converted to SymPy when it is asked for (``form["K"]``, :attr:`matrices`,
+    :meth:`to_latex`), once. The text and JSON outputs print the entries directly.
+
     Attributes
     ----------
+    entries : dict of str to tuple of tuple of symengine.Basic
+        Each matrix's entries, row by row.
     matrices : dict of str to sympy.Matrix
+        All matrices, in SymPy.
     rows, columns : dict of str to tuple of str
         The names along each matrix's rows (the speed whose equation it is, a
         coordinate, a constraint) and columns (a coordinate, a speed, an input).
@@ -83,7 +90,7 @@ class SymbolicLinearization(Mapping):
         ``ẇ`` at the point (its values are in ``K`` where not 0).
     """
 
-    matrices: dict
+    entries: dict
     rows: dict
     columns: dict
     equations: tuple[str, ...]
@@ -91,32 +98,44 @@ class SymbolicLinearization(Mapping):
     point: dict
     multipliers: dict
     wdot: dict
+    _sympy: dict = field(default_factory=dict, repr=False, compare=False)
 
     def __getitem__(self, key: str) -> sympy.Matrix:
-        return self.matrices[key]
+        if key not in self._sympy:
+            import sympy
+
+            rows = self.entries[key]
+            self._sympy[key] = sympy.Matrix(len(self.rows[key]), len(self.columns[key]),
+                                            [_to_sympy(e) for row in rows for e in row])
+        return self._sympy[key]
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self.matrices)
+        return iter(self.entries)
 
     def __len__(self) -> int:
-        return len(self.matrices)
+        return len(self.entries)
+
+    @property
+    def matrices(self) -> dict:
+        """All matrices as SymPy matrices (converted on first use)."""
+        return {k: self[k] for k in self.entries}
 
     @property
     def constrained(self) -> bool:
         """Whether this is the descriptor form of a model with constraints."""
-        return "G" in self.matrices
+        return "G" in self.entries
 
     # ----------------------------------------------------------------- output
     def to_dict(self) -> dict:
         """JSON-ready: the equations, the point, and each matrix as its row and column
-        names and its entries (SymPy's text of each expression)."""
+        names and its entries (the text of each expression, which SymPy's ``sympify``
+        reads back as the same expression)."""
         return {"equations": list(self.equations), "t": self.t, "point": self.point,
                 "multipliers": self.multipliers, "wdot": self.wdot,
                 "matrices": {k: {"rows": list(self.rows[k]),
                                  "columns": list(self.columns[k]),
-                                 "entries": [[str(v) for v in m.row(i)]
-                                             for i in range(m.rows)]}
-                             for k, m in self.matrices.items()}}
+                                 "entries": [[str(v) for v in row] for row in rows]}
+                             for k, rows in self.entries.items()}}
 
     def to_json(self) -> str:
         """:meth:`to_dict` as JSON text."""
@@ -139,11 +158,11 @@ class SymbolicLinearization(Mapping):
         lines = ["linearised equations (parameters as symbols):"]
         lines += ["  " + e for e in self.equations]
         lines += self._header()
-        for k, m in self.matrices.items():
-            entries = [f"  {k}[{r}, {c}] = {m[i, j]}"
+        for k, m in self.entries.items():
+            entries = [f"  {k}[{r}, {c}] = {m[i][j]}"
                        for i, r in enumerate(self.rows[k])
-                       for j, c in enumerate(self.columns[k]) if m[i, j] != 0]
-            shape = f"{m.rows}×{m.cols}"
+                       for j, c in enumerate(self.columns[k]) if m[i][j] != 0]
+            shape = f"{len(self.rows[k])}×{len(self.columns[k])}"
             lines.append(f"{k} ({shape}):" if entries else f"{k} ({shape}) = 0")
             lines += entries
         return "\n".join(lines)
@@ -254,11 +273,9 @@ def symbolic_form(der: StateDerivatives, t: float, y: np.ndarray, wdot: np.ndarr
     """The mechanical (descriptor, with constraints) form at ``(t, y)`` with ``ẇ`` and
     ``λ`` the point's (see the module docstring).
 
-    Formed in SymEngine (:class:`_AtPoint`); each entry is converted to SymPy once, at
-    the end, object to object (no text parsed).
+    Formed in SymEngine (:class:`_AtPoint`); a matrix is converted to SymPy when it is
+    asked for, object to object (no text parsed).
     """
-    import sympy
-
     eq = der.equations
     n_q, n_w, m = eq.n_q, eq.n_w, eq.m
     n_up = n_w * (n_w + 1) // 2
@@ -321,15 +338,13 @@ def symbolic_form(der: StateDerivatives, t: float, y: np.ndarray, wdot: np.ndarr
                for k, ((rows, cols, f), _r, _c) in forms.items()}
     point = _AtPoint(eq.graph, at)
     point.settle([e for rows in entries.values() for row in rows for e in row])
-    mats = {k: sympy.Matrix(len(rows), forms[k][0][1],
-                            [_to_sympy(point(e)) for row in rows for e in row])
-            for k, rows in entries.items()}
     form = FORM_CONSTRAINED if m else FORM
     if not bu:
         form = tuple(e.replace(" = E δu", " = 0").replace(" = E_c δu", " = 0")
                      for e in form)
     return SymbolicLinearization(
-        matrices=mats,
+        entries={k: tuple(tuple(point(e) for e in row) for row in rows)
+                 for k, rows in entries.items()},
         rows={k: tuple(v[1]) for k, v in forms.items()},
         columns={k: tuple(v[2]) for k, v in forms.items()},
         equations=form, t=float(t),
