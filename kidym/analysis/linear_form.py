@@ -26,8 +26,10 @@ states and the time are replaced by their values at the point (integers and mult
 second and third rows for ``[δẇ; δλ]`` and restricting ``δy`` to the constraints gives
 the numeric ``A`` of :class:`~kidym.analysis.linearize.Linearization`.
 
-The named quantities are expanded (SymPy expressions of the parameters): a view for
-small models.
+The named quantities are expanded (expressions of the parameters): a view for small
+models. Each named quantity is put at the point once and expanded by SymEngine
+(:class:`_AtPoint`); the matrices stay SymEngine's until one is asked for as SymPy's
+(:class:`SymbolicLinearization`), so the printed text and JSON need no SymPy.
 """
 
 from __future__ import annotations
@@ -194,14 +196,14 @@ class SymbolicLinearization(Mapping):
         else:
             eqs = ["\\delta\\dot{q} = Q_q\\,\\delta q + Q_w\\,\\delta w",
                    "M\\,\\delta\\dot{w} + C\\,\\delta w + K\\,\\delta q = E\\,\\delta u"]
-        if "E" not in self.matrices:
+        if "E" not in self.entries:
             eqs = [e.replace(" = E\\,\\delta u", " = 0").replace(" = E_c\\,\\delta u", " = 0")
                    for e in eqs]
         lines = [",\\quad ".join(eqs)]
         vecs = [f"q = {vec(self.columns['K'])}", f"w = {vec(self.columns['C'])}"]
         if self.constrained:
             vecs.append(f"\\lambda = {vec(self.multipliers)}")
-        if "E" in self.matrices:
+        if "E" in self.entries:
             vecs.append(f"u = {vec(self.columns['E'])}")
         lines.append(",\\quad ".join(vecs))
         for k, m in self.matrices.items():
