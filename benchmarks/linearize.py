@@ -190,17 +190,18 @@ def time_sympy(n: int, budget: float) -> tuple[float, np.ndarray] | None:
     return None
 
 
-def _timed(fn, n: int, conn) -> None:
+def _timed(fn, n: int, after, conn) -> None:
     start = time.perf_counter()
     out = fn(n)
-    conn.send((time.perf_counter() - start, out))
+    seconds = time.perf_counter() - start
+    conn.send((seconds, after(out) if after is not None else None))
 
 
-def forked(fn, n: int, budget: float):
-    """``(seconds, fn(n))`` in a child process forked from this one, or ``None`` past
-    ``budget`` seconds."""
+def forked(fn, n: int, budget: float, after=None):
+    """``(seconds, after(fn(n)))`` in a child process forked from this one (only
+    ``fn(n)`` timed), or ``None`` past ``budget`` seconds."""
     parent, child = mp.Pipe()
-    proc = mp.get_context("fork").Process(target=_timed, args=(fn, n, child))
+    proc = mp.get_context("fork").Process(target=_timed, args=(fn, n, after, child))
     proc.start()
     if parent.poll(budget):
         out = parent.recv()
@@ -211,24 +212,24 @@ def forked(fn, n: int, budget: float):
     return None
 
 
-def _text(n: int) -> None:
-    kidym_symbolic(n)
+def _text(n: int) -> dict:
+    return kidym_symbolic(n)
 
 
-def _with_sympy(n: int) -> None:
-    kidym_symbolic(n, to_sympy=True)
+def _with_sympy(n: int) -> dict:
+    return kidym_symbolic(n, to_sympy=True)
 
 
-def _as_arrays(n: int) -> tuple[np.ndarray, np.ndarray]:
-    """kidym's form reduced to ``A`` and its numeric ``A`` (arrays cross the pipe)."""
-    out = kidym_symbolic(n)
+def _kidym_arrays(out: dict) -> tuple[np.ndarray, np.ndarray]:
+    """kidym's form reduced to ``A``, and its numeric ``A``."""
     return reduced_A(out["form"], out["lin"]), out["lin"].A
 
 
-def _sympy_reduced(n: int) -> np.ndarray:
+def _sympy_reduced(out) -> np.ndarray:
+    """``M⁻¹A`` of SymPy's form with the parameters' values."""
     import sympy as sp
 
-    M, A = sympy_symbolic(n)
+    M, A = out
     num = {sp.Symbol(k): v for k, v in PARAMS.items()}
     return np.linalg.solve(np.array(M.subs(num).evalf(), dtype=float),
                            np.array(A.subs(num).evalf(), dtype=float))
@@ -241,13 +242,17 @@ def symbolic_table(ns: list[int], budget: float, repeat: int) -> None:
     print(f"{'n':>3} {'kidym text [s]':>14} {'+ SymPy [s]':>12} {'SymPy [s]':>10} "
           f"{'SymPy/kidym':>12} {'max |ΔA|':>10}")
     for n in ns:
-        ours, conv, theirs = [], [], []
+        ours, conv, theirs, arrays = [], [], [], {}
         for k in range(repeat):
-            ours.append(forked(_text, n, budget)[0])
+            run = forked(_text, n, budget, _kidym_arrays)
+            ours.append(run[0])
+            arrays["kidym"] = run[1]
             conv.append(forked(_with_sympy, n, budget)[0])
             if k == 0 or (theirs and theirs[-1] is not None and theirs[-1] < 60.0):
-                ref = forked(sympy_symbolic, n, budget)
+                ref = forked(sympy_symbolic, n, budget, _sympy_reduced)
                 theirs.append(None if ref is None else ref[0])
+                if ref is not None:
+                    arrays["sympy"] = ref[1]
         ours_s, conv_s = float(np.median(ours)), float(np.median(conv))
         done = [x for x in theirs if x is not None]
         if not done:
@@ -255,9 +260,8 @@ def symbolic_table(ns: list[int], budget: float, repeat: int) -> None:
                   f"{'> ' + format(budget / ours_s, '.0f') + 'x':>12} {'-':>10}", flush=True)
             continue
         theirs_s = float(np.median(done))
-        A_form, A_num = _as_arrays(n)
-        A_sym = _sympy_reduced(n)
-        err = max(np.abs(A_form - A_num).max(), np.abs(A_sym - A_num).max())
+        A_form, A_num = arrays["kidym"]
+        err = max(np.abs(A_form - A_num).max(), np.abs(arrays["sympy"] - A_num).max())
         print(f"{n:>3} {ours_s:14.3f} {conv_s:12.3f} {theirs_s:10.2f} "
               f"{theirs_s / ours_s:11.0f}x {err:10.2g}", flush=True)
 
