@@ -9,7 +9,10 @@ input parameter are named quantities of
 the equations' graph, formed by the chain rule through the names
 (:meth:`kidym.symbolic.graph.Graph.diff` for the states; :func:`parameter_partial` for
 parameters, which the graph does not track as dependencies) — no expression is expanded
-and nothing is differentiated numerically. One generated function evaluates them all.
+and nothing is differentiated numerically. One generated function evaluates them all —
+after the first few points, which are evaluated by putting numbers into the formulas
+node by node (:class:`Substitution`): one linearisation needs a point or two, for which
+generating and compiling the function costs several times more than the evaluation.
 """
 
 from __future__ import annotations
@@ -27,6 +30,65 @@ from kidym.symbolic.derivatives import derivative
 
 Expr = se.Basic
 ZERO = se.Integer(0)
+
+#: Points evaluated by :class:`Substitution` before the generated function takes over
+#: (one linearisation: the point, the mass derivatives there, a few Newton steps onto
+#: the constraints; a statics solve or a continuation needs many more).
+SUBSTITUTED_POINTS = 4
+
+
+class Substitution:
+    """Named expressions evaluated at one point without generated code: each named
+    quantity they need gets the number of its formula with the numbers of the states,
+    time, parameters and earlier names put in (SymEngine, in dependency order).
+
+    Parameters
+    ----------
+    graph : kidym.symbolic.graph.Graph
+    inputs : sequence of Symbol
+        The symbols given values at each call, in the order of the values.
+    exprs : sequence of Expr
+        The expressions evaluated.
+    """
+
+    def __init__(self, graph, inputs: Sequence[se.Symbol], exprs: Sequence[Expr]) -> None:
+        exprs = [se.sympify(e) for e in exprs]
+        self.inputs = tuple(inputs)
+        self.steps = [(s, graph.formula(s), tuple(graph.formula(s).free_symbols))
+                      for s in graph.needed(exprs)]
+        self.exprs = [(e, tuple(e.free_symbols)) for e in exprs]
+
+    def __call__(self, values: Sequence[float]) -> np.ndarray | None:
+        """The expressions' values (shape (len(exprs),)), or ``None`` where a value is
+        not a finite real number (a square root of a negative number, a division by
+        zero, a function SymEngine does not evaluate): the generated code then
+        evaluates the point, with its own handling of such values."""
+        vals: dict = {s: se.RealDouble(float(v)) for s, v in zip(self.inputs, values)}
+        for s, f, free in self.steps:
+            v = _number(f.xreplace({x: vals[x] for x in free if x in vals}))
+            if v is None:
+                return None
+            vals[s] = v
+        out = np.empty(len(self.exprs))
+        for k, (e, free) in enumerate(self.exprs):
+            v = _number(e.xreplace({x: vals[x] for x in free if x in vals}))
+            if v is None:
+                return None
+            out[k] = float(v)
+        return out
+
+
+def _number(v: Expr) -> Expr | None:
+    """``v`` as a finite real SymEngine number, or ``None``."""
+    if v.is_Number and not v.is_real:
+        return None
+    try:
+        f = float(v)                # also a function of numbers left unevaluated
+    except (RuntimeError, TypeError, ValueError):
+        return None
+    if not np.isfinite(f):
+        return None
+    return v if v.is_Number else se.RealDouble(f)
 
 
 def parameter_partial(graph, expr: Expr, p: se.Symbol, memo: dict) -> Expr:
@@ -92,8 +154,6 @@ class StateDerivatives:
         derivatives are named; the equations given to :meth:`build` stay unchanged).
     inputs : tuple of str
         Parameters differentiated by (the inputs ``u`` of ``B``), in this order.
-    function : callable
-        ``f(t, y, p) -> (q̇, M, F, derivatives of q̇ and F)``.
     expressions : dict
         The named derivatives by key ``d<root>/d<base>`` (roots numbered over
         ``q̇, M upper, F…``; bases the state indices, ``u<j>`` the inputs).
@@ -101,9 +161,36 @@ class StateDerivatives:
 
     equations: Equations
     inputs: tuple[str, ...]
-    function: object
     expressions: dict
     _lazy: dict = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def function(self):
+        """``f(t, y, p) -> (q̇, M, F, derivatives of q̇ and F)``, generated on first use
+        (the first :data:`SUBSTITUTED_POINTS` points are evaluated without it)."""
+        if "function" not in self._lazy:
+            self._lazy["function"] = generate_python(self.equations,
+                                                     self._lazy["main"]).function
+        return self._lazy["function"]
+
+    def _substituted(self, which: str, t: float, y: np.ndarray, p: np.ndarray
+                     ) -> np.ndarray | None:
+        """The outputs ``which`` (``"main"``: q̇, M, F and their derivatives; ``"mass"``:
+        those of M) by :class:`Substitution`, or ``None`` (see its ``__call__``)."""
+        eq = self.equations
+        key = f"substitution {which}"
+        if key not in self._lazy:
+            if which == "main":
+                n_w = eq.n_w
+                exprs = [*eq.qdot, *(eq.mass_matrix_named[i][j] for i in range(n_w)
+                                     for j in range(n_w)),
+                         *eq.forcing_extended, *self._lazy["main"].values()]
+            else:
+                exprs = list(self._mass_outputs().values())
+            self._lazy[key] = Substitution(
+                eq.graph, [*eq.coordinates, *eq.speeds, eq.graph.time, *eq.parameters],
+                exprs)
+        return self._lazy[key]([*np.asarray(y, float), float(t), *np.asarray(p, float)])
 
     def expression(self, root: int, base: int | str) -> Expr:
         """The named derivative of root ``root`` (index into ``q̇, M upper, F…``) by base
@@ -142,8 +229,7 @@ class StateDerivatives:
         work = dataclasses.replace(eq, graph=eq.graph.copy())
         roots, main, _mass = cls._roots(work)
         outputs = _derivatives(work, roots, main, tuple(inputs))
-        fn = generate_python(work, outputs)
-        return cls(work, tuple(inputs), fn.function, outputs)
+        return cls(work, tuple(inputs), dict(outputs), {"main": outputs, "points": 0})
 
     def _mass_outputs(self) -> dict:
         if "outputs" not in self._lazy:
@@ -157,10 +243,15 @@ class StateDerivatives:
         """``∂M/∂b`` by every base ``b`` at ``(t, y)``, shape (n_b, n_w, n_w); formed and
         generated on the first call."""
         eq = self.equations
-        if "function" not in self._lazy:
-            self._lazy["function"] = generate_python(eq, self._mass_outputs()).function
-        out = self._lazy["function"](float(t), np.asarray(y, float).tolist(),
-                                     np.asarray(p, float).tolist())[3]
+        out = None
+        if self._lazy["points"] <= SUBSTITUTED_POINTS and "mass function" not in self._lazy:
+            out = self._substituted("mass", t, y, p)
+        if out is None:
+            if "mass function" not in self._lazy:
+                self._lazy["mass function"] = generate_python(
+                    eq, self._mass_outputs()).function
+            out = self._lazy["mass function"](float(t), np.asarray(y, float).tolist(),
+                                              np.asarray(p, float).tolist())[3]
         n_w = eq.n_w
         n_up = n_w * (n_w + 1) // 2
         n_b = eq.n_q + n_w + len(self.inputs)
@@ -177,8 +268,17 @@ class StateDerivatives:
         zero unless ``mass`` (see :meth:`mass_derivatives`)."""
         eq = self.equations
         n_q, n_w = eq.n_q, eq.n_w
-        qdot, M, F, out = self.function(float(t), np.asarray(y, float).tolist(),
-                                        np.asarray(p, float).tolist())
+        values = None
+        self._lazy["points"] += 1
+        if self._lazy["points"] <= SUBSTITUTED_POINTS and "function" not in self._lazy:
+            values = self._substituted("main", t, y, p)
+        if values is None:
+            qdot, M, F, out = self.function(float(t), np.asarray(y, float).tolist(),
+                                            np.asarray(p, float).tolist())
+        else:
+            n_F = len(eq.forcing_extended)
+            qdot, M = values[:n_q], values[n_q:n_q + n_w * n_w].reshape(n_w, n_w)
+            F, out = values[n_q + n_w * n_w:][:n_F], values[n_q + n_w * n_w + n_F:]
         M = np.asarray(M, float)
         F = np.asarray(F, float)
         n_b = n_q + n_w + len(self.inputs)

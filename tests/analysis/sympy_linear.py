@@ -102,4 +102,52 @@ def point_double_pendulum_omega2(m1: float, m2: float, l1: float, l2: float,
     return (-b - d) / (2 * a), (-b + d) / (2 * a)
 
 
-__all__ = ["double_pendulum", "point_double_pendulum_omega2", "rolling_disc"]
+def chain_linearizer(n: int, op: dict, params: dict) -> tuple[np.ndarray, np.ndarray]:
+    """The spatial ``n``-link chain (link ``k`` turns about the previous link's ``x``
+    for odd ``k``, ``y`` for even ``k``; links of length ``l`` hanging along ``−z``,
+    centre of mass at mid-length, inertia ``Jx, Jy, Jz``), gravity ``g`` taken as an
+    input: SymPy's ``Linearizer`` (``KanesMethod.to_linearizer``) forms ``M δẋ = A δx +
+    B δg`` with the parameters as symbols and the point's accelerations as numbers;
+    returns ``(M⁻¹A, M⁻¹B)`` with ``params`` put in (``op`` by plain name, speeds
+    ``q<k>'t``)."""
+    t = dynamicsymbols._t
+    q = dynamicsymbols(f"q1:{n + 1}")
+    u = dynamicsymbols(f"u1:{n + 1}")
+    g = dynamicsymbols("g")
+    m, l, jx, jy, jz = sp.symbols("m l Jx Jy Jz")
+    N = ReferenceFrame("N")
+    O = Point("O")
+    O.set_vel(N, 0)
+    parent, joint, bodies, loads = N, O, [], []
+    for k in range(n):
+        if k > 0:
+            nxt = joint.locatenew(f"P{k + 1}", -l * parent.z)
+            nxt.v2pt_theory(joint, N, parent)
+            joint = nxt
+        frame = ReferenceFrame(f"L{k + 1}")
+        axis = parent.x if k % 2 == 0 else parent.y
+        frame.orient_axis(parent, axis, q[k])
+        frame.set_ang_vel(parent, u[k] * axis)
+        centre = joint.locatenew(f"G{k + 1}", -l / 2 * frame.z)
+        centre.v2pt_theory(joint, N, frame)
+        bodies.append(RigidBody(f"B{k + 1}", centre, frame, m,
+                                (inertia(frame, jx, jy, jz), centre)))
+        loads.append((centre, -m * g * N.z))
+        parent = frame
+    km = KanesMethod(N, q_ind=q, u_ind=u, kd_eqs=[ui - qi.diff() for qi, ui in zip(q, u)])
+    km.kanes_equations(bodies, loads)
+    num = {sp.Symbol(k): v for k, v in params.items() if k != "g"}
+    at = {**{s: op[f"q{k + 1}"] for k, s in enumerate(q)},
+          **{s: op[f"q{k + 1}'t"] for k, s in enumerate(u)}, g: params["g"]}
+    x = np.linalg.solve(np.array(km.mass_matrix_full.subs(at).subs(num), dtype=float),
+                        np.array(km.forcing_full.subs(at).subs(num), dtype=float).ravel())
+    acc = {s.diff(t): x[n + k] for k, s in enumerate(u)}
+    qd = {s.diff(t): x[k] for k, s in enumerate(q)}
+    M, A, B = km.to_linearizer(linear_solver="LU").linearize(op_point=[at, acc, qd])
+    assert A.free_symbols <= set(num) and B.free_symbols <= set(num)   # symbolic
+    M, A, B = (np.array(X.subs(num).evalf(), dtype=float) for X in (M, A, B))
+    return np.linalg.solve(M, A), np.linalg.solve(M, B)
+
+
+__all__ = ["chain_linearizer", "double_pendulum", "point_double_pendulum_omega2",
+           "rolling_disc"]

@@ -25,7 +25,7 @@ import kidym
 from tests.eom.test_constraints import FOUR_BAR, SLIDER, SLIDER_TEXT, consistent_states
 from tests.oracles.closed_loops import LoopOracle, four_bar, slider_crank, t
 
-from .sympy_linear import rolling_disc
+from .sympy_linear import chain_linearizer, rolling_disc
 from .test_linearize import DISC, DISC_CONSTRAINED, RHEONOMIC, _central_differences
 
 ROOT = Path(__file__).parents[2]
@@ -277,6 +277,43 @@ def test_input_of_a_constrained_model() -> None:
     A, B = reduce_descriptor(sym, lin, list(lin.states))
     _close(A, lin.A)
     _close(B, lin.B)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_chain_form_equals_sympy_linearizer(seed: int) -> None:
+    """The spatial 3-link chain (examples/chain) at a random moving state with random
+    parameter values, gravity as the input: the symbolic form with the values put in,
+    reduced, equals kidym's numeric ``A, B`` and SymPy's ``Linearizer`` (parameters as
+    symbols there too) to 1e-10; the text output (no SymPy) lists the same entries."""
+    import sys
+    sys.path.insert(0, str(ROOT / "examples" / "chain"))
+    from make_chain import chain_text
+
+    rng = np.random.default_rng(seed)
+    n = 3
+    params = {"m": rng.uniform(0.5, 2), "l": rng.uniform(0.3, 1.2),
+              "Jx": rng.uniform(0.03, 0.035), "Jy": rng.uniform(0.03, 0.035),
+              "Jz": rng.uniform(0.01, 0.02), "g": rng.uniform(5, 15)}   # a real body
+    op = {f"q{k}": rng.uniform(-1.2, 1.2) for k in range(1, n + 1)}
+    op.update({f"q{k}'t": rng.uniform(-2, 2) for k in range(1, n + 1)})
+    eq = kidym.derive(kidym.parse(chain_text(n)))
+    lin = kidym.linearize(eq, op, parameters=params, inputs=["g"])
+    assert not lin.stationary
+    sym = lin.symbolic()
+    text = sym.to_text()
+    assert not sym._sympy                   # printed without SymPy
+    for k, m in sym.items():                # every non-zero entry printed as it is
+        for i, r in enumerate(sym.rows[k]):
+            for j, c in enumerate(sym.columns[k]):
+                if m[i, j] != 0:
+                    assert f"  {k}[{r}, {c}] = " in text
+    assert sym["M"].free_symbols == {sp.Symbol(s) for s in ("m", "l", "Jx", "Jy", "Jz")}
+    A, B = reduce_descriptor(sym, lin, list(lin.states))
+    _close(A, lin.A)
+    _close(B, lin.B)
+    A_ref, B_ref = chain_linearizer(n, op, params)
+    _close(A, A_ref)
+    _close(B, B_ref)
 
 
 def test_printed_outputs(oracle) -> None:
