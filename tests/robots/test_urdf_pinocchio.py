@@ -1,0 +1,66 @@
+"""Robots imported from URDF files against Pinocchio (issue 30).
+
+At random states, kidym's mass matrix M and bias forces b = −F equal Pinocchio's
+``crba`` and ``rnea(q, v, 0)`` to 1e-12 relative to their largest entry, and kidym's
+accelerations M⁻¹F equal ``aba`` to 1e-12·cond(M) relative to their largest entry
+(Pinocchio agrees with itself, ABA against M⁻¹(τ − b), only to that: issue 30).
+The robots are the real ones of the ``example-robot-data`` wheel.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("yourdfpy", reason="the robots extra: pip install 'kidym[robots]'")
+pytest.importorskip("pinocchio", reason="the robots-test extra (Pinocchio)")
+
+import kidym
+from kidym.robots import import_robot
+from kidym.simulate.simulate import NumpySystem
+from tests.oracles.pinocchio_robots import ROBOTS, PinocchioRobot, compare, robots_dir
+
+try:
+    ROBOTS_DIR = robots_dir()
+except Exception:  # the wheel is not installed
+    ROBOTS_DIR = None
+needs_data = pytest.mark.skipif(ROBOTS_DIR is None or not ROBOTS_DIR.is_dir(),
+                                reason="example-robot-data is not installed (robots-test)")
+
+FAST = ("double_pendulum_continuous", "ur5", "panda", "z1")
+SLOW = tuple(r for r in ROBOTS if r not in FAST)
+TOL = 1e-12
+
+
+def _check(name: str, n_states: int, engine: str = "numpy"):
+    path = ROBOTS_DIR / ROBOTS[name]
+    robot = import_robot(path)
+    eq = kidym.derive(kidym.parse(robot.text, name=name))
+    if engine == "numpy":
+        system = NumpySystem.build(eq)
+    else:
+        from kidym.simulate.compiled import CompiledSystem
+
+        system = CompiledSystem.build(eq)
+    ref = PinocchioRobot(path, robot.coordinates, eq.coordinates)
+    assert ref.model.nv == eq.n_w, (ref.model.nv, eq.n_w)
+    err = compare(system, ref, n_states=n_states, seed=1)
+    assert err.M < TOL and err.b < TOL and err.qdd < TOL, err
+
+
+@needs_data
+@pytest.mark.parametrize("name", FAST)
+def test_fast_robots_equal_pinocchio(name):
+    _check(name, n_states=100)
+
+
+@needs_data
+@pytest.mark.slow
+@pytest.mark.parametrize("name", SLOW)
+def test_robots_equal_pinocchio(name):
+    _check(name, n_states=100)
+
+
+@needs_data
+def test_compiled_engine_equals_pinocchio():
+    pytest.importorskip("kidym.simulate.compiled")
+    _check("ur5", n_states=100, engine="compiled")
