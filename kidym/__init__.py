@@ -43,6 +43,8 @@ _PUBLIC = {
     "Span": "kidym.errors",
     "load": "kidym.lang",
     "parse": "kidym.lang",
+    "ImportedRobot": "kidym.robots",
+    "import_robot": "kidym.robots",
     "Body": "kidym.model.model",
     "Element": "kidym.model.model",
     "Inertia": "kidym.model.model",
@@ -83,6 +85,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
     )
     from kidym.lang import load, parse
     from kidym.model.model import Body, Element, Inertia, Model, Parameter, Transform
+    from kidym.robots import ImportedRobot, import_robot
     from kidym.simulate.batch import simulate_batch
     from kidym.simulate.compiled import CompiledSystem
     from kidym.simulate.events import Event
@@ -135,6 +138,7 @@ __all__ = [
     "Equations",
     "Equilibrium",
     "Event",
+    "ImportedRobot",
     "Inertia",
     "Linearization",
     "Model",
@@ -152,6 +156,7 @@ __all__ = [
     "derive",
     "equilibrium",
     "first_integrals",
+    "import_robot",
     "integral_drift",
     "linearize",
     "load",

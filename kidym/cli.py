@@ -773,6 +773,9 @@ def build_parser() -> argparse.ArgumentParser:
     from kidym.study.commands import add_parser as add_sweep_parser
 
     add_sweep_parser(sub, _pairs, _load, _add_force)
+    from kidym.robots.command import add_parser as add_import_parser
+
+    add_import_parser(sub)
     return parser
 
 

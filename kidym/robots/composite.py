@@ -60,7 +60,7 @@ def inertia_issue(tensor: np.ndarray) -> str | None:
     if lam[0] < -tol:
         return f"not positive semidefinite (principal moments {shown})"
     if lam[2] > lam[0] + lam[1] + tol:
-        return f"principal moments {shown} break the triangle inequality"
+        return f"against the triangle inequality (principal moments {shown})"
     return None
 
 
