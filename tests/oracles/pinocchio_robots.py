@@ -58,7 +58,7 @@ class Errors:
 
 
 class PinocchioRobot:
-    """A URDF file loaded by Pinocchio, with kidym's coordinate order mapped onto it.
+    """A URDF file loaded by Pinocchio, with kidym's state mapped onto it.
 
     Parameters
     ----------
@@ -66,52 +66,65 @@ class PinocchioRobot:
         The URDF file.
     coordinates : dict of str to str
         Joint name → kidym coordinate name (the import's map).
-    order : sequence of str
-        kidym's coordinate names in the order of its state.
-    floating : bool
-        Load with a free-flyer root joint (kidym's ``x, y, z, l0…l3`` and speeds
-        ``vx, vy, vz, ωX, ωY, ωZ`` of the base).
+    order, speeds : sequence
+        kidym's coordinates and speeds, in the order of its state.
+    base : str or None
+        The floating base body's name: Pinocchio gets a free-flyer root joint, whose
+        ``q`` is kidym's ``x, y, z`` and quaternion ``l1, l2, l3, l0`` (Pinocchio puts
+        the scalar last), and whose ``v`` is kidym's ``vx, vy, vz`` and ``ωX, ωY, ωZ``
+        of the base (both body-frame).
     """
 
-    def __init__(self, path: Path, coordinates: dict[str, str], order, *,
-                 floating: bool = False) -> None:
+    def __init__(self, path: Path, coordinates: dict[str, str], order, speeds, *,
+                 base: str | None = None) -> None:
         import pinocchio as pin
 
         self.pin = pin
         self.model = (pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer())
-                      if floating else pin.buildModelFromUrdf(str(path)))
+                      if base else pin.buildModelFromUrdf(str(path)))
         self.data = self.model.createData()
-        order = [str(c) for c in order]
-        self.floating = floating
-        self.n = len(order)
-        # rows: Pinocchio's v; columns: kidym's speeds (same joints, other order)
+        self.order = [str(c) for c in order]
+        speeds = [str(w) for w in speeds]
+        self.base = base
+        self.n_q, self.n_w = len(self.order), len(speeds)
+        # Pinocchio's v = P w, kidym's speeds w (same joints, another order)
+        self.P = np.zeros((self.model.nv, self.n_w))
         self.joint_map = []
         for jid in range(1, self.model.njoints):
             j = self.model.joints[jid]
-            name = self.model.names[jid]
-            if floating and jid == 1:
+            if base and jid == 1:
+                for k, w in enumerate(("vx", "vy", "vz", f"ωX{base}", f"ωY{base}",
+                                       f"ωZ{base}")):
+                    self.P[j.idx_v + k, speeds.index(w)] = 1.0
                 continue
-            self.joint_map.append((j.idx_q, j.nq, j.idx_v, order.index(coordinates[name])))
-        self.order = order
+            c = coordinates[self.model.names[jid]]
+            self.joint_map.append((j.idx_q, j.nq, self.order.index(c)))
+            self.P[j.idx_v, speeds.index(c + "'t")] = 1.0
 
-    def state(self, qk: np.ndarray, wk: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Pinocchio's ``q`` for kidym's coordinates, and the matrix ``P`` with
-        ``v = P w`` for kidym's speeds ``w``."""
-        pin = self.pin
-        q = pin.neutral(self.model)
-        P = np.zeros((self.model.nv, len(wk)))
-        if self.floating:
+    def random_state(self, rng: np.random.Generator) -> np.ndarray:
+        """A kidym state ``[q, w]``: angles in (−π, π), speeds of a few rad/s, a unit
+        quaternion for a floating base."""
+        q = rng.uniform(-np.pi, np.pi, self.n_q)
+        if self.base:
+            k = [self.order.index(c) for c in ("l0", "l1", "l2", "l3")]
+            lam = rng.normal(size=4)
+            q[k] = lam / np.linalg.norm(lam)
+        return np.concatenate([q, rng.normal(0.0, 2.0, self.n_w)])
+
+    def configuration(self, qk: np.ndarray) -> np.ndarray:
+        """Pinocchio's ``q`` for kidym's coordinates."""
+        q = self.pin.neutral(self.model)
+        if self.base:
             k = {c: i for i, c in enumerate(self.order)}
             q[:3] = [qk[k[c]] for c in ("x", "y", "z")]
-            l0, l1, l2, l3 = (qk[k[c]] for c in ("l0", "l1", "l2", "l3"))
-            q[3:7] = np.array([l1, l2, l3, l0]) / np.linalg.norm([l0, l1, l2, l3])
-        for iq, nq, iv, c in self.joint_map:
+            lam = np.array([qk[k[c]] for c in ("l1", "l2", "l3", "l0")])
+            q[3:7] = lam / np.linalg.norm(lam)
+        for iq, nq, c in self.joint_map:
             if nq == 2:
                 q[iq:iq + 2] = np.cos(qk[c]), np.sin(qk[c])
             else:
                 q[iq] = qk[c]
-            P[iv, c] = 1.0
-        return q, P
+        return q
 
     def dynamics(self, q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, ...]:
         """``M``, ``b`` and ``q̈`` of Pinocchio at ``q``, ``v`` with zero torques."""
@@ -128,21 +141,21 @@ def compare(system, robot: PinocchioRobot, *, n_states: int, seed: int = 0) -> E
     """kidym's ``M``, ``−F`` and ``M⁻¹F`` against Pinocchio at random states.
 
     ``system`` is a :class:`~kidym.simulate.simulate.NumpySystem` or
-    :class:`~kidym.simulate.compiled.CompiledSystem` of the imported model (fixed base:
-    kidym's speeds are the joint rates, ``v = P w``).
+    :class:`~kidym.simulate.compiled.CompiledSystem` of the imported model. The speeds
+    are mapped by ``v = P w`` with a constant permutation ``P``, so ``M = Pᵀ M_pin P``,
+    ``F = −Pᵀ b_pin`` and ``P ẇ = v̇``.
     """
     rng = np.random.default_rng(seed)
     p = system.parameter_vector()
-    n_q = robot.n
+    P = robot.P
     worst = Errors(0.0, 0.0, 0.0, 0.0)
     for _ in range(n_states):
-        qk = rng.uniform(-np.pi, np.pi, n_q)
-        wk = rng.normal(0.0, 2.0, n_q)
-        q, P = robot.state(qk, wk)
-        v = P @ wk
-        _, M, F = system.evaluate(0.0, np.concatenate([qk, wk]), p)[:3]
+        y = robot.random_state(rng)
+        qk, wk = y[:robot.n_q], y[robot.n_q:]
+        q, v = robot.configuration(qk), P @ wk
+        _, M, F = system.evaluate(0.0, y, p)[:3]
         M = np.asarray(M, float)
-        F = np.asarray(F, float)
+        F = np.asarray(F, float)[:robot.n_w]
         Mp, bp, ap = robot.dynamics(q, v)
         Mk = P @ M @ P.T
         bk = -P @ F

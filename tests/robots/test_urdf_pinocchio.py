@@ -31,9 +31,9 @@ SLOW = tuple(r for r in ROBOTS if r not in FAST)
 TOL = 1e-12
 
 
-def _check(name: str, n_states: int, engine: str = "numpy"):
+def _check(name: str, n_states: int, engine: str = "numpy", floating: bool = False):
     path = ROBOTS_DIR / ROBOTS[name]
-    robot = import_robot(path)
+    robot = import_robot(path, floating=floating)
     eq = kidym.derive(kidym.parse(robot.text, name=name))
     if engine == "numpy":
         system = NumpySystem.build(eq)
@@ -41,7 +41,8 @@ def _check(name: str, n_states: int, engine: str = "numpy"):
         from kidym.simulate.compiled import CompiledSystem
 
         system = CompiledSystem.build(eq)
-    ref = PinocchioRobot(path, robot.coordinates, eq.coordinates)
+    base = next(iter(robot.bodies.values())) if floating else None
+    ref = PinocchioRobot(path, robot.coordinates, eq.coordinates, eq.speeds, base=base)
     assert ref.model.nv == eq.n_w, (ref.model.nv, eq.n_w)
     err = compare(system, ref, n_states=n_states, seed=1)
     assert err.M < TOL and err.b < TOL and err.qdd < TOL, err
@@ -64,3 +65,10 @@ def test_robots_equal_pinocchio(name):
 def test_compiled_engine_equals_pinocchio():
     pytest.importorskip("kidym.simulate.compiled")
     _check("ur5", n_states=100, engine="compiled")
+
+
+@needs_data
+@pytest.mark.parametrize("name", ["solo12", pytest.param("anymal_b", marks=pytest.mark.slow),
+                                  pytest.param("talos_reduced", marks=pytest.mark.slow)])
+def test_floating_base_equals_pinocchio_free_flyer(name):
+    _check(name, n_states=100, floating=True)
