@@ -126,7 +126,7 @@ def find_root(links: dict[str, RobotLink], joints: list[RobotJoint]) -> tuple[st
         while link in parent_of:
             link = parent_of[link].parent
             if link == start:
-                cyc = " → ".join([*seen[::-1], start])
+                cyc = " → ".join([start, *seen[::-1]])
                 return None, [Diagnostic(f"the joints form a cycle: {cyc} (each link may "
                                          "have one parent)", parent_of[start].span)]
             seen.append(link)
