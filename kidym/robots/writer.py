@@ -66,8 +66,13 @@ def comment_text(text: str) -> str:
 
 
 def num(x: float) -> str:
-    """The shortest text that reads back as ``x`` (``-0`` written ``0``)."""
+    """``x`` as short as it reads back to within 4 units in the last place: 15
+    significant digits hide the rounding of the sums (``-0.2``, not
+    ``-0.20000000000000004``); ``-0`` is written ``0``."""
     x = float(x)
+    short = f"{x:.15g}"
+    if abs(float(short) - x) <= 4 * math.ulp(x):
+        x = float(short)
     if x == 0.0:
         return "0"
     if x.is_integer() and abs(x) < 1e15:
