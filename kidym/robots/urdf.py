@@ -159,10 +159,9 @@ def read_urdf(path: str | Path) -> RobotTree:
         raise ImportError("reading URDF files needs yourdfpy: pip install "
                           "'kidym[robots]'") from exc
     try:
-        robot = yourdfpy.URDF(robot=yourdfpy.URDF._parse_robot(xml_element=root),
-                              build_scene_graph=False, load_meshes=False,
-                              build_collision_scene_graph=False,
-                              load_collision_meshes=False).robot
+        robot = yourdfpy.URDF.load(filename, build_scene_graph=False, load_meshes=False,
+                                   build_collision_scene_graph=False,
+                                   load_collision_meshes=False).robot
     except Exception as exc:  # yourdfpy's own checks, reported as an error of the file
         raise ParseError([Diagnostic(f"yourdfpy cannot read the robot: {exc}")],
                          filename=filename, source=text) from exc
