@@ -1,6 +1,7 @@
-"""Import robot description files (URDF) into readable kidym model files.
+"""Import robot description files (URDF, MJCF) into readable kidym model files.
 
-``import_robot(path)`` reads the file (:mod:`kidym.robots.urdf`), merges the links
+``import_robot(path)`` reads the file (:mod:`kidym.robots.urdf`,
+:mod:`kidym.robots.mjcf`), merges the links
 joined by fixed joints into composite bodies and applies the inertia policy
 (:mod:`kidym.robots.composite`), and writes the model text
 (:mod:`kidym.robots.writer`). See docs/robots.md.
@@ -63,7 +64,8 @@ def import_robot(path: str | Path, *, strict: bool = False, floating: bool = Fal
     Parameters
     ----------
     path : str or Path
-        A URDF file (``.urdf``).
+        A URDF file (``.urdf``) or an MJCF file (``.xml``, ``.mjcf``; read by MuJoCo's
+        compiler, hinge and slide joints).
     strict : bool, optional
         Make the inertia warnings errors (a link or composite body whose inertia tensor
         is not positive semidefinite or breaks the triangle inequality).
@@ -87,7 +89,8 @@ def import_robot(path: str | Path, *, strict: bool = False, floating: bool = Fal
     ParseError
         With every located problem of the file (``FILE:LINE:COL: error: …``).
     ImportError
-        When the reader of the format is not installed (``pip install 'kidym[robots]'``).
+        When the reader of the format is not installed (``pip install 'kidym[robots]'``,
+        ``'kidym[mjcf]'``).
 
     Examples
     --------
@@ -99,13 +102,19 @@ def import_robot(path: str | Path, *, strict: bool = False, floating: bool = Fal
 
     path = Path(path)
     suffix = path.suffix.lower()
-    if suffix != ".urdf":
-        raise ValueError(f"{path}: kidym imports URDF files (.urdf); `{path.suffix}` files "
-                         "(MJCF, SDF) are not imported yet")
-    from kidym.robots.urdf import read_urdf
+    if suffix == ".urdf":
+        from kidym.robots.urdf import read_urdf
 
-    tree = read_urdf(path)
+        tree = read_urdf(path)
+    elif suffix in (".xml", ".mjcf"):
+        from kidym.robots.mjcf import read_mjcf
+
+        tree = read_mjcf(path)
+    else:
+        raise ValueError(f"{path}: kidym imports URDF (.urdf) and MJCF (.xml) files; "
+                         f"`{path.suffix}` files (SDF) are not imported yet")
     bodies, diags = composite_bodies(tree, strict=strict, floating=floating)
+    diags = [*tree.warnings, *diags]
     errors = [d for d in diags if d.severity == "error"]
     if errors:
         raise ParseError(errors, filename=tree.filename, source=tree.source)

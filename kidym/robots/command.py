@@ -26,12 +26,13 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 def add_parser(sub) -> None:
     """Register ``kidym import``."""
-    p = sub.add_parser("import", help="write a robot file (URDF) as a model file (.kdm)",
-                       description="Write a robot description (URDF) as a readable kidym "
-                                   "model: links as bodies (fixed joints merged), joints as "
-                                   "coordinates of the same name, gravity along -z "
-                                   "(docs/robots.md). Needs kidym[robots].")
-    p.add_argument("robot", help="robot file (.urdf)")
+    p = sub.add_parser("import", help="write a robot file (URDF, MJCF) as a model file (.kdm)",
+                       description="Write a robot description (URDF, MJCF) as a readable "
+                                   "kidym model: links as bodies (fixed joints merged), "
+                                   "joints as coordinates of the same name, gravity along -z "
+                                   "(docs/robots.md). Needs kidym[robots] (URDF) or "
+                                   "kidym[mjcf] (MJCF).")
+    p.add_argument("robot", help="robot file (.urdf, or MJCF .xml)")
     p.add_argument("-o", "--output", default=None, metavar="MODEL.kdm",
                    help="write the model here, whole or not at all (default: standard "
                         "output)")

@@ -105,8 +105,9 @@ def _motion(joint: RobotJoint, q: str) -> list[str]:
             return [f"{kind}{axis}({q if a[k] > 0 else '-' + _wrap(q)})"]
     theta = math.degrees(math.atan2(math.hypot(a[0], a[1]), a[2]))
     phi = math.degrees(math.atan2(a[1], a[0]))
-    return [f"Rz({num(phi)})", f"Ry({num(theta)})", f"{kind}z({q})",
-            f"Ry({num(-theta)})", f"Rz({num(-phi)})"]
+    turn = [f"Rz({num(phi)})"] if phi else []
+    back = [f"Rz({num(-phi)})"] if phi else []
+    return [*turn, f"Ry({num(theta)})", f"{kind}z({q})", f"Ry({num(-theta)})", *back]
 
 
 def _wrap(q: str) -> str:
