@@ -14,12 +14,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-mujoco = pytest.importorskip("mujoco", reason="the mjcf extra: pip install 'kidym[mjcf]'")
-
 import kidym
 from kidym.errors import ParseError
 from kidym.robots import import_robot
 from kidym.simulate.simulate import NumpySystem
+
+mujoco = pytest.importorskip("mujoco", reason="the mjcf extra: pip install 'kidym[mjcf]'")
 
 ARM = """<mujoco model="arm">
   <worldbody>
