@@ -73,7 +73,9 @@ def import_robot(path: str | Path, *, strict: bool = False, floating: bool = Fal
         Give the root link a free motion: position ``x, y, z`` and quaternion
         ``l0 … l3`` (scalar first), with the body-frame angular velocity and the
         body-frame velocity ``vx, vy, vz`` as pseudo-velocities (Pinocchio's
-        free-flyer). Default: the root link is the fixed frame.
+        free-flyer). Default: the root link is the fixed frame, unless the file makes
+        it free (an MJCF free joint: then its linear velocity ``x't, y't, z't`` is in
+        the fixed axes, as MuJoCo's).
     mimic : {"free", "follow"}, optional
         A mimic joint with its own coordinate (``"free"``, as Pinocchio loads it), or
         following the joint it mimics (``"follow"``).
@@ -113,6 +115,7 @@ def import_robot(path: str | Path, *, strict: bool = False, floating: bool = Fal
     else:
         raise ValueError(f"{path}: kidym imports URDF (.urdf) and MJCF (.xml) files; "
                          f"`{path.suffix}` files (SDF) are not imported yet")
+    floating = floating or tree.free_root is not None
     bodies, diags = composite_bodies(tree, strict=strict, floating=floating)
     diags = [*tree.warnings, *diags]
     errors = [d for d in diags if d.severity == "error"]

@@ -6,7 +6,9 @@ by it, and kidym reads the compiled tree. A body without joints is welded to its
 parent (a fixed joint); a body with several joints gets one massless link per joint
 (``Body_joint``). A hinge turns about its axis through its anchor ``jnt_pos``, written
 as a shift to the anchor, the turn by ``q − qpos0`` and the shift back (a fixed joint
-to the body). Free and ball joints are not imported yet; MuJoCo's armature, damping,
+to the body). A free joint of a body of the world makes it the floating root (its
+linear velocity in the fixed axes, as MuJoCo's ``qvel``); ball joints are not
+imported yet; MuJoCo's armature, damping,
 springs and joint friction are not part of the model (a warning names them).
 """
 
@@ -79,16 +81,34 @@ def read_mjcf(path: str | Path) -> RobotTree:
     links: dict[str, RobotLink] = {"world": RobotLink("world", None)}
     joints: list[RobotJoint] = []
     warnings: list[Diagnostic] = []
+    free = [b for b in range(1, m.nbody) if m.body_jntnum[b] == 1
+            and m.jnt_type[m.body_jntadr[b]] == _FREE and m.body_parentid[b] == 0]
+    free_root = None
+    root = "world"
+    if free:
+        b = free[0]
+        moving = [body_name(c) for c in range(1, m.nbody) if m.body_rootid[c] != b
+                  and m.body_jntnum[c] > 0]
+        if len(free) > 1 or moving:
+            other = body_name(free[1]) if len(free) > 1 else moving[0]
+            raise ParseError([Diagnostic(
+                f"body `{other}` moves beside the free body `{body_name(b)}`: kidym imports "
+                "one robot, with one free root body", span_of("body", other))],
+                filename=filename, source=text)
+        root = body_name(b)
+        free_root = (tuple(float(v) for v in m.body_pos[b]),
+                     tuple(float(v) for v in m.body_quat[b] / np.linalg.norm(m.body_quat[b])))
+        del links["world"]
     for b in range(1, m.nbody):
         name = body_name(b)
+        if free_root is not None and m.body_rootid[b] != free[0]:
+            continue            # welded to the world: part of the fixed frame
+        if free_root is not None and b == free[0]:
+            links[name] = RobotLink(name, _inertia(m, b), span_of("body", name))
+            continue
         parent = "world" if m.body_parentid[b] == 0 else body_name(m.body_parentid[b])
         placement = _frame(m.body_pos[b], _quat_matrix(m.body_quat[b]))
-        inertia = None
-        if m.body_mass[b] > 0 or m.body_inertia[b].any():
-            R = _quat_matrix(m.body_iquat[b])
-            inertia = LinkInertia(float(m.body_mass[b]), _frame(m.body_ipos[b]),
-                                  R @ np.diag(m.body_inertia[b]) @ R.T)
-        links[name] = RobotLink(name, inertia, span_of("body", name))
+        links[name] = RobotLink(name, _inertia(m, b), span_of("body", name))
         first, count = int(m.body_jntadr[b]), int(m.body_jntnum[b])
         if count == 0:
             joints.append(RobotJoint(f"{name}_weld", "fixed", parent, name, placement,
@@ -129,5 +149,14 @@ def read_mjcf(path: str | Path) -> RobotTree:
             warnings.append(Diagnostic(f"body `{name}`: the joints' {', '.join(extras)} "
                                        "are not part of the model (add them as elements)",
                                        links[name].span, "warning"))
-    return RobotTree(name=path.stem, links=links, joints=tuple(joints), root="world",
-                     filename=filename, source=text, warnings=tuple(warnings))
+    return RobotTree(name=path.stem, links=links, joints=tuple(joints), root=root,
+                     filename=filename, source=text, warnings=tuple(warnings),
+                     free_root=free_root)
+
+
+def _inertia(m, b: int) -> LinkInertia | None:
+    if not (m.body_mass[b] > 0 or m.body_inertia[b].any()):
+        return None
+    R = _quat_matrix(m.body_iquat[b])
+    return LinkInertia(float(m.body_mass[b]), _frame(m.body_ipos[b]),
+                       R @ np.diag(m.body_inertia[b]) @ R.T)

@@ -84,6 +84,9 @@ class RobotTree:
     filename: str = "<string>"
     source: str | None = None
     warnings: tuple[Diagnostic, ...] = field(default_factory=tuple)
+    #: a root that the file itself makes free (MJCF's free joint): its start position
+    #: and quaternion (scalar first); its linear velocity is then in the fixed axes
+    free_root: tuple[tuple[float, float, float], tuple[float, float, float, float]] | None = None
 
     def children(self, link: str) -> list[RobotJoint]:
         """The joints whose parent is ``link``, in file order."""

@@ -204,7 +204,8 @@ def write_model(tree: RobotTree, bodies: list[CompositeBody], *, mimic: str = "f
         head = name if b.parent is None else f"{name}~{body_names[b.parent]}"
         if b.joint is None:
             chain = ["Sx(x)", "Sy(y)", "Sz(z)", "Q(l0, l1, l2, l3)"]
-            lines.append(f"# {name}: the floating base (position, quaternion) #")
+            axes = "; velocities x't, y't, z't in the fixed axes" if tree.free_root else ""
+            lines.append(f"# {name}: the floating base (position, quaternion){axes} #")
         else:
             j = b.joint
             chain = _placement(b.placement)
@@ -229,14 +230,20 @@ def write_model(tree: RobotTree, bodies: list[CompositeBody], *, mimic: str = "f
                          "import's warnings) #")
         lines.append(f"{head} | {', '.join(chain) or 'Sx(0)'} | {', '.join(_inertia(b))};")
     lines.append("")
-    if floating:
+    if floating and tree.free_root is None:
         lines.append("PSEUDOVELOCITIES := vx, vy, vz;")
         lines.append("# the base's velocity in its own axes (as Pinocchio's free-flyer) #")
         base = body_names[bodies[0].name]
         for k, c in enumerate("xyz", 1):
             lines.append(f"{c}'t = S{k}1{base}*vx + S{k}2{base}*vy + S{k}3{base}*vz;")
     lines.append("GRAVITY := 0, 0, -g;")
-    if floating:
+    if floating and tree.free_root is None:
         lines.append("INITIAL := t(0), l0(1);")
+    elif floating:
+        pos, quat = tree.free_root
+        start = [f"{c}({num(v)})" for c, v in zip("xyz", pos)]
+        start += [f"l{k}({num(v)})" for k, v in enumerate(quat)]
+        lines.append("# the start of the free root: its position and quaternion in the file #")
+        lines.append(f"INITIAL := t(0), {', '.join(start)};")
     lines.append("TIME := t(0, 1);")
     return "\n".join(lines) + "\n", coords, body_names

@@ -53,11 +53,21 @@ def _write(tmp_path, text: str, name: str = "arm.xml"):
     return path
 
 
-@pytest.mark.parametrize("engine", ["numpy", pytest.param("compiled", marks=pytest.mark.slow)])
-def test_mjcf_arm_equals_mujoco(tmp_path, engine):
-    path = _write(tmp_path, ARM.replace(" DAMPING", ""))
+FREE = ARM.replace(" DAMPING", "").replace(
+    '<geom type="box" size="0.1 0.1 0.05" mass="3"/>',
+    '<freejoint name="float"/><geom type="box" size="0.1 0.1 0.05" mass="3"/>')
+
+
+@pytest.mark.parametrize("engine, free", [
+    ("numpy", False), ("numpy", True), pytest.param("compiled", False, marks=pytest.mark.slow),
+    pytest.param("compiled", True, marks=pytest.mark.slow)])
+def test_mjcf_arm_equals_mujoco(tmp_path, engine, free):
+    """Fixed on the world, or free (MuJoCo's free joint: ``qpos`` position and
+    quaternion ``w, x, y, z``; ``qvel`` the linear velocity in the fixed axes and the
+    angular one in the body's, kidym's ``x't, y't, z't`` and ``ωX, ωY, ωZ``)."""
+    path = _write(tmp_path, FREE if free else ARM.replace(" DAMPING", ""))
     robot = import_robot(path)
-    assert robot.warnings == []
+    assert robot.warnings == [] and robot.floating == free
     eq = kidym.derive(kidym.parse(robot.text))
     if engine == "numpy":
         system = NumpySystem.build(eq)
@@ -69,20 +79,32 @@ def test_mjcf_arm_equals_mujoco(tmp_path, engine):
     m.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONSTRAINT
     d = mujoco.MjData(m)
     coords = [str(c) for c in eq.coordinates]
-    assert sorted(coords) == sorted(m.joint(j).name for j in range(m.njnt))
+    speeds = [str(w) for w in eq.speeds]
+    Pq = np.zeros((m.nq, eq.n_q))             # MuJoCo's qpos = Pq q
     P = np.zeros((m.nv, eq.n_w))              # MuJoCo's v = P w
     for j in range(m.njnt):
-        P[m.jnt_dofadr[j], coords.index(robot.coordinates[m.joint(j).name])] = 1.0
+        if m.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE:
+            for k, c in enumerate(("x", "y", "z", "l0", "l1", "l2", "l3")):
+                Pq[m.jnt_qposadr[j] + k, coords.index(c)] = 1.0
+            for k, w in enumerate(("x't", "y't", "z't", "ωXbase", "ωYbase", "ωZbase")):
+                P[m.jnt_dofadr[j] + k, speeds.index(w)] = 1.0
+            continue
+        c = robot.coordinates[m.joint(j).name]
+        Pq[m.jnt_qposadr[j], coords.index(c)] = 1.0
+        P[m.jnt_dofadr[j], speeds.index(c + "'t")] = 1.0
     rng = np.random.default_rng(2)
     p = system.parameter_vector()
     for _ in range(100):
         qk, wk = rng.uniform(-np.pi, np.pi, eq.n_q), rng.normal(0.0, 2.0, eq.n_w)
-        d.qpos[:], d.qvel[:] = P @ qk, P @ wk
+        if free:
+            lam = [coords.index(c) for c in ("l0", "l1", "l2", "l3")]
+            qk[lam] /= np.linalg.norm(qk[lam])
+        d.qpos[:], d.qvel[:] = Pq @ qk, P @ wk
         mujoco.mj_forward(m, d)
         M = np.zeros((m.nv, m.nv))
         mujoco.mj_fullM(m, d, M)
         _, Mk, F = system.evaluate(0.0, np.concatenate([qk, wk]), p)[:3]
-        Mk, F = np.asarray(Mk, float), np.asarray(F, float)
+        Mk, F = np.asarray(Mk, float), np.asarray(F, float)[:eq.n_w]
         assert np.abs(P @ Mk @ P.T - M).max() <= 1e-12 * np.abs(M).max()
         assert np.abs(-P @ F - d.qfrc_bias).max() <= 1e-12 * np.abs(d.qfrc_bias).max()
         ak = P @ np.linalg.solve(Mk, F)
@@ -106,12 +128,13 @@ def test_mjcf_errors_are_located(tmp_path):
         import_robot(_write(tmp_path, text))
     line = next(i for i, s in enumerate(text.splitlines(), 1) if 'type="slid"' in s)
     assert info.value.diagnostics[0].span.line == line
-    free = ARM.replace(" DAMPING", "").replace(
+    two = ARM.replace(" DAMPING", "").replace(
+        "  </worldbody>", '    <body name="ball"><joint name="roll" type="hinge"/>'
+        '<geom size="0.1"/></body>\n  </worldbody>').replace(
         '<geom type="box" size="0.1 0.1 0.05" mass="3"/>',
-        '<joint name="float" type="free"/><geom type="box" size="0.1 0.1 0.05" mass="3"/>')
-    with pytest.raises(ParseError, match=r"joint `float` is a free joint, which is not "
-                                         r"imported from MJCF yet"):
-        import_robot(_write(tmp_path, free))
+        '<freejoint name="float"/><geom type="box" size="0.1 0.1 0.05" mass="3"/>')
+    with pytest.raises(ParseError, match=r"body `ball` moves beside the free body `base`"):
+        import_robot(_write(tmp_path, two))
 
 
 def test_fuzz_mutated_mjcf_gives_a_model_or_a_clear_error(tmp_path):

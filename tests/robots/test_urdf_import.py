@@ -296,9 +296,10 @@ def test_not_xml_is_located(tmp_path):
 
 
 def test_other_formats_say_so(tmp_path):
-    path = tmp_path / "robot.xml"
-    path.write_text("<mujoco/>")
-    with pytest.raises(ValueError, match=r"kidym imports URDF files .* not imported yet"):
+    path = tmp_path / "robot.sdf"
+    path.write_text("<sdf/>")
+    with pytest.raises(ValueError, match=r"kidym imports URDF \(.urdf\) and MJCF \(.xml\) "
+                                         r"files; `.sdf` files \(SDF\) are not imported yet"):
         import_robot(path)
 
 
