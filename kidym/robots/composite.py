@@ -47,6 +47,8 @@ class CompositeBody:
     tensor: np.ndarray
     links: tuple[str, ...]
     repaired_from: np.ndarray | None = None
+    #: body frame ← link frame of each merged link
+    frames: tuple[tuple[str, np.ndarray], ...] = ()
 
 
 def inertia_issue(tensor: np.ndarray) -> str | None:
@@ -132,7 +134,8 @@ def composite_bodies(tree: RobotTree, *, strict: bool = False,
             repaired, tensor = tensor, fixed
         if joint is not None or floating:
             bodies.append(CompositeBody(body_link, parent, joint, placement, mass, com, tensor,
-                                        tuple(n for n, _ in members), repaired))
+                                        tuple(n for n, _ in members), repaired,
+                                        tuple(members)))
             here: str | None = body_link
         else:
             here = None     # the fixed base: the fixed frame of the model
@@ -141,6 +144,24 @@ def composite_bodies(tree: RobotTree, *, strict: bool = False,
 
     walk(tree.root, None, None, np.eye(4))
     return bodies, diags
+
+
+def link_frames(tree: RobotTree, bodies: list[CompositeBody]
+                ) -> dict[str, tuple[str | None, np.ndarray]]:
+    """Each link's body (``None`` for the fixed frame of a fixed base) and the
+    transform body ← link (fixed frame ← link)."""
+    out: dict[str, tuple[str | None, np.ndarray]] = {}
+    for b in bodies:
+        for link, T in b.frames:
+            out[link] = (b.name, T)
+    stack = [(tree.root, np.eye(4))]
+    while stack:            # the fixed base and what is fixed to it
+        link, T = stack.pop()
+        if link in out:
+            continue
+        out[link] = (None, T)
+        stack += [(j.child, T @ j.origin) for j in tree.children(link) if j.type == "fixed"]
+    return out
 
 
 def _sum_inertia(tree: RobotTree, members: list[tuple[str, np.ndarray]]

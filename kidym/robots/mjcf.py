@@ -8,7 +8,8 @@ parent (a fixed joint); a body with several joints gets one massless link per jo
 as a shift to the anchor, the turn by ``q − qpos0`` and the shift back (a fixed joint
 to the body). A free joint of a body of the world makes it the floating root (its
 linear velocity in the fixed axes, as MuJoCo's ``qvel``); ball joints are not
-imported yet; MuJoCo's armature, damping,
+imported yet; an ``equality connect`` of two bodies closes a loop (the model's
+``COINCIDE``), other equalities are not imported yet; MuJoCo's armature, damping,
 springs and joint friction are not part of the model (a warning names them).
 """
 
@@ -20,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from kidym.errors import Diagnostic, ParseError, Span
-from kidym.robots.tree import LinkInertia, RobotJoint, RobotLink, RobotTree
+from kidym.robots.tree import LinkInertia, LoopClosure, RobotJoint, RobotLink, RobotTree
 
 _FREE, _BALL, _SLIDE, _HINGE = 0, 1, 2, 3
 
@@ -149,9 +150,27 @@ def read_mjcf(path: str | Path) -> RobotTree:
             warnings.append(Diagnostic(f"body `{name}`: the joints' {', '.join(extras)} "
                                        "are not part of the model (add them as elements)",
                                        links[name].span, "warning"))
+    loops = []
+    for e in range(m.neq):
+        ename = m.eq(e).name or f"equality{e}"
+        span = span_of("connect", ename) if m.eq(e).name else None
+        if int(m.eq_type[e]) != mujoco.mjtEq.mjEQ_CONNECT or \
+                int(m.eq_objtype[e]) != mujoco.mjtObj.mjOBJ_BODY:
+            raise ParseError([Diagnostic(f"equality `{ename}` is not a `connect` of two "
+                                         "bodies, the only equality imported yet", span)],
+                             filename=filename, source=text)
+        a, b = int(m.eq_obj1id[e]), int(m.eq_obj2id[e])
+        if a == 0:                  # written with the world first: keep the body first
+            a, b = b, a
+            pa, pb = m.eq_data[e, 3:6], m.eq_data[e, 0:3]
+        else:
+            pa, pb = m.eq_data[e, 0:3], m.eq_data[e, 3:6]
+        loops.append(LoopClosure(ename, body_name(a), tuple(float(v) for v in pa),
+                                 None if b == 0 else body_name(b),
+                                 tuple(float(v) for v in pb), span))
     return RobotTree(name=path.stem, links=links, joints=tuple(joints), root=root,
                      filename=filename, source=text, warnings=tuple(warnings),
-                     free_root=free_root)
+                     free_root=free_root, loops=tuple(loops))
 
 
 def _inertia(m, b: int) -> LinkInertia | None:

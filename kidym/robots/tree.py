@@ -74,6 +74,20 @@ class RobotJoint:
 
 
 @dataclass(frozen=True)
+class LoopClosure:
+    """A point of ``link_a`` that coincides with a point of ``link_b`` (each in its
+    link's frame; ``link_b`` is ``None`` for the fixed frame): a loop closed by a ball
+    joint (MJCF ``equality connect``)."""
+
+    name: str
+    link_a: str
+    point_a: tuple[float, float, float]
+    link_b: str | None
+    point_b: tuple[float, float, float]
+    span: Span | None = None
+
+
+@dataclass(frozen=True)
 class RobotTree:
     """A robot: its links and joints, the root link, and the file it came from."""
 
@@ -87,6 +101,8 @@ class RobotTree:
     #: a root that the file itself makes free (MJCF's free joint): its start position
     #: and quaternion (scalar first); its linear velocity is then in the fixed axes
     free_root: tuple[tuple[float, float, float], tuple[float, float, float, float]] | None = None
+    #: loops closed by coinciding points (become the model's ``COINCIDE``)
+    loops: tuple[LoopClosure, ...] = ()
 
     def children(self, link: str) -> list[RobotJoint]:
         """The joints whose parent is ``link``, in file order."""

@@ -25,7 +25,7 @@ import re
 import numpy as np
 
 from kidym.kinematics.names import generated_names
-from kidym.robots.composite import CompositeBody
+from kidym.robots.composite import CompositeBody, link_frames
 from kidym.robots.tree import RobotJoint, RobotTree
 
 _VALID = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -137,6 +137,24 @@ def _limits(joint: RobotJoint) -> str:
     return ", ".join(parts)
 
 
+def _coincide(tree: RobotTree, bodies: list[CompositeBody], body_names: dict[str, str]) -> str:
+    """``COINCIDE := A(x, y, z) = B(x, y, z), …;`` of the tree's loop closures, each
+    point moved into the frame of the body its link was merged into."""
+    frames = link_frames(tree, bodies)
+    items, names = [], []
+    for loop in tree.loops:
+        sides = []
+        for link, point in ((loop.link_a, loop.point_a), (loop.link_b, loop.point_b)):
+            body, T = frames[link] if link is not None else (None, np.eye(4))
+            p = T[:3, :3] @ np.asarray(point, float) + T[:3, 3]
+            where = body_names[body] if body is not None else "GROUND"
+            sides.append(f"{where}({', '.join(num(v) for v in p)})")
+        items.append(" = ".join(sides))
+        names.append(comment_text(loop.name))
+    return ("# loops closed (coinciding points): " + ", ".join(names) + " #\n"
+            + "COINCIDE := " + ", ".join(items) + ";")
+
+
 def write_model(tree: RobotTree, bodies: list[CompositeBody], *, mimic: str = "free",
                 source_name: str = "", gravity: float = 9.81
                 ) -> tuple[str, dict[str, str], dict[str, str]]:
@@ -236,6 +254,8 @@ def write_model(tree: RobotTree, bodies: list[CompositeBody], *, mimic: str = "f
         base = body_names[bodies[0].name]
         for k, c in enumerate("xyz", 1):
             lines.append(f"{c}'t = S{k}1{base}*vx + S{k}2{base}*vy + S{k}3{base}*vz;")
+    if tree.loops:
+        lines.append(_coincide(tree, bodies, body_names))
     lines.append("GRAVITY := 0, 0, -g;")
     if floating and tree.free_root is None:
         lines.append("INITIAL := t(0), l0(1);")

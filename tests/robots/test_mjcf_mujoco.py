@@ -173,3 +173,80 @@ def test_fuzz_mutated_mjcf_gives_a_model_or_a_clear_error(tmp_path):
             assert "error:" in exc.render()
         outcomes["model"] += 1
     assert outcomes["model"] > 5 and outcomes["error"] > 5, outcomes
+
+
+FOUR_BAR = """<mujoco model="four_bar">
+  <worldbody>
+    <body name="crank">
+      <joint name="q1" type="hinge" axis="0 1 0"/>
+      <geom type="capsule" size="0.02" fromto="0 0 0 0.2 0 0" mass="1"/>
+      <body name="coupler" pos="0.2 0 0" euler="0 -53.13010235415598 0">
+        <joint name="q2" type="hinge" axis="0 1 0"/>
+        <geom type="capsule" size="0.02" fromto="0 0 0 0.5 0 0" mass="2"/>
+      </body>
+    </body>
+    <body name="rocker" pos="0.8 0 0" euler="0 -126.86989764584402 0">
+      <joint name="q3" type="hinge" axis="0 1 0"/>
+      <geom type="capsule" size="0.02" fromto="0 0 0 0.5 0 0" mass="1.5"/>
+    </body>
+  </worldbody>
+  <equality>
+    <connect name="close" body1="coupler" body2="rocker" anchor="0.5 0 0"/>
+  </equality>
+</mujoco>
+"""
+
+
+def test_mjcf_loop_closed_by_connect_equals_mujoco(tmp_path):
+    """A four-bar whose loop is an ``equality connect``: written as ``COINCIDE`` (the
+    component along the hinge axes vanishes identically: two constraints). At 100
+    random states kidym's M and −F equal MuJoCo's ``mj_fullM`` and ``qfrc_bias``, its
+    constraint Jacobian G and γ equal the connect's ``J = J_A − J_B`` (``mj_jac`` of the
+    two points) and ``−J̇ v`` (``mj_jacDot``), and its accelerations equal the solution
+    of ``[M Jᵀ; J 0]`` from MuJoCo's pieces (1e-12 relative)."""
+    path = _write(tmp_path, FOUR_BAR, "four_bar.xml")
+    robot = import_robot(path)
+    assert "COINCIDE := coupler(0.5, 0, 0) = rocker(0.5, 0, " in robot.text
+    eq = kidym.derive(kidym.parse(robot.text))
+    assert eq.constraints is not None and eq.constraints.names == ("coinX1", "coinZ1")
+    ns = NumpySystem.build(eq)
+    m = mujoco.MjModel.from_xml_path(str(path))
+    d = mujoco.MjData(m)
+    coords = [str(c) for c in eq.coordinates]
+    P = np.zeros((m.nv, eq.n_w))
+    for j in range(m.njnt):
+        P[m.jnt_dofadr[j], coords.index(robot.coordinates[m.joint(j).name])] = 1.0
+    n, k = eq.n_w, 2
+    a_id, b_id = m.body("coupler").id, m.body("rocker").id
+    rng = np.random.default_rng(8)
+    p = ns.parameter_vector()
+    for _ in range(100):
+        qk, wk = rng.uniform(-np.pi, np.pi, n), rng.normal(0.0, 2.0, n)
+        d.qpos[:], d.qvel[:] = P @ qk, P @ wk
+        mujoco.mj_forward(m, d)
+        M = np.zeros((n, n))
+        mujoco.mj_fullM(m, d, M)
+        J, Jd = np.zeros((3, n)), np.zeros((3, n))
+        for body, anchor, sign in ((a_id, m.eq_data[0, 0:3], 1.0),
+                                   (b_id, m.eq_data[0, 3:6], -1.0)):
+            point = d.xpos[body] + d.xmat[body].reshape(3, 3) @ anchor
+            jp, jdp = np.zeros((3, n)), np.zeros((3, n))
+            mujoco.mj_jac(m, d, jp, None, point, body)
+            mujoco.mj_jacDot(m, d, jdp, None, point, body)
+            J += sign * jp
+            Jd += sign * jdp
+        assert np.abs(J[1]).max() == 0.0          # along the hinge axes
+        J, gamma_ref = J[[0, 2]], -(Jd @ d.qvel)[[0, 2]]
+        y = np.concatenate([qk, wk])
+        _, Mk, Fx = ns.evaluate(0.0, y, p)[:3]
+        Mk, Fx = np.asarray(Mk, float), np.asarray(Fx, float)
+        F, gamma, G = Fx[:n], Fx[n:n + k], Fx[n + 3 * k:].reshape(k, n)
+        assert np.abs(P @ Mk @ P.T - M).max() <= 1e-12 * np.abs(M).max()
+        assert np.abs(-P @ F - d.qfrc_bias).max() <= 1e-12 * np.abs(d.qfrc_bias).max()
+        assert np.abs(G @ P.T - J).max() <= 1e-12 * np.abs(J).max()
+        assert np.abs(gamma - gamma_ref).max() <= 1e-12 * max(np.abs(gamma_ref).max(), 1.0)
+        kkt = np.block([[M, J.T], [J, np.zeros((k, k))]])
+        ref = np.linalg.solve(kkt, np.concatenate([-d.qfrc_bias, gamma_ref]))[:n]
+        got = P @ ns.rhs(0.0, y, p)[n:2 * n]
+        cond = np.linalg.cond(kkt)
+        assert np.abs(got - ref).max() <= 1e-12 * cond * np.abs(ref).max()
