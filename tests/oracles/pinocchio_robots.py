@@ -167,3 +167,82 @@ def compare(system, robot: PinocchioRobot, *, n_states: int, seed: int = 0) -> E
         worst = Errors(*(max(a, b) for a, b in zip(
             (worst.M, worst.b, worst.qdd, worst.cond), (e.M, e.b, e.qdd, e.cond))))
     return worst
+
+
+class MujocoRobot:
+    """The same URDF file compiled by MuJoCo (fixed base), a second reference.
+
+    MuJoCo reads URDF itself; the visual and collision elements are removed first
+    (their meshes are not needed and their ``package://`` paths would not resolve),
+    static bodies are kept apart (``fusestatic="false"``: MuJoCo welds them itself) and
+    the joints' damping, armature and limits are switched off (``dof_damping = 0``,
+    constraints disabled), so that ``mj_forward`` gives the rigid-body dynamics alone:
+    ``M`` (``mj_fullM``), the bias ``qfrc_bias`` and ``qacc``. MuJoCo refuses files
+    with impossible inertias (``ValueError``).
+    """
+
+    def __init__(self, path: Path, coordinates: dict[str, str], order, speeds) -> None:
+        import tempfile
+
+        import mujoco
+        from lxml import etree
+
+        self.mujoco = mujoco
+        root = etree.parse(str(path)).getroot()
+        for tag in ("visual", "collision", "transmission", "gazebo"):
+            for el in list(root.iter(tag)):
+                el.getparent().remove(el)
+        extension = etree.SubElement(root, "mujoco")
+        etree.SubElement(extension, "compiler", fusestatic="false", discardvisual="true")
+        with tempfile.TemporaryDirectory() as tmp:
+            copy = Path(tmp) / "robot.urdf"
+            copy.write_bytes(etree.tostring(root))
+            self.model = mujoco.MjModel.from_xml_path(str(copy))
+        m = self.model
+        m.dof_damping[:] = 0.0
+        m.dof_armature[:] = 0.0
+        m.dof_frictionloss[:] = 0.0
+        m.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONSTRAINT
+        self.data = mujoco.MjData(m)
+        order = [str(c) for c in order]
+        speeds = [str(w) for w in speeds]
+        self.n_q, self.n_w = len(order), len(speeds)
+        self.Pq = np.zeros((m.nq, self.n_q))
+        self.P = np.zeros((m.nv, self.n_w))
+        for j in range(m.njnt):
+            c = coordinates[m.joint(j).name]
+            self.Pq[m.jnt_qposadr[j], order.index(c)] = 1.0
+            self.P[m.jnt_dofadr[j], speeds.index(c + "'t")] = 1.0
+
+    def dynamics(self, qk: np.ndarray, wk: np.ndarray) -> tuple[np.ndarray, ...]:
+        """``M``, ``qfrc_bias`` and ``qacc`` of MuJoCo at kidym's state."""
+        mj, m, d = self.mujoco, self.model, self.data
+        d.qpos[:], d.qvel[:] = self.Pq @ qk, self.P @ wk
+        mj.mj_forward(m, d)
+        M = np.zeros((m.nv, m.nv))
+        mj.mj_fullM(m, d, M)
+        return M, d.qfrc_bias.copy(), d.qacc.copy()
+
+
+def compare_mujoco(system, robot: MujocoRobot, *, n_states: int, seed: int = 0) -> Errors:
+    """kidym's ``M``, ``−F`` and ``M⁻¹F`` against MuJoCo at random states (as
+    :func:`compare`)."""
+    rng = np.random.default_rng(seed)
+    p = system.parameter_vector()
+    P = robot.P
+    worst = Errors(0.0, 0.0, 0.0, 0.0)
+    for _ in range(n_states):
+        qk = rng.uniform(-np.pi, np.pi, robot.n_q)
+        wk = rng.normal(0.0, 2.0, robot.n_w)
+        _, M, F = system.evaluate(0.0, np.concatenate([qk, wk]), p)[:3]
+        M = np.asarray(M, float)
+        F = np.asarray(F, float)[:robot.n_w]
+        Mr, br, ar = robot.dynamics(qk, wk)
+        cond = float(np.linalg.cond(Mr))
+        ak = P @ np.linalg.solve(M, F)
+        e = Errors(float(np.abs(P @ M @ P.T - Mr).max() / np.abs(Mr).max()),
+                   float(np.abs(-P @ F - br).max() / np.abs(br).max()),
+                   float(np.abs(ak - ar).max() / np.abs(ar).max() / cond), cond)
+        worst = Errors(*(max(a, b) for a, b in zip(
+            (worst.M, worst.b, worst.qdd, worst.cond), (e.M, e.b, e.qdd, e.cond))))
+    return worst
