@@ -1,4 +1,4 @@
-"""Real robots imported from URDF: accuracy against Pinocchio, build time, RHS speed.
+"""Real robots imported from URDF: accuracy against Pinocchio and MuJoCo, build time, speed.
 
 For each robot of ``example-robot-data`` (issue 30), in a fresh code cache:
 
@@ -10,9 +10,13 @@ For each robot of ``example-robot-data`` (issue 30), in a fresh code cache:
   (``crba``; ``rnea(q, v, 0)``; ``aba``), M and b relative to their largest entry,
   q̈ relative to its largest entry divided by cond(M) — the bounds of
   ``tests/robots/test_urdf_pinocchio.py`` are 1e-12 on each;
+* ``MuJoCo``: the largest of the three errors against MuJoCo compiling the same file
+  (``mj_fullM``, ``qfrc_bias``, ``qacc``; ``refused`` where MuJoCo's compiler refuses
+  the file's inertias);
 * ``kidym µs``: one right-hand side ``[q̇, ẇ]`` of the compiled model called through
   ``ctypes`` from a Python loop; ``pin.aba µs``: Pinocchio's ``aba`` from the same
-  kind of loop (both over the same 200 states, best of 5).
+  kind of loop; ``mj_forward µs``: MuJoCo's whole forward step (constraints off), the
+  same way (all over the same 200 states, best of 5).
 
 Run: ``python benchmarks/robots.py [--robots ur5 panda …] [--markdown docs/robots.md]``
 (``--markdown`` replaces the table between the markers of that file).
@@ -32,7 +36,14 @@ from _common import best_time, machine
 
 import kidym
 from kidym.simulate.compiled import CompiledSystem
-from tests.oracles.pinocchio_robots import ROBOTS, PinocchioRobot, compare, robots_dir
+from tests.oracles.pinocchio_robots import (
+    ROBOTS,
+    MujocoRobot,
+    PinocchioRobot,
+    compare,
+    compare_mujoco,
+    robots_dir,
+)
 
 BEGIN, END = "<!-- robots-table:begin -->", "<!-- robots-table:end -->"
 
@@ -72,21 +83,42 @@ def measure(name: str, n_states: int = 100, n_rhs: int = 200) -> dict:
         for q, v in zip(qs, vs):
             aba(model, data, q, v, tau)
 
+    mj_err = mj_us = float("nan")
+    try:
+        mj = MujocoRobot(path, robot.coordinates, eq.coordinates, eq.speeds)
+    except ValueError:       # MuJoCo refuses the file's inertias
+        mj = None
+    if mj is not None:
+        e = compare_mujoco(cs, mj, n_states=n_states, seed=1)
+        mj_err = max(e.M, e.b, e.qdd)
+        states = [(mj.Pq @ y[:ref.n_q], mj.P @ y[ref.n_q:]) for y in Y]
+
+        def run_mj(fwd=mj.mujoco.mj_forward, m=mj.model, d=mj.data):
+            for q, v in states:
+                d.qpos[:] = q
+                d.qvel[:] = v
+                fwd(m, d)
+
+        mj_us = best_time(run_mj) / n_rhs * 1e6
     return {"robot": name, "dof": eq.n_w, "bodies": len(robot.bodies), "M": err.M,
             "b": err.b, "qdd": err.qdd, "cond": err.cond, "import": t_import,
             "first": t_first, "kidym_us": best_time(run_kidym) / n_rhs * 1e6,
-            "pin_us": best_time(run_pin) / n_rhs * 1e6}
+            "pin_us": best_time(run_pin) / n_rhs * 1e6, "mj": mj_err, "mj_us": mj_us}
 
 
 def table(rows: list[dict]) -> str:
-    head = ("| robot | DOF | max rel. error M | b | q̈ / cond(M) | cond(M) | import + derive "
-            "[s] | file → first trajectory [s] | kidym RHS [µs] | `pin.aba` [µs] |\n"
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    head = ("| robot | DOF | Pinocchio: M | b | q̈ / cond(M) | cond(M) | MuJoCo: max | "
+            "import + derive [s] | file → first trajectory [s] | kidym RHS [µs] | "
+            "`pin.aba` [µs] | `mj_forward` [µs] |\n"
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     lines = [head]
     for r in rows:
+        mj = "refused" if np.isnan(r["mj"]) else f"{r['mj']:.1e}"
+        mj_us = "–" if np.isnan(r["mj_us"]) else f"{r['mj_us']:.1f}"
         lines.append(f"| {r['robot']} | {r['dof']} | {r['M']:.1e} | {r['b']:.1e} | "
-                     f"{r['qdd']:.1e} | {r['cond']:.1e} | {r['import']:.1f} | "
-                     f"{r['first']:.0f} | {r['kidym_us']:.1f} | {r['pin_us']:.1f} |")
+                     f"{r['qdd']:.1e} | {r['cond']:.1e} | {mj} | {r['import']:.1f} | "
+                     f"{r['first']:.0f} | {r['kidym_us']:.1f} | {r['pin_us']:.1f} | "
+                     f"{mj_us} |")
     return "\n".join(lines)
 
 
@@ -105,8 +137,9 @@ def main(argv: list[str] | None = None) -> None:
             rows.append(measure(name))
             r = rows[-1]
             print(f"{name}: {r['dof']} DOF, M {r['M']:.1e}, b {r['b']:.1e}, q̈ {r['qdd']:.1e}, "
-                  f"first trajectory {r['first']:.1f} s, RHS {r['kidym_us']:.1f} µs vs "
-                  f"pin.aba {r['pin_us']:.1f} µs", flush=True)
+                  f"MuJoCo {r['mj']:.1e}, first trajectory {r['first']:.1f} s, RHS "
+                  f"{r['kidym_us']:.1f} µs vs pin.aba {r['pin_us']:.1f} µs, mj_forward "
+                  f"{r['mj_us']:.1f} µs", flush=True)
     text = table(rows)
     print(text)
     if args.markdown is not None:
