@@ -243,6 +243,9 @@ def write_model(tree: RobotTree, bodies: list[CompositeBody], *, mimic: str = "f
         if len(b.links) > 1:
             lines.append("# merged links: " + ", ".join(comment_text(n) for n in b.links)
                          + " #")
+        meshes = [mesh for link in b.links for mesh in tree.links[link].meshes]
+        if meshes:
+            lines.append("# visual meshes: " + ", ".join(comment_text(x) for x in meshes) + " #")
         if b.repaired_from is not None:
             lines.append("# inertia replaced by the nearest admissible tensor (see the "
                          "import's warnings) #")

@@ -36,7 +36,8 @@ def _inertial(m, xyz="0 0 0", rpy="0 0 0", ixx=0.01, iyy=0.02, izz=0.025, ixy=0.
 ARM = f"""<?xml version="1.0"?>
 <robot name="arm">
   <link name="base"/>
-  <link name="l1">{_inertial(1.2, "0.01 0.02 0.1", "0.3 -0.2 0.5", ixy=0.002, ixz=-0.001)}</link>
+  <link name="l1">{_inertial(1.2, "0.01 0.02 0.1", "0.3 -0.2 0.5", ixy=0.002, ixz=-0.001)}
+    <visual><geometry><mesh filename="package://arm/l1#{{x}}.stl"/></geometry></visual></link>
   <link name="l2">{_inertial(0.8, "0.1 0 0.02", "0 0 0", iyz=0.003)}</link>
   <link name="tool">{_inertial(0.3, "0 0.05 0", "1.0 0.4 -0.7")}</link>
   <link name="slider">{_inertial(0.5, "0 0 -0.03")}</link>
@@ -98,6 +99,8 @@ def test_arm_text_reads_back_with_the_joint_names(arm):
     assert set(robot.bodies) == {"l1", "l2", "slider", "wheel", "finger"}
     assert "# renamed (not kidym names, or taken): elbow-1 -> elbow_1, t -> t_ #" in robot.text
     assert "limits -2 .. 2 rad, effort 50 N m, velocity 3 rad/s" in robot.text
+    # meshes are referenced, the comment kept closed (`#`, braces replaced)
+    assert "# visual meshes: package://arm/l1___x_.stl #" in robot.text
     assert robot.warnings == []
 
 
