@@ -100,7 +100,7 @@ def test_arm_text_reads_back_with_the_joint_names(arm):
     assert "# renamed (not kidym names, or taken): elbow-1 -> elbow_1, t -> t_ #" in robot.text
     assert "limits -2 .. 2 rad, effort 50 N m, velocity 3 rad/s" in robot.text
     # meshes are referenced, the comment kept closed (`#`, braces replaced)
-    assert "# visual meshes: package://arm/l1___x_.stl #" in robot.text
+    assert "# visual meshes: package://arm/l1__x_.stl #" in robot.text
     assert robot.warnings == []
 
 
