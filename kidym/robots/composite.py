@@ -121,6 +121,14 @@ def composite_bodies(tree: RobotTree, *, strict: bool = False,
                 else:
                     moving.append((j, T @ j.origin))
         mass, com, tensor = _sum_inertia(tree, members)
+        numbers = [mass, *com, *tensor.ravel(), *placement.ravel(),
+                   *(x for _, T in moving for x in T.ravel())]
+        if not all(np.isfinite(numbers)):
+            diags.append(Diagnostic(
+                f"body `{body_link}` (links {', '.join(f'`{n}`' for n, _ in members)}): its "
+                "placement, centre of mass or inertia is not a finite number (a value of "
+                "the file too large?)", tree.links[body_link].span))
+            return
         repaired = None
         issue = inertia_issue(tensor)
         if issue and (parent is not None or joint is not None or floating):
@@ -142,7 +150,8 @@ def composite_bodies(tree: RobotTree, *, strict: bool = False,
         for j, T in moving:
             walk(j.child, here, j, T)
 
-    walk(tree.root, None, None, np.eye(4))
+    with np.errstate(all="ignore"):    # overflow is reported per body, below
+        walk(tree.root, None, None, np.eye(4))
     return bodies, diags
 
 

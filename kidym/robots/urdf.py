@@ -201,8 +201,12 @@ def _link(lk, span: Span | None) -> RobotLink:
 def _joint(j, span: Span | None) -> RobotJoint:
     origin = np.eye(4) if j.origin is None else np.asarray(j.origin, float)
     axis = np.array([1.0, 0.0, 0.0]) if j.axis is None else np.asarray(j.axis, float)
-    norm = np.linalg.norm(axis)
-    axis = axis / norm if norm > 0 else np.array([1.0, 0.0, 0.0])  # (a fixed joint's)
+    big = np.abs(axis).max()
+    if big > 0:     # scaled first: `1e300 0 0` is the x axis too
+        axis = axis / big
+        axis = axis / np.linalg.norm(axis)
+    else:
+        axis = np.array([1.0, 0.0, 0.0])  # (a fixed joint's: it has none)
     lim = j.limit
     mimic = None
     if j.mimic is not None:

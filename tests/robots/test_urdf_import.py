@@ -280,6 +280,21 @@ def test_broken_file_errors_are_located(tmp_path, old, new, message, needle):
     assert "^" in err.render()
 
 
+def test_numbers_too_large_for_the_sums_are_an_error(tmp_path):
+    text = ARM.replace('<origin xyz="0.3 0 0.01" rpy="0.5 -0.3 1.2"/>',
+                       '<origin xyz="1e200 0 0.01" rpy="0.5 -0.3 1.2"/>')
+    assert text != ARM
+    err = _error(tmp_path, text)
+    assert re.search(r"error: body `l2` \(links `l2`, `tool`\): its placement, centre of mass "
+                     r"or inertia is not a finite number", err.render()), err.render()
+
+
+def test_an_axis_of_huge_numbers_is_still_its_direction(tmp_path, arm):
+    path = tmp_path / "huge.urdf"
+    path.write_text(ARM.replace('<axis xyz="0 -1 0"/>', '<axis xyz="0 -1e300 0"/>'))
+    assert import_robot(path).text == import_robot(arm).text
+
+
 def test_cycle_and_two_parents_are_located(tmp_path):
     cycle = ARM.replace('<parent link="base"/><child link="l1"/>',
                         '<parent link="slider"/><child link="l1"/>')
@@ -385,3 +400,30 @@ def test_command_writes_the_model_and_reports_errors(tmp_path, arm, capsys):
     assert f"{broken}:{line}:" in err and "type `hinge`" in err
     assert "Traceback" not in err
     assert not (tmp_path / "broken.kdm").exists()
+
+
+@pytest.mark.slow
+def test_fuzz_mutated_real_robot_files(tmp_path):
+    """The same mutations of the real robots of ``example-robot-data`` (ten each)."""
+    from tests.oracles.pinocchio_robots import ROBOTS, robots_dir
+
+    try:
+        folder = robots_dir()
+    except Exception:
+        pytest.skip("example-robot-data is not installed (robots-test)")
+    path = tmp_path / "mutant.urdf"
+    for k, rel in enumerate(sorted(set(ROBOTS.values()))):
+        for text in _mutants((folder / rel).read_text(), 10, seed=100 + k):
+            path.write_text(text)
+            try:
+                robot = import_robot(path)
+            except ParseError as exc:
+                assert exc.diagnostics and "error:" in exc.render()
+                continue
+            except ValueError as exc:
+                assert str(exc)
+                continue
+            try:
+                kidym.parse(robot.text)
+            except ParseError as exc:
+                assert "error:" in exc.render()
