@@ -176,10 +176,12 @@ def write_model(tree: RobotTree, bodies: list[CompositeBody], *, mimic: str = "f
     if mimic not in ("free", "follow"):
         raise ValueError(f"mimic must be 'free' or 'follow', got {mimic!r}")
     used: set[str] = set(RESERVED)
-    body_names = {b.name: kidym_name(b.name, used) for b in bodies}
     floating = any(b.joint is None for b in bodies)
     if floating:
         used.update(FLOATING)
+    # the names kidym generates for the loops' constraints (language §2.4e)
+    used.update(f"coin{a}{k}" for k in range(1, len(tree.loops) + 1) for a in "XYZ")
+    body_names = {b.name: kidym_name(b.name, used) for b in bodies}
     for b in body_names.values():
         used.update(generated_names(b))
     coords: dict[str, str] = {}

@@ -169,6 +169,19 @@ def test_mimic_joint_followed_equals_pinocchio_with_the_coupling(arm):
     _equal_pinocchio(arm, robot, eq, n_states=50, J=J, offset=offset)
 
 
+def test_names_of_the_floating_base_are_kept_free(tmp_path):
+    """A link called `x` and a joint called `l0` do not take the floating base's
+    coordinates: they are renamed, and the model reads back."""
+    path = tmp_path / "names.urdf"
+    path.write_text(ARM.replace('"l1"', '"x"').replace('name="spin"', 'name="l0"')
+                    .replace('joint="spin"', 'joint="l0"'))
+    robot = import_robot(path, floating=True)
+    assert robot.bodies["x"] == "x_2" and robot.coordinates["l0"] == "l0_2"
+    eq = kidym.derive(kidym.parse(robot.text))
+    assert {"x", "l0", "l0_2"} <= {str(c) for c in eq.coordinates}
+    assert eq.n_w == 6 + 5
+
+
 def test_names_are_valid_distinct_and_documented():
     used: set[str] = set()
     got = [kidym_name(n, used) for n in ("a-b", "a_b", "a_b", "2nd", "sin", "g", "ok")]
