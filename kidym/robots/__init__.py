@@ -115,6 +115,7 @@ def import_robot(path: str | Path, *, strict: bool = False, floating: bool = Fal
     else:
         raise ValueError(f"{path}: kidym imports URDF (.urdf) and MJCF (.xml) files; "
                          f"`{path.suffix}` files (SDF) are not imported yet")
+    tree, floating = _floating_joint_at_root(tree, floating)
     floating = floating or tree.free_root is not None
     bodies, diags = composite_bodies(tree, strict=strict, floating=floating)
     diags = [*tree.warnings, *diags]
@@ -134,3 +135,26 @@ def import_robot(path: str | Path, *, strict: bool = False, floating: bool = Fal
                          source=tree.source) from None
     return ImportedRobot(text=text, coordinates=coords, bodies=names, warnings=diags,
                          filename=tree.filename, source=tree.source, floating=floating)
+
+
+def _floating_joint_at_root(tree, floating: bool):
+    """A URDF whose massless root (``world``) carries the robot by a ``floating`` joint
+    is read as the robot with a floating base (``--floating``): the joint's child is
+    the root, its start pose the joint's origin."""
+    import dataclasses
+
+    import numpy as np
+
+    from kidym.robots.tree import RobotTree
+
+    children = tree.children(tree.root)
+    if len(children) != 1 or children[0].type != "floating" \
+            or tree.links[tree.root].inertia is not None:
+        return tree, floating
+    joint = children[0]
+    if not np.allclose(joint.origin, np.eye(4), rtol=0, atol=0):
+        return tree, floating   # (a start pose other than the identity: not imported)
+    links = {k: v for k, v in tree.links.items() if k != tree.root}
+    rest = tuple(j for j in tree.joints if j is not joint)
+    new: RobotTree = dataclasses.replace(tree, links=links, joints=rest, root=joint.child)
+    return new, True

@@ -73,15 +73,19 @@ class PinocchioRobot:
         ``q`` is kidym's ``x, y, z`` and quaternion ``l1, l2, l3, l0`` (Pinocchio puts
         the scalar last), and whose ``v`` is kidym's ``vx, vy, vz`` and ``ωX, ωY, ωZ``
         of the base (both body-frame).
+    free_in_file : bool
+        The file's root joint is a URDF ``floating`` joint: Pinocchio makes it the
+        free-flyer itself.
     """
 
     def __init__(self, path: Path, coordinates: dict[str, str], order, speeds, *,
-                 base: str | None = None) -> None:
+                 base: str | None = None, free_in_file: bool = False) -> None:
         import pinocchio as pin
 
         self.pin = pin
+        # (a file whose root joint is `floating` gives Pinocchio its free-flyer itself)
         self.model = (pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer())
-                      if base else pin.buildModelFromUrdf(str(path)))
+                      if base and not free_in_file else pin.buildModelFromUrdf(str(path)))
         self.data = self.model.createData()
         self.order = [str(c) for c in order]
         speeds = [str(w) for w in speeds]

@@ -151,6 +151,27 @@ def test_unaligned_axes_prismatic_fixed_joints_equal_pinocchio(arm):
     _equal_pinocchio(arm, robot, kidym.derive(kidym.parse(robot.text)))
 
 
+def test_a_floating_joint_from_a_massless_world_is_the_floating_base(tmp_path):
+    """``world --floating--> base``: read as ``--floating`` (Pinocchio makes the joint a
+    free-flyer too); M, b, q̈ equal Pinocchio's at 100 states."""
+    _pinocchio()
+    from tests.oracles.pinocchio_robots import PinocchioRobot, compare
+
+    text = ARM.replace('<link name="base"/>', f"""<link name="world"/>
+  <link name="base">{_inertial(2.0, "0.01 0 0.02", ixx=0.02, iyy=0.03, izz=0.04)}</link>
+  <joint name="float" type="floating"><parent link="world"/><child link="base"/></joint>""")
+    path = tmp_path / "floating.urdf"
+    path.write_text(text)
+    robot = import_robot(path)
+    assert robot.floating and next(iter(robot.bodies)) == "base"
+    eq = kidym.derive(kidym.parse(robot.text))
+    ref = PinocchioRobot(path, robot.coordinates, eq.coordinates, eq.speeds, base="base",
+                         free_in_file=True)
+    assert ref.model.nv == eq.n_w == 6 + 5
+    err = compare(NumpySystem.build(eq), ref, n_states=100, seed=5)
+    assert err.M < 1e-12 and err.b < 1e-12 and err.qdd < 1e-12, err
+
+
 def test_mimic_joint_followed_equals_pinocchio_with_the_coupling(arm):
     robot = import_robot(arm, mimic="follow")
     assert "finger_joint" not in robot.coordinates
