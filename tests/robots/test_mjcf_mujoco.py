@@ -21,6 +21,12 @@ from kidym.simulate.simulate import NumpySystem
 
 mujoco = pytest.importorskip("mujoco", reason="the mjcf extra: pip install 'kidym[mjcf]'")
 
+
+@pytest.fixture(autouse=True)
+def _mujoco_log_in_tmp(tmp_path, monkeypatch):
+    """MuJoCo writes its warnings to MUJOCO_LOG.TXT in the working directory."""
+    monkeypatch.chdir(tmp_path)
+
 ARM = """<mujoco model="arm">
   <worldbody>
     <body name="base" pos="0 0 0.5" quat="0.9 0.1 0.2 0.3">

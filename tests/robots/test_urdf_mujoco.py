@@ -21,6 +21,12 @@ pytest.importorskip("yourdfpy", reason="the robots extra: pip install 'kidym[rob
 pytest.importorskip("mujoco", reason="the robots-test extra (MuJoCo)")
 pytest.importorskip("lxml", reason="the robots extra")
 
+
+@pytest.fixture(autouse=True)
+def _mujoco_log_in_tmp(tmp_path, monkeypatch):
+    """MuJoCo writes its warnings to MUJOCO_LOG.TXT in the working directory."""
+    monkeypatch.chdir(tmp_path)
+
 try:
     ROBOTS_DIR = robots_dir()
 except Exception:  # the wheel is not installed
