@@ -18,7 +18,8 @@ For each robot of ``example-robot-data`` (issue 30), in a fresh code cache:
   kind of loop; ``mj_forward µs``: MuJoCo's whole forward step (constraints off), the
   same way (all over the same 200 states, best of 5).
 
-Run: ``python benchmarks/robots.py [--robots ur5 panda …] [--markdown docs/robots.md]``
+Run: ``python benchmarks/robots.py [--robots ur5 panda …] [--markdown docs/robots.md]``;
+``--survey`` imports every URDF file of the wheel instead and counts the outcomes.
 (``--markdown`` replaces the table between the markers of that file).
 """
 
@@ -122,14 +123,41 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def survey() -> None:
+    """Import every URDF file of example-robot-data and read the model back."""
+    from kidym.errors import ParseError
+
+    folder = robots_dir()
+    files = sorted(folder.glob("*/*/*.urdf"))
+    ok = warned = 0
+    errors = []
+    for path in files:
+        try:
+            robot = kidym.import_robot(path)
+            kidym.parse(robot.text)
+        except ParseError as exc:
+            errors.append(f"  {path.relative_to(folder)}: {exc.diagnostics[0].message}")
+            continue
+        ok += 1
+        warned += bool(robot.warnings)
+    print(f"{len(files)} URDF files: {ok} imported and read back ({warned} with inertia "
+          f"warnings), {len(errors)} errors:")
+    print("\n".join(errors))
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--survey", action="store_true",
+                    help="import every URDF file of example-robot-data; count the outcomes")
     ap.add_argument("--robots", nargs="+", default=list(ROBOTS), choices=list(ROBOTS))
     ap.add_argument("--markdown", type=Path, default=None,
                     help="replace the table between the robots-table markers of this file")
     args = ap.parse_args(argv)
     where = machine()
     print(where)
+    if args.survey:
+        survey()
+        return
     rows = []
     with tempfile.TemporaryDirectory() as cache:
         os.environ["KIDYM_CACHE_DIR"] = cache      # every build compiles: no cache hit
