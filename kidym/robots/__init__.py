@@ -36,6 +36,9 @@ class ImportedRobot:
         The robot file and its text, for formatting the warnings.
     floating : bool
         Whether the base is a free body.
+    planar : dict of str to tuple of str
+        Planar joint name → its coordinates ``x, y, th`` and pseudo-velocities
+        ``vx, vy`` (the velocity in the plane in the moving axes, as Pinocchio's).
     """
 
     text: str
@@ -45,6 +48,7 @@ class ImportedRobot:
     filename: str = "<string>"
     source: str | None = None
     floating: bool = False
+    planar: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def format_warnings(self) -> list[str]:
         """Each warning as ``FILE:LINE:COL: warning: …`` with its caret line."""
@@ -128,13 +132,14 @@ def import_robot(path: str | Path, *, strict: bool = False, floating: bool = Fal
                                      tree.links[tree.root].span)],
                          filename=tree.filename, source=tree.source)
     try:
-        text, coords, names = write_model(tree, bodies, mimic=mimic, gravity=gravity,
-                                          source_name=path.name)
+        text, coords, names, planar = write_model(tree, bodies, mimic=mimic, gravity=gravity,
+                                                  source_name=path.name)
     except ValueError as exc:
         raise ParseError([Diagnostic(str(exc))], filename=tree.filename,
                          source=tree.source) from None
     return ImportedRobot(text=text, coordinates=coords, bodies=names, warnings=diags,
-                         filename=tree.filename, source=tree.source, floating=floating)
+                         filename=tree.filename, source=tree.source, floating=floating,
+                         planar=planar)
 
 
 def _floating_joint_at_root(tree, floating: bool):

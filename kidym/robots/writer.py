@@ -110,6 +110,20 @@ def _motion(joint: RobotJoint, q: str) -> list[str]:
     return [*turn, f"Ry({num(theta)})", f"{kind}z({q})", f"Ry({num(-theta)})", *back]
 
 
+def _planar_motion(joint: RobotJoint, x: str, y: str, th: str) -> list[str]:
+    """In the plane normal to the axis: ``Sx(x), Sy(y), Rz(th)``, between the turn of z
+    onto the axis and back where the axis is not z."""
+    a = joint.axis
+    motion = [f"Sx({x})", f"Sy({y})", f"Rz({th})"]
+    if a[2] == 1.0 and not a[0] and not a[1]:
+        return motion
+    theta = math.degrees(math.atan2(math.hypot(a[0], a[1]), a[2]))
+    phi = math.degrees(math.atan2(a[1], a[0]))
+    turn = [f"Rz({num(phi)})"] if phi else []
+    back = [f"Rz({num(-phi)})"] if phi else []
+    return [*turn, f"Ry({num(theta)})", *motion, f"Ry({num(-theta)})", *back]
+
+
 def _wrap(q: str) -> str:
     return q if _VALID.match(q) else f"({q})"
 
@@ -126,6 +140,8 @@ def _inertia(body: CompositeBody) -> list[str]:
 
 
 def _limits(joint: RobotJoint) -> str:
+    if joint.type == "planar":
+        return "planar"
     unit = "m" if joint.type == "prismatic" else "rad"
     parts = [joint.type]
     if joint.lower is not None and joint.upper is not None and joint.type != "continuous":
@@ -157,8 +173,9 @@ def _coincide(tree: RobotTree, bodies: list[CompositeBody], body_names: dict[str
 
 def write_model(tree: RobotTree, bodies: list[CompositeBody], *, mimic: str = "free",
                 source_name: str = "", gravity: float = 9.81
-                ) -> tuple[str, dict[str, str], dict[str, str]]:
-    """The model text, and the joint → coordinate and link → body name maps.
+                ) -> tuple[str, dict[str, str], dict[str, str], dict[str, tuple]]:
+    """The model text, the joint → coordinate and link → body name maps, and each planar
+    joint's coordinates and pseudo-velocities ``(x, y, th, vx, vy)``.
 
     Parameters
     ----------
@@ -185,10 +202,14 @@ def write_model(tree: RobotTree, bodies: list[CompositeBody], *, mimic: str = "f
     for b in body_names.values():
         used.update(generated_names(b))
     coords: dict[str, str] = {}
+    planar: dict[str, tuple[str, str, str, str, str]] = {}
     for b in bodies:
         if b.joint is not None and b.joint.type in ("revolute", "continuous", "prismatic"):
             if not (mimic == "follow" and b.joint.mimic is not None):
                 coords[b.joint.name] = kidym_name(b.joint.name, used)
+        elif b.joint is not None and b.joint.type == "planar":
+            planar[b.joint.name] = tuple(kidym_name(f"{b.joint.name}_{part}", used)
+                                         for part in ("x", "y", "th", "vx", "vy"))
     joints = {j.name: j for j in tree.joints}
 
     def coordinate_of(joint: RobotJoint, depth: int = 0) -> str:
@@ -232,6 +253,10 @@ def write_model(tree: RobotTree, bodies: list[CompositeBody], *, mimic: str = "f
             note = f"joint {comment_text(j.name)}: {_limits(j)}"
             if j.type == "fixed":
                 pass
+            elif j.type == "planar":
+                x, y, th, _, _ = planar[j.name]
+                chain += _planar_motion(j, x, y, th)
+                note += f"; coordinates {x}, {y}, {th}"
             elif j.type in ("revolute", "continuous", "prismatic"):
                 chain += _motion(j, coordinate_of(j))
                 if j.mimic is not None:
@@ -253,12 +278,22 @@ def write_model(tree: RobotTree, bodies: list[CompositeBody], *, mimic: str = "f
                          "import's warnings) #")
         lines.append(f"{head} | {', '.join(chain) or 'Sx(0)'} | {', '.join(_inertia(b))};")
     lines.append("")
-    if floating and tree.free_root is None:
+    if floating and tree.free_root is None and not planar:
         lines.append("PSEUDOVELOCITIES := vx, vy, vz;")
+    if floating and tree.free_root is None:
         lines.append("# the base's velocity in its own axes (as Pinocchio's free-flyer) #")
         base = body_names[bodies[0].name]
         for k, c in enumerate("xyz", 1):
             lines.append(f"{c}'t = S{k}1{base}*vx + S{k}2{base}*vy + S{k}3{base}*vz;")
+    if planar:
+        base_v = ["vx", "vy", "vz"] if floating and tree.free_root is None else []
+        lines.append("PSEUDOVELOCITIES := " + ", ".join(
+            [*base_v, *(f"{vx}, {vy}" for _, _, _, vx, vy in planar.values())]) + ";")
+        lines.append("# planar joints: the velocity in the plane in the moving axes "
+                     "(as Pinocchio's) #")
+        for x, y, th, vx, vy in planar.values():
+            lines.append(f"{x}'t = cos({th})*{vx} - sin({th})*{vy};")
+            lines.append(f"{y}'t = sin({th})*{vx} + cos({th})*{vy};")
     if tree.loops:
         lines.append(_coincide(tree, bodies, body_names))
     lines.append("GRAVITY := 0, 0, -g;")
@@ -271,4 +306,4 @@ def write_model(tree: RobotTree, bodies: list[CompositeBody], *, mimic: str = "f
         lines.append("# the start of the free root: its position and quaternion in the file #")
         lines.append(f"INITIAL := t(0), {', '.join(start)};")
     lines.append("TIME := t(0, 1);")
-    return "\n".join(lines) + "\n", coords, body_names
+    return "\n".join(lines) + "\n", coords, body_names, planar

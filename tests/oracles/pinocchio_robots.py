@@ -76,10 +76,13 @@ class PinocchioRobot:
     free_in_file : bool
         The file's root joint is a URDF ``floating`` joint: Pinocchio makes it the
         free-flyer itself.
+    planar : dict, optional
+        Planar joint → kidym's ``(x, y, th, vx, vy)`` (:attr:`ImportedRobot.planar`).
     """
 
     def __init__(self, path: Path, coordinates: dict[str, str], order, speeds, *,
-                 base: str | None = None, free_in_file: bool = False) -> None:
+                 base: str | None = None, free_in_file: bool = False,
+                 planar: dict | None = None) -> None:
         import pinocchio as pin
 
         self.pin = pin
@@ -99,6 +102,15 @@ class PinocchioRobot:
             if base and jid == 1:
                 for k, w in enumerate(("vx", "vy", "vz", f"ωX{base}", f"ωY{base}",
                                        f"ωZ{base}")):
+                    self.P[j.idx_v + k, speeds.index(w)] = 1.0
+                continue
+            if planar and self.model.names[jid] in planar:
+                # Pinocchio's planar joint: q = x, y, cos θ, sin θ; v = vx, vy (moving
+                # axes), θ̇ — kidym's pseudo-velocities and the angle's rate
+                x, y, th, vx, vy = planar[self.model.names[jid]]
+                self.joint_map.append((j.idx_q, 4, tuple(self.order.index(c)
+                                                         for c in (x, y, th))))
+                for k, w in enumerate((vx, vy, th + "'t")):
                     self.P[j.idx_v + k, speeds.index(w)] = 1.0
                 continue
             c = coordinates[self.model.names[jid]]
@@ -124,7 +136,10 @@ class PinocchioRobot:
             lam = np.array([qk[k[c]] for c in ("l1", "l2", "l3", "l0")])
             q[3:7] = lam / np.linalg.norm(lam)
         for iq, nq, c in self.joint_map:
-            if nq == 2:
+            if nq == 4:
+                x, y, th = (qk[k] for k in c)
+                q[iq:iq + 4] = x, y, np.cos(th), np.sin(th)
+            elif nq == 2:
                 q[iq:iq + 2] = np.cos(qk[c]), np.sin(qk[c])
             else:
                 q[iq] = qk[c]

@@ -172,6 +172,33 @@ def test_a_floating_joint_from_a_massless_world_is_the_floating_base(tmp_path):
     assert err.M < 1e-12 and err.b < 1e-12 and err.qdd < 1e-12, err
 
 
+@pytest.mark.parametrize("floating", [False, True])
+def test_planar_joint_equals_pinocchio(tmp_path, floating):
+    """A planar joint (normal z): coordinates ``t_x, t_y, t_th`` and the velocity in the
+    plane in the moving axes as pseudo-velocities ``t_vx, t_vy`` — Pinocchio's
+    ``JointModelPlanar`` (q = x, y, cos θ, sin θ). With a floating base too."""
+    _pinocchio()
+    from tests.oracles.pinocchio_robots import PinocchioRobot, compare
+
+    text = ARM.replace('name="t" type="prismatic"', 'name="t" type="planar"').replace(
+        '<axis xyz="1 1 0"/>', '<axis xyz="0 0 1"/>')
+    if floating:    # (a massless base would turn with the shoulder: M singular)
+        text = text.replace('<link name="base"/>',
+                            f'<link name="base">{_inertial(2.0, ixx=0.02, iyy=0.03, izz=0.04)}'
+                            '</link>')
+    path = tmp_path / "planar.urdf"
+    path.write_text(text)
+    robot = import_robot(path, floating=floating)
+    assert robot.planar == {"t": ("t_x", "t_y", "t_th", "t_vx", "t_vy")}
+    assert "t_x't = cos(t_th)*t_vx - sin(t_th)*t_vy;" in robot.text
+    eq = kidym.derive(kidym.parse(robot.text))
+    ref = PinocchioRobot(path, robot.coordinates, eq.coordinates, eq.speeds,
+                         base="base" if floating else None, planar=robot.planar)
+    assert ref.model.nv == eq.n_w
+    err = compare(NumpySystem.build(eq), ref, n_states=100, seed=6)
+    assert err.M < 1e-12 and err.b < 1e-12 and err.qdd < 1e-12, err
+
+
 def test_mimic_joint_followed_equals_pinocchio_with_the_coupling(arm):
     robot = import_robot(arm, mimic="follow")
     assert "finger_joint" not in robot.coordinates
