@@ -294,6 +294,10 @@ def write_model(tree: RobotTree, bodies: list[CompositeBody], *, mimic: str = "f
         for x, y, th, vx, vy in planar.values():
             lines.append(f"{x}'t = cos({th})*{vx} - sin({th})*{vy};")
             lines.append(f"{y}'t = sin({th})*{vx} + cos({th})*{vy};")
+    if floating:
+        # body axes always: kidym would take the fixed axes for a base of equal moments
+        # about its origin (language §2.4), Pinocchio's and MuJoCo's are the body's
+        lines.append(f"ANGULAR VELOCITY := {body_names[bodies[0].name]}(body);")
     if tree.loops:
         lines.append(_coincide(tree, bodies, body_names))
     lines.append("GRAVITY := 0, 0, -g;")

@@ -172,6 +172,26 @@ def test_a_floating_joint_from_a_massless_world_is_the_floating_base(tmp_path):
     assert err.M < 1e-12 and err.b < 1e-12 and err.qdd < 1e-12, err
 
 
+def test_floating_base_of_equal_moments_keeps_body_axes(tmp_path):
+    """A base with Jx = Jy = Jz about its origin: kidym would project its angular
+    velocity on the fixed axes by default (language §2.4); the import asks for the body
+    axes, Pinocchio's free-flyer's."""
+    _pinocchio()
+    from tests.oracles.pinocchio_robots import PinocchioRobot, compare
+
+    text = ARM.replace('<link name="base"/>',
+                       f'<link name="base">{_inertial(2.0, ixx=0.03, iyy=0.03, izz=0.03)}'
+                       '</link>')
+    path = tmp_path / "round.urdf"
+    path.write_text(text)
+    robot = import_robot(path, floating=True)
+    assert "ANGULAR VELOCITY := base(body);" in robot.text
+    eq = kidym.derive(kidym.parse(robot.text))
+    ref = PinocchioRobot(path, robot.coordinates, eq.coordinates, eq.speeds, base="base")
+    err = compare(NumpySystem.build(eq), ref, n_states=100, seed=9)
+    assert err.M < 1e-12 and err.b < 1e-12 and err.qdd < 1e-12, err
+
+
 @pytest.mark.parametrize("floating", [False, True])
 def test_planar_joint_equals_pinocchio(tmp_path, floating):
     """A planar joint (normal z): coordinates ``t_x, t_y, t_th`` and the velocity in the
