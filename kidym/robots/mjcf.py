@@ -122,8 +122,10 @@ def read_mjcf(path: str | Path) -> RobotTree:
             jtype = int(m.jnt_type[j])
             if jtype in (_FREE, _BALL):
                 kind = "free" if jtype == _FREE else "ball"
+                why = (" (kidym turns a body by a quaternion on the fixed frame only)"
+                       if jtype == _BALL else " (only on a body of the world)")
                 raise ParseError([Diagnostic(f"joint `{jname}` is a {kind} joint, which is not "
-                                             "imported from MJCF yet", span)],
+                                             f"imported from MJCF yet{why}", span)],
                                  filename=filename, source=text)
             if m.qpos0[m.jnt_qposadr[j]] != 0.0:
                 raise ParseError([Diagnostic(f"joint `{jname}` has a reference position "
