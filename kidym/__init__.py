@@ -33,6 +33,7 @@ _PUBLIC = {
     "first_integrals": "kidym.analysis.integrals",
     "integral_drift": "kidym.analysis.integrals",
     "Equations": "kidym.eom.equations",
+    **dict.fromkeys(["CasadiModel", "to_casadi", "write_casadi"], "kidym.export.casadi"),
     "derive": "kidym.eom.equations",
     "CompileError": "kidym.errors",
     "DerivationError": "kidym.errors",
@@ -41,6 +42,8 @@ _PUBLIC = {
     "ParseError": "kidym.errors",
     "SimulationError": "kidym.errors",
     "Span": "kidym.errors",
+    **dict.fromkeys(["CLibrary", "c_library", "write_c_library"], "kidym.export.clib"),
+    **dict.fromkeys(["FMU", "fmu_archive", "write_fmu"], "kidym.export.fmu"),
     "load": "kidym.lang",
     "parse": "kidym.lang",
     "ImportedRobot": "kidym.robots",
@@ -55,7 +58,7 @@ _PUBLIC = {
     "CompiledSystem": "kidym.simulate.compiled",
     "Event": "kidym.simulate.events",
     "Result": "kidym.simulate.result",
-    "simulate": "kidym.simulate.simulate",
+    "simulate": "kidym.simulate.api",
     "Study": "kidym.study.design",
     "SweepResult": "kidym.study.sweep",
     "sweep": "kidym.study.sweep",
@@ -83,14 +86,17 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
         SimulationError,
         Span,
     )
+    from kidym.export.casadi import CasadiModel, to_casadi, write_casadi
+    from kidym.export.clib import CLibrary, c_library, write_c_library
+    from kidym.export.fmu import FMU, fmu_archive, write_fmu
     from kidym.lang import load, parse
     from kidym.model.model import Body, Element, Inertia, Model, Parameter, Transform
     from kidym.robots import ImportedRobot, import_robot
+    from kidym.simulate.api import simulate
     from kidym.simulate.batch import simulate_batch
     from kidym.simulate.compiled import CompiledSystem
     from kidym.simulate.events import Event
     from kidym.simulate.result import Result
-    from kidym.simulate.simulate import simulate
     from kidym.study.design import Study
     from kidym.study.sweep import SweepResult, sweep
 
@@ -128,7 +134,10 @@ sys.modules[__name__].__class__ = _Kidym
 __version__ = "0.1.0"
 
 __all__ = [
+    "FMU",
     "Body",
+    "CLibrary",
+    "CasadiModel",
     "CompileError",
     "CompiledSystem",
     "Continuation",
@@ -152,10 +161,12 @@ __all__ = [
     "Study",
     "SweepResult",
     "Transform",
+    "c_library",
     "continuation",
     "derive",
     "equilibrium",
     "first_integrals",
+    "fmu_archive",
     "import_robot",
     "integral_drift",
     "linearize",
@@ -165,4 +176,8 @@ __all__ = [
     "simulate",
     "simulate_batch",
     "sweep",
+    "to_casadi",
+    "write_c_library",
+    "write_casadi",
+    "write_fmu",
 ]

@@ -139,16 +139,16 @@ def _constrained_start(model, eq) -> str:
     """``kidym check`` of a model with constraints: their rank and the consistent start
     at the model's initial values (an error if they are dependent or cannot close)."""
     from kidym.eom.constraints import Stabilization, rank
-    from kidym.simulate.constrained import consistent_initial, given_states
-    from kidym.simulate.simulate import NumpySystem, _initial_state, canonical_initial
+    from kidym.simulate.layout import initial_state
+    from kidym.simulate.simulate import NumpySystem
+    from kidym.simulate.spec import prepare_run
 
     system = NumpySystem.build(eq)
     p = system.parameter_vector()
-    y0 = _initial_state(system, model, None)
     t0 = model.time_span()[0]
-    r = rank(system.constraint_block(t0, y0, p)[2].G)
-    _y, changed = consistent_initial(system, t0, y0, p, given_states(
-        model, None, canonical_initial), Stabilization().tolerance * 1e-3)
+    r = rank(system.constraint_block(t0, initial_state(system.state_names, model, None),
+                                     p)[2].G)
+    changed = prepare_run(system, constraints=Stabilization()).adjusted
     line = (f"  constraint Jacobian at the start: rank {r} of {eq.m} (independent); "
             "the start ")
     if not changed:
@@ -217,7 +217,8 @@ def _run(args: argparse.Namespace, model, out: Path, rep, formats, plotter) -> i
         from kidym.cli_analysis import run_analysis
 
         return run_analysis(args, model, eq, _pairs)
-    from kidym.simulate.simulate import defaulted_states, simulate
+    from kidym.simulate.api import simulate
+    from kidym.simulate.layout import defaulted_states
 
     initial = _pairs(args.initial, "--initial")
     unset = defaulted_states([str(s) for s in (*eq.coordinates, *eq.speeds)], model, initial)
@@ -703,12 +704,27 @@ def add_codegen_parser(sub) -> None:
     p.set_defaults(func=cmd_codegen)
 
 
+def _version() -> str:
+    """The installed distribution's version (package metadata: no kidym module is
+    imported), else that of this source tree."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("kidym")
+    except PackageNotFoundError:
+        from kidym import __version__
+
+        return __version__
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``kidym``."""
     parser = argparse.ArgumentParser(
         prog="kidym",
         description="Equations of motion of multibody systems from KiDyM models "
                     "(.kdm), shown and solved.")
+    parser.add_argument("--version", action="version", version=f"kidym {_version()}",
+                        help="print the version of kidym and exit")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("check", help="parse and validate a model; print its summary")
@@ -773,6 +789,9 @@ def build_parser() -> argparse.ArgumentParser:
     from kidym.study.commands import add_parser as add_sweep_parser
 
     add_sweep_parser(sub, _pairs, _load, _add_force)
+    from kidym.export.commands import add_parser as add_export_parser
+
+    add_export_parser(sub, _load, _add_force)
     from kidym.robots.command import add_parser as add_import_parser
 
     add_import_parser(sub)
@@ -919,6 +938,7 @@ def _write_outputs(args: argparse.Namespace, model, eq, result, out: Path, *, re
                    requests=None, plot_formats: tuple[str, ...] = ("png",),
                    plotter=None) -> None:
     from kidym.outdir import staged
+    from kidym.progress import seconds
     from kidym.simulate.energy import energy_balance
 
     rep = rep if rep is not None else _reporter(args)
@@ -969,7 +989,7 @@ def _write_outputs(args: argparse.Namespace, model, eq, result, out: Path, *, re
         print(f"engine: {st['engine_choice']}")
     print(f"simulated {model.name} from t = {result.t[0]:g} to {result.t[-1]:g} "
           f"({st['method']}, rtol={st['rtol']:g}, atol={st['atol']:g}, engine={st['engine']}): "
-          f"{result.nfev} right-hand-side evaluations in {st['wall_time_s']:.2f} s")
+          f"{result.nfev} right-hand-side evaluations in {seconds(st['wall_time_s'])}")
     balance = energy_balance(result)
     if balance is not None:
         # E(t) - E(0) - W(t): W is the work of what E leaves out (dampers, driving forces,

@@ -41,12 +41,12 @@ def run_analysis(args: argparse.Namespace, model, eq, pairs) -> int:
     initial = pairs(args.initial, "--initial")
     out = Path(args.out) if args.out else Path("kidym-out") / model.name
     if model.calculation == "STATICS":
-        eqm = equilibrium(eq, initial=initial, params=params)
+        eqm = equilibrium(eq, state=initial, parameters=params)
         md = None
         print(f"statics of {model.name}:")
         print(eqm.describe())
     else:
-        md = modes(eq, initial, params=params)
+        md = modes(eq, initial, parameters=params)
         eqm = md.equilibrium
         print(f"free vibrations of {model.name}:")
         print(md.describe())
@@ -118,7 +118,7 @@ def cmd_modes(args: argparse.Namespace, pairs, load) -> int:
     state = pairs(args.state, "--state")
     statics = {"auto": None, "yes": True, "no": False}[args.statics]
     if not args.vary:
-        md = modes(eq, state, params=params, statics=statics)
+        md = modes(eq, state, parameters=params, statics=statics)
         print(md.describe())
         if not args.animate:
             return 0
@@ -136,7 +136,7 @@ def cmd_modes(args: argparse.Namespace, pairs, load) -> int:
     if args.animate:
         raise ValueError("--animate shows the modes at one operating point; leave out --vary")
     name, values = _vary(args.vary)
-    c = continuation(eq, name, values, state=state, params=params, statics=statics)
+    c = continuation(eq, name, values, state=state, parameters=params, statics=statics)
     print(c.describe())
     out = Path(args.out) if args.out else Path("kidym-out") / f"{model.name}-modes"
     with staged(out, force=args.force, command="kidym modes", keep=[args.model]) as stage:
@@ -157,7 +157,7 @@ def cmd_linearize(args: argparse.Namespace, pairs, load) -> int:
     model = load(args.model)
     eq = derive(model)
     inputs = [s.strip() for s in (args.inputs or "").split(",") if s.strip()]
-    lin = linearize(eq, pairs(args.state, "--state"), params=pairs(args.set, "--set"),
+    lin = linearize(eq, pairs(args.state, "--state"), parameters=pairs(args.set, "--set"),
                     inputs=inputs)
     sym = lin.symbolic() if args.symbolic else None
     if args.format == "json":

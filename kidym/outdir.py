@@ -174,11 +174,6 @@ def _marker(directory: Path) -> dict:
     return doc if isinstance(doc, dict) and isinstance(doc.get("files", []), list) else {}
 
 
-def read_marker(directory: str | Path) -> dict:
-    """The :data:`MARKER` of ``directory`` (empty when it has none or it is unreadable)."""
-    return _marker(Path(directory))
-
-
 def add_to_run(directory: str | Path, name: str) -> None:
     """Record ``name`` as a file of the kidym run in ``directory`` (before writing it),
     so that a later run still replaces the directory without ``--force``."""

@@ -27,6 +27,12 @@ from typing import TextIO
 QUIET, NORMAL, VERBOSE = 0, 1, 2
 
 
+def seconds(value: float) -> str:
+    """A wall time for a message, with three significant digits: a compiled run's loop
+    of a few milliseconds is ``0.00423 s``, not ``0.00 s``."""
+    return f"{value:.3g} s"
+
+
 def _clock(seconds: float) -> str:
     if seconds < 60:
         return f"{seconds:4.1f}s"

@@ -11,7 +11,13 @@ Docs are executed: every fenced block of ``README.md``, ``docs/*.md`` and
   writes the output shown into FILE (so a page can show a model and then run it).
   A command that shows no output must succeed; one that shows output must print it:
   a line ``…`` stands for any number of lines, runs of spaces compare equal, and
-  numbers compare with a tolerance (:func:`same_line`);
+  numbers compare with a tolerance (:func:`same_line`). A figure that depends on how
+  the processor rounds — a count of steps or evaluations, an error or a drift at the
+  level of the tolerance or of roundoff — is written ``~6500`` ("about 6 500"): a
+  count then matches within :data:`ABOUT_COUNT` (10 %), a value within a factor
+  :data:`ABOUT_FACTOR` (3), an order of magnitude (``< ~1e-12``) by any up to one
+  decade above it; a value given as ``≤1e-9`` ("at most") by any of that size or
+  less. The page's text says that such figures depend on the machine;
 * ``python`` — executed in that directory (a block with ``>>>`` lines is a doctest,
   its printed output compared with the same tolerance);
 * ``kdm`` — a model, checked by ``tests/lang/test_docs_examples.py``;
@@ -65,6 +71,15 @@ _MARKER = re.compile(r"^\s*<!--\s*doc-test:\s*(.*?)\s*-->\s*$")
 #: a number that is not part of a name (`phi1`, `S21Rod2`, `x86_64` are text; a ratio
 #: `17x` is a number)
 NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?=x\b|[^\w.]|$)")
+#: ``~`` (about, :func:`_about`) or ``≤`` (at most) just before a number: a figure that
+#: depends on the machine
+_ABOUT = re.compile(r"[~≤](?=[-+]?(?:\d|\.\d))")
+#: a bare power of ten: an order of magnitude
+_DECADE = re.compile(r"^[-+]?1e[-+]?\d+$")
+#: an "about" count matches within this fraction of it
+ABOUT_COUNT = 0.10
+#: an "about" value matches within this factor either way
+ABOUT_FACTOR = 3.0
 #: a number of seconds: a timing, never compared
 _SECONDS = re.compile(r"\s*m?s\b")
 #: the machine line every benchmark prints first (``benchmarks/_common.py``): it names
@@ -339,24 +354,45 @@ def _close(expected: str, actual: str) -> bool:
     return abs(a - e) <= 0.02 * max(abs(e), abs(a))
 
 
-def _split(line: str) -> tuple[list[str], list[tuple[str, bool]]]:
-    """Text between numbers (spaces collapsed) and the numbers (with 'is a timing')."""
+def _about(expected: str, actual: str) -> bool:
+    """A figure the page gives as ``~expected``: a count within :data:`ABOUT_COUNT`,
+    a value within a factor :data:`ABOUT_FACTOR`, of the same sign; an order of magnitude
+    (``1e-12``, as a script prints a bound ``< 1e-12``) by anything up to one decade
+    above it."""
+    e, a = float(expected), float(actual)
+    if not any(c in expected for c in ".eE") and not any(c in actual for c in ".eE"):
+        return abs(a - e) <= ABOUT_COUNT * abs(e)
+    if e == 0:
+        return a == 0
+    if _DECADE.match(expected):    # a bound "< 1e-12": any below it, or a decade above
+        return abs(a) <= 10 * (1 + 1e-9) * abs(e)
+    return e * a > 0 and 1 / ABOUT_FACTOR <= a / e <= ABOUT_FACTOR
+
+
+def _split(line: str) -> tuple[list[str], list[tuple[str, bool, str]]]:
+    """Text between numbers (spaces collapsed) and the numbers (with 'is a timing' and
+    the mark before it: ``~`` about, ``≤`` at most, or ``""``)."""
     texts, numbers, pos = [], [], 0
     for m in NUMBER.finditer(line):
-        texts.append(" ".join(line[pos:m.start()].split()))
-        numbers.append((m.group(), bool(_SECONDS.match(line, m.end()))))
+        mark = line[m.start() - 1] if m.start() > 0 and line[m.start() - 1] in "~≤" else ""
+        texts.append(" ".join(line[pos:m.start() - len(mark)].split()))
+        numbers.append((m.group(), bool(_SECONDS.match(line, m.end())), mark))
         pos = m.end()
     texts.append(" ".join(line[pos:].split()))
     return texts, numbers
 
 
 def same_line(expected: str, actual: str) -> bool:
-    """Text equal (runs of spaces aside), numbers close, timings (``0.24 s``) anything."""
+    """Text equal (runs of spaces aside), numbers close, timings (``0.24 s``) anything,
+    figures given as about (``~6500``) by :func:`_about`, as at most (``≤1e-9``) by their
+    size."""
     te, ne = _split(expected)
     ta, na = _split(actual)
     if te != ta or len(ne) != len(na):
         return False
-    return all(timing or _close(e, a) for (e, timing), (a, _) in zip(ne, na))
+    return all(timing or (_about(e, a) if mark == "~" else
+                          abs(float(a)) <= abs(float(e)) if mark == "≤" else _close(e, a))
+               for (e, timing, mark), (a, _, _) in zip(ne, na))
 
 
 def _same_or_machines(expected: str, actual: str) -> bool:
@@ -371,7 +407,7 @@ METHOD = re.compile(r"\b(?:ERK8|Fehlberg78|ERK5|Adams|BDF|DOP853|RK45|Radau|LSOD
 def skeleton(line: str) -> str:
     """A line with its numbers, and the ``-`` of a value not measured, as ``#``, and the
     name of an integration method as ``<method>``."""
-    line = METHOD.sub("<method>", line)
+    line = _ABOUT.sub("", METHOD.sub("<method>", line))
     return " ".join(re.sub(r"(?<!\S)-(?=x?(?:\s|$))", "#", NUMBER.sub("#", line)).split())
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from kidym.cli import main
 from kidym.progress import NORMAL, QUIET, VERBOSE, Reporter
+from tests.codegen.shared import kidym_cache  # noqa: F401  (the session's library cache)
 from tests.fixtures import DOUBLE_PENDULUM
 
 
@@ -105,3 +106,15 @@ def test_run_compiled_on_a_terminal_draws_the_compile_bar(pendulum, tmp_path, mo
     assert main(["run", str(pendulum), "--t-end", "1", "--engine", "compiled",
                  "--out", str(tmp_path / "o"), "--no-plots"]) == 0
     assert "compiling [" in screen.getvalue()
+
+
+@pytest.mark.skipif(shutil.which(os.environ.get("CC", "cc")) is None, reason="no C compiler")
+def test_the_printed_run_time_is_the_measured_one(pendulum, tmp_path, capsys):
+    """A compiled loop of a few milliseconds printed as "in 0.00 s" (issue 29): the time
+    printed is the one recorded in results.json, to the three digits shown."""
+    out = tmp_path / "o"
+    assert main(["run", str(pendulum), "--t-end", "1", "--engine", "compiled",
+                 "--out", str(out), "--no-plots", "--no-integrals", "-q"]) == 0
+    printed = re.search(r"evaluations in (\S+) s", capsys.readouterr().out)
+    wall = json.loads((out / "results.json").read_text())["stats"]["wall_time_s"]
+    assert wall > 0 and float(printed.group(1)) == pytest.approx(wall, rel=5e-3)

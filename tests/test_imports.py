@@ -43,6 +43,19 @@ def test_help_loads_no_heavy_library():
     assert loaded_after(code) == []
 
 
+def test_version_is_the_package_metadata_and_loads_no_heavy_library():
+    from importlib.metadata import version
+
+    code = ("from kidym.cli import main\n"
+            "import contextlib, io\n"
+            "buf = io.StringIO()\n"
+            "with contextlib.redirect_stdout(buf):\n"
+            "    try:\n        main(['--version'])\n    except SystemExit as e:\n"
+            "        assert e.code == 0\n"
+            f"assert buf.getvalue() == 'kidym {version('kidym')}\\n', buf.getvalue()")
+    assert loaded_after(code) == []
+
+
 def test_check_of_a_holonomic_model_loads_no_sympy_pint_scipy_matplotlib():
     code = ("from kidym.cli import main\n"
             "import contextlib, io\n"
@@ -57,7 +70,7 @@ def test_public_names_resolve_on_first_use():
             "assert not missing, missing\n"
             "import kidym.simulate.result\n"   # the subpackage never hides the function
             "assert callable(kidym.simulate) and kidym.simulate.__module__ == "
-            "'kidym.simulate.simulate'")
+            "'kidym.simulate.api'")
     loaded_after(code)
 
 

@@ -14,6 +14,7 @@ and nothing is differentiated numerically. One generated function evaluates them
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -87,7 +88,8 @@ class StateDerivatives:
     Attributes
     ----------
     equations : Equations
-        The model's equations.
+        The model's equations over a copy of their graph (the workspace in which the
+        derivatives are named; the equations given to :meth:`build` stay unchanged).
     inputs : tuple of str
         Parameters differentiated by (the inputs ``u`` of ``B``), in this order.
     function : callable
@@ -135,10 +137,13 @@ class StateDerivatives:
             if u not in params:
                 raise KeyError(f"input `{u}` is not a parameter of model `{eq.model.name}`; "
                                "inputs are parameters: " + (", ".join(params) or "(none)"))
-        roots, main, _mass = cls._roots(eq)
-        outputs = _derivatives(eq, roots, main, tuple(inputs))
-        fn = generate_python(eq, outputs)
-        return cls(eq, tuple(inputs), fn.function, outputs)
+        # the workspace: derivatives are named in a copy of the graph, never in the
+        # equations' own (they are immutable; tests/analysis/test_immutable_equations.py)
+        work = dataclasses.replace(eq, graph=eq.graph.copy())
+        roots, main, _mass = cls._roots(work)
+        outputs = _derivatives(work, roots, main, tuple(inputs))
+        fn = generate_python(work, outputs)
+        return cls(work, tuple(inputs), fn.function, outputs)
 
     def _mass_outputs(self) -> dict:
         if "outputs" not in self._lazy:

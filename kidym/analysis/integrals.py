@@ -572,7 +572,7 @@ def _continuous(eq: Equations, model: Model, cands: list[_Candidate], found: lis
 
 
 def _parameter_vector(eq: Equations, parameters) -> np.ndarray:
-    from kidym.simulate.simulate import parameter_vector
+    from kidym.simulate.layout import parameter_vector
 
     return parameter_vector(eq.model, parameters)
 

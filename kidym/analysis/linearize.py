@@ -29,16 +29,18 @@ from pathlib import Path
 
 import numpy as np
 
+from kidym.analysis.consistent import consistent_point, solved_text
 from kidym.analysis.derivatives import Point, StateDerivatives
 from kidym.analysis.linear_form import SymbolicLinearization, symbolic_form
+from kidym.deprecation import renamed_keyword
 from kidym.eom.constraints import choose_dependent
 from kidym.eom.equations import Equations
 
 
 def operating_point(eq: Equations, state: Mapping[str, float] | None = None,
-                    params: Mapping[str, float] | None = None,
+                    parameters: Mapping[str, float] | None = None,
                     t: float | None = None) -> tuple[float, np.ndarray, np.ndarray]:
-    """``(t, y, p)``: the model's initial values and start time, ``state`` and ``params``
+    """``(t, y, p)``: the model's initial values and start time, ``state`` and ``parameters``
     applied (states given neither way are 0).
 
     Raises
@@ -46,25 +48,32 @@ def operating_point(eq: Equations, state: Mapping[str, float] | None = None,
     KeyError
         A name in ``state`` that is not a state (the message lists the states).
     ValueError
-        A coefficient of a programmed constraint above 0 with ``params``.
+        A coefficient of a programmed constraint above 0 with ``parameters``.
     """
-    from kidym.simulate.simulate import canonical_initial, parameter_vector  # SciPy
+    from kidym.simulate.layout import canonical_initial, parameter_vector
 
     model = eq.model
     names = [str(s) for s in (*eq.coordinates, *eq.speeds)]
-    values = model.initial_values(params)
+    values = model.initial_values(parameters)
     for k, v in canonical_initial(model, state).items():
         if k not in names:
             raise KeyError(f"`{k}` is not a state of model `{model.name}`; the state is "
                            + ", ".join(names))
         values[k] = float(v)
     y = np.array([values.get(n, 0.0) for n in names], dtype=float)
-    t0 = model.time_span(params)[0] if t is None else float(t)
-    p = parameter_vector(model, params)
+    t0 = model.time_span(parameters)[0] if t is None else float(t)
+    p = parameter_vector(model, parameters)
     if eq.controls is not None:     # the laws (5.5) of the closed loop, as for runs
         from kidym.model.programmed import check_coefficients
         check_coefficients(model, {q.name: float(v) for q, v in zip(model.parameters, p)})
     return t0, y, p
+
+
+def given_names(eq: Equations, state: Mapping[str, float] | None) -> set[str]:
+    """The states that ``state`` gives, by their canonical names."""
+    from kidym.simulate.layout import canonical_initial
+
+    return set(canonical_initial(eq.model, state))
 
 
 def solve_point(eq: Equations, pt: Point) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -247,6 +256,10 @@ class Linearization:
         constraints near the point (``δu = control_gain δx + control_input_gain δp``).
     control_input_gain : ndarray, shape (S, n_u)
         ``∂u`` by the inputs.
+    solved : dict of str to (float, float)
+        With constraints: the states set from them because the given point was off
+        them (:mod:`kidym.analysis.consistent`), each as ``(value before, value set)``;
+        empty where the point was on them. ``point`` holds the values set.
     """
 
     states: tuple[str, ...]
@@ -264,6 +277,7 @@ class Linearization:
     controls: dict[str, float] = field(default_factory=dict)
     control_gain: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
     control_input_gain: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    solved: dict[str, tuple[float, float]] = field(default_factory=dict)
     _symbolic: object = field(default=None, repr=False, compare=False)
 
     @property
@@ -271,6 +285,23 @@ class Linearization:
         """Whether ``ẇ ≈ 0`` at the point (an equilibrium or a steady motion)."""
         scale = max(1.0, float(np.abs(self.A).max(initial=0.0)))
         return bool(np.abs(self.wdot).max(initial=0.0) <= 1e-8 * scale)
+
+    # ------------------------------------------------------------- display
+    def __repr__(self) -> str:
+        from kidym.display import short_list
+
+        return (f"Linearization(states={short_list(self.states)}, "
+                f"inputs={short_list(self.inputs)}, t={self.t:g}, "
+                f"stationary={self.stationary}, A={self.A.shape}, B={self.B.shape})")
+
+    def _repr_html_(self) -> str:
+        """Jupyter: the point and ``A``, ``B`` with their names (:meth:`to_text`)."""
+        from kidym.display import summary
+
+        return summary("kidym Linearization δẋ = A δx + B δu", [
+            ("states", ", ".join(self.states)), ("inputs", ", ".join(self.inputs) or "—"),
+            ("t", f"{self.t:g}"), ("stationary", str(self.stationary))],
+            text=self.to_text())
 
     # --------------------------------------------------------------- symbolic
     def symbolic(self) -> SymbolicLinearization:
@@ -313,6 +344,7 @@ class Linearization:
                 "wdot": self.wdot.tolist(), "multipliers": self.multipliers,
                 "dependent": list(self.dependent), "D": self.D.tolist(),
                 "stationary": self.stationary,
+                "solved": {k: list(v) for k, v in self.solved.items()},
                 **({"controls": self.controls, "control_gain": self.control_gain.tolist(),
                     "control_input_gain": self.control_input_gain.tolist()}
                    if self.controls else {})}
@@ -328,6 +360,8 @@ class Linearization:
         """``A`` and ``B`` with their row and column names, as plain text."""
         lines = [f"linearisation at t = {self.t:g}: " + ", ".join(
             f"{k} = {v:.{digits}g}" for k, v in self.point.items())]
+        if self.solved:
+            lines.append(solved_text(self.solved, digits))
         if not self.stationary:
             lines.append("note: ẇ ≠ 0 here (" + ", ".join(f"{v:.3g}" for v in self.wdot)
                          + "): not an equilibrium or a steady motion; A holds for this "
@@ -403,11 +437,17 @@ def _matrix_text(a: np.ndarray, rows: Sequence[str], cols: Sequence[str],
     return out
 
 
+@renamed_keyword("params", "parameters")
 def linearize(equations: Equations, state: Mapping[str, float] | None = None, *,
-              params: Mapping[str, float] | None = None, inputs: Sequence[str] = (),
+              parameters: Mapping[str, float] | None = None, inputs: Sequence[str] = (),
               t: float | None = None,
-              derivatives: StateDerivatives | None = None) -> Linearization:
+              derivatives: StateDerivatives | None = None,
+              guess: Mapping[str, float] | None = None) -> Linearization:
     """Linearise the equations of motion about a state (analytically).
+
+    With constraints (``УРАВНЕНИЯ``, ``КАЧЕНИЕ``, ``СОВПАДЕНИЕ``) the point is first put
+    on them: the dependent states are solved from the given ones and reported in
+    :attr:`Linearization.solved` (:mod:`kidym.analysis.consistent`).
 
     Parameters
     ----------
@@ -415,15 +455,21 @@ def linearize(equations: Equations, state: Mapping[str, float] | None = None, *,
         From :func:`kidym.derive`.
     state : mapping of str to float, optional
         The operating point by state name (``{"theta": 0, "phi't": 8}``); states not
-        given take the model's initial values (0 where it has none).
-    params : mapping of str to float, optional
-        Parameter values (overrides of the model's).
+        given take the model's initial values (0 where it has none). With constraints,
+        the given states are kept as they are; give the independent ones.
+    parameters : mapping of str to float, optional
+        Parameter values (overrides of the model's); ``params=`` is its old name
+        (deprecated).
     inputs : sequence of str
         Parameters taken as the inputs ``u`` of ``B`` (``["M0"]``).
     t : float, optional
         Time of the point (default: the model's start time).
     derivatives : StateDerivatives, optional
         Reuse formed derivatives (parameter studies); must have the same ``inputs``.
+    guess : mapping of str to float, optional
+        Values of states not in ``state`` that replace the model's initial values: not
+        given, so the constraints may change them (a continuation's previous point, an
+        equilibrium's coordinates); ``state`` wins where both name a state.
 
     Returns
     -------
@@ -433,6 +479,9 @@ def linearize(equations: Equations, state: Mapping[str, float] | None = None, *,
     ------
     KeyError
         An unknown state or input name.
+    kidym.errors.ModelError
+        With constraints, a point where they hold only if a given state changes, or
+        not at all nearby: located at the violated constraints, naming them.
     numpy.linalg.LinAlgError
         A singular mass or augmented matrix at the point, or constraints whose Jacobian
         has lost rank there.
@@ -454,7 +503,8 @@ def linearize(equations: Equations, state: Mapping[str, float] | None = None, *,
     der = derivatives if derivatives is not None else StateDerivatives.build(eq, inputs)
     if der.inputs != inputs:
         raise ValueError(f"the derivatives were formed for inputs {der.inputs}, not {inputs}")
-    t0, y, p = operating_point(eq, state, params, t)
+    t0, y, p = operating_point(eq, {**(guess or {}), **(state or {})}, parameters, t)
+    y, solved = consistent_point(eq, der, t0, y, p, given_names(eq, state))
     pt = der(t0, y, p)
     wdot, lam, dx = solve_point(eq, pt)
     # ∂M/∂y · ẇ: only away from ẇ = 0 (at an equilibrium ẇ is rounding noise, ~1e-16),
@@ -500,7 +550,7 @@ def linearize(equations: Equations, state: Mapping[str, float] | None = None, *,
                          wdot=wdot, multipliers=mult,
                          dependent=tuple(names[i] for i in dep), D=D, A_full=A_full,
                          controls=controls, control_gain=gain, control_input_gain=gain_u,
-                         _symbolic=symbolic)
+                         solved=solved, _symbolic=symbolic)
 
 
 def _no_symbolic_controls(_wdot: np.ndarray) -> None:

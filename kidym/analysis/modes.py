@@ -31,10 +31,13 @@ from pathlib import Path
 
 import numpy as np
 
+from kidym.analysis.consistent import solved_text
 from kidym.analysis.derivatives import StateDerivatives
 from kidym.analysis.linearize import Linearization, linearize
 from kidym.analysis.statics import Equilibrium, equilibrium
+from kidym.deprecation import renamed_keyword
 from kidym.eom.equations import Equations
+from kidym.errors import Diagnostic, ModelError
 
 
 @dataclass(frozen=True)
@@ -71,9 +74,25 @@ class Modes:
     tolerance: float
     equilibrium: Equilibrium | None = None
 
+    def __repr__(self) -> str:
+        freqs = ", ".join(f"{m.frequency:.4g}" for m in self.modes[:6])
+        more = ", …" if len(self.modes) > 6 else ""
+        return (f"Modes({len(self.modes)} modes, frequencies [{freqs}{more}] rad/s, "
+                f"stability={self.stability!r}, max_real={self.max_real:.3g})")
+
+    def _repr_html_(self) -> str:
+        """Jupyter: the table of modes and the verdict (:meth:`describe`)."""
+        from kidym.display import summary
+
+        return summary("kidym Modes", [("stability", self.stability),
+                                       ("modes", str(len(self.modes)))],
+                       text=self.describe())
+
     def describe(self) -> str:
         """The table of modes and the verdict, for the terminal."""
         lines = []
+        if self.linearization.solved:
+            lines.append(solved_text(self.linearization.solved))
         if self.equilibrium is not None:
             lines.append(self.equilibrium.describe())
         elif not self.linearization.stationary:
@@ -195,10 +214,12 @@ def _modes(lin: Linearization, ev: np.ndarray, tol: float,
     return tuple(out)
 
 
+@renamed_keyword("params", "parameters")
 def modes(equations: Equations, state: Mapping[str, float] | None = None, *,
-          params: Mapping[str, float] | None = None, t: float | None = None,
+          parameters: Mapping[str, float] | None = None, t: float | None = None,
           statics: bool | None = None,
-          derivatives: StateDerivatives | None = None) -> Modes:
+          derivatives: StateDerivatives | None = None,
+          guess: Mapping[str, float] | None = None) -> Modes:
     """Eigenvalues, frequencies, damping ratios and mode shapes about a state.
 
     Parameters
@@ -206,12 +227,16 @@ def modes(equations: Equations, state: Mapping[str, float] | None = None, *,
     equations : Equations
     state : mapping of str to float, optional
         The operating point (default: the model's initial values).
-    params : mapping of str to float, optional
+    parameters : mapping of str to float, optional
+        Parameter values (overrides); ``params=`` is its old name (deprecated).
     t : float, optional
     statics : bool, optional
         Solve the equilibrium first (default: when every speed of the point is zero).
     derivatives : StateDerivatives, optional
         Reuse formed derivatives.
+    guess : mapping of str to float, optional
+        Values of states not given, as for :func:`~kidym.analysis.linearize.linearize`
+        (without statics).
 
     Returns
     -------
@@ -236,15 +261,18 @@ def modes(equations: Equations, state: Mapping[str, float] | None = None, *,
     if statics is None:
         from kidym.analysis.linearize import operating_point
 
-        _t, y, _p = operating_point(eq, state, params, t)
+        _t, y, _p = operating_point(eq, state, parameters, t)
         statics = not np.any(y[eq.n_q:])
     eqm = None
     point = dict(state or {})
     if statics:
-        eqm = equilibrium(eq, initial=point, params=params, t=t, derivatives=der)
-        point.update(eqm.coordinates)
-        point.update({w: 0.0 for w in speeds})
-    lin0 = linearize(eq, point, params=params, t=t, derivatives=der)
+        eqm = equilibrium(eq, state=point, parameters=parameters, t=t, derivatives=der)
+        # the equilibrium is on the constraints to its own tolerance: its coordinates
+        # are a guess that the constraints may polish, not given states
+        lin0 = linearize(eq, None, parameters=parameters, t=t, derivatives=der,
+                         guess={**point, **eqm.coordinates, **{w: 0.0 for w in speeds}})
+        return _result(lin0, eqm, eq)
+    lin0 = linearize(eq, point, parameters=parameters, t=t, derivatives=der, guess=guess)
     return _result(lin0, eqm, eq)
 
 
@@ -352,6 +380,17 @@ class Continuation:
     stability: tuple[str, ...]
     tolerance: float
     extra: dict = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        return (f"Continuation({self.name!r}, {self.values.size} values "
+                f"{self.values[0]:g}…{self.values[-1]:g}, boundaries="
+                f"{[float(f'{b:.6g}') for b in self.boundaries]})")
+
+    def _repr_html_(self) -> str:
+        """Jupyter: the ranges of stability and the boundaries (:meth:`describe`)."""
+        from kidym.display import summary
+
+        return summary(f"kidym Continuation along {self.name}", [], text=self.describe())
 
     def describe(self) -> str:
         """Ranges of stability and the boundaries."""
@@ -472,9 +511,56 @@ def _locate(left: Modes, right: Modes, lo: float, hi: float, at, tol: float) -> 
     return optimize.brentq(product, lo, hi, xtol=xtol, rtol=1e-15)
 
 
+def _at_value(at, name: str, v: float) -> Modes:
+    """``at(v)``, a failure naming the value of the continuation it happened at."""
+    try:
+        return at(v)
+    except ModelError as exc:
+        raise ModelError([Diagnostic(f"continuation at {name} = {v:g}: {d.message}", d.span,
+                                     d.severity) for d in exc.diagnostics],
+                         filename=exc.filename, source=exc.source) from None
+    except ValueError as exc:         # (numpy's LinAlgError is one)
+        raise ValueError(f"continuation at {name} = {v:g}: {exc}") from exc
+
+
+def _boundary(left: Modes, right: Modes, lo: float, hi: float, at, tol: float,
+              name: str) -> float:
+    """The boundary between ``lo`` and ``hi`` (where the verdict changes): by
+    :func:`_locate`, or where its smooth indicator does not change sign there (two
+    eigenvalues crossing at once, a pair meeting the real axis), by bisection of
+    ``max Re s − tol``, which changes sign between them by construction."""
+    try:
+        return _locate(left, right, lo, hi, at, tol)
+    except (ValueError, RuntimeError):    # (numpy's LinAlgError is a ValueError)
+        pass
+    f_lo = left.max_real - tol
+    a, b = lo, hi
+    xtol = 1e-13 * max(1.0, abs(hi))
+    try:
+        for _ in range(200):
+            if b - a <= xtol:
+                break
+            mid = 0.5 * (a + b)
+            f = at(mid).max_real - tol
+            if f == 0:
+                return mid
+            if np.sign(f) == np.sign(f_lo):
+                a, f_lo = mid, f
+            else:
+                b = mid
+    except ValueError as exc:
+        raise ValueError(
+            f"continuation along {name}: the stability changes between {name} = {lo:g} "
+            f"and {hi:g}, but the boundary could not be located: at {name} = {mid:.10g} "
+            f"{exc}; use a finer grid there, or leave the boundaries unlocated "
+            "(locate=False: the midpoints are reported)") from None
+    return 0.5 * (a + b)
+
+
+@renamed_keyword("params", "parameters")
 def continuation(equations: Equations, name: str, values: Sequence[float], *,
                  state: Mapping[str, float] | None = None,
-                 params: Mapping[str, float] | None = None, t: float | None = None,
+                 parameters: Mapping[str, float] | None = None, t: float | None = None,
                  statics: bool | None = None, locate: bool = True) -> Continuation:
     """Eigenvalues along a parameter or a state value, and the stability boundaries.
 
@@ -486,7 +572,7 @@ def continuation(equations: Equations, name: str, values: Sequence[float], *,
         disc's spin).
     values : sequence of float
         The grid, increasing.
-    state, params, t, statics
+    state, parameters, t, statics
         As for :func:`modes` (``statics`` decided at the first value).
     locate : bool
         Locate the boundaries between grid points by Brent's method.
@@ -499,7 +585,7 @@ def continuation(equations: Equations, name: str, values: Sequence[float], *,
     values = np.asarray(values, dtype=float)
     if values.ndim != 1 or values.size < 2 or np.any(np.diff(values) <= 0):
         raise ValueError("continuation needs at least two increasing values")
-    params = dict(params or {})
+    parameters = dict(parameters or {})
     pnames = [p.name for p in eq.model.parameters]
     snames = [str(s) for s in (*eq.coordinates, *eq.speeds)]
     if name not in pnames and name not in snames:
@@ -509,15 +595,20 @@ def continuation(equations: Equations, name: str, values: Sequence[float], *,
     der = StateDerivatives.build(eq)
     point = dict(state or {})
 
+    guess: dict[str, float] = {}
+
     def at(v: float) -> Modes:
-        pr, st = dict(params), dict(point)
+        pr, st = dict(parameters), dict(point)
         (pr if name in pnames else st)[name] = float(v)
-        md = modes(eq, st, params=pr, t=t, statics=statics, derivatives=der)
+        md = modes(eq, st, parameters=pr, t=t, statics=statics, derivatives=der,
+                   guess=guess)
         if md.equilibrium is not None:   # warm start the next equilibrium
             point.update(md.equilibrium.coordinates)
+        elif md.linearization.solved:    # and the next solve of the dependent states
+            guess.update(md.linearization.point)
         return md
 
-    results = [at(v) for v in values]
+    results = [_at_value(at, name, v) for v in values]
     k = max(r.eigenvalues.size for r in results)
     ev = np.full((values.size, k), np.nan + 0j)
     for i, r in enumerate(results):
@@ -529,7 +620,7 @@ def continuation(equations: Equations, name: str, values: Sequence[float], *,
     for i in range(values.size - 1):
         if np.sign(f[i]) != np.sign(f[i + 1]) and f[i] != 0 and f[i + 1] != 0:
             lo, hi = values[i], values[i + 1]
-            b = (_locate(results[i], results[i + 1], lo, hi, at, tol) if locate
+            b = (_boundary(results[i], results[i + 1], lo, hi, at, tol, name) if locate
                  else 0.5 * (lo + hi))
             boundaries.append(float(b))
     return Continuation(name=name, values=values, eigenvalues=ev, max_real=max_real,

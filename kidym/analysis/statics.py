@@ -42,6 +42,7 @@ import numpy as np
 
 from kidym.analysis.derivatives import StateDerivatives
 from kidym.analysis.linearize import operating_point
+from kidym.deprecation import renamed_keyword
 from kidym.eom.equations import Equations
 
 #: Relative tolerance of the balance (scaled by the generalized forces' size).
@@ -104,6 +105,20 @@ class Equilibrium:
     parameters: dict[str, float]
     controls: dict[str, float] = field(default_factory=dict)
     eigenvalues: np.ndarray | None = None
+
+    def __repr__(self) -> str:
+        q = ", ".join(f"{k}={v:.6g}" for k, v in list(self.coordinates.items())[:6])
+        more = ", …" if len(self.coordinates) > 6 else ""
+        return (f"Equilibrium(success={self.success}, {q}{more}, "
+                f"stability={self.stability!r}, residual={self.residual:.3g})")
+
+    def _repr_html_(self) -> str:
+        """Jupyter: the equilibrium, its reactions and stability (:meth:`describe`)."""
+        from kidym.display import summary
+
+        return summary("kidym Equilibrium", [("success", str(self.success)),
+                                             ("stability", self.stability)],
+                       text=self.describe())
 
     def describe(self) -> str:
         """A few lines for the terminal."""
@@ -216,8 +231,10 @@ def _pieces(eq: Equations, der: StateDerivatives, t: float, y: np.ndarray, p: np
     return R, np.vstack([top, bottom]), pt, G
 
 
-def equilibrium(equations: Equations, *, initial: Mapping[str, float] | None = None,
-                params: Mapping[str, float] | None = None, t: float | None = None,
+@renamed_keyword("initial", "state")
+@renamed_keyword("params", "parameters")
+def equilibrium(equations: Equations, *, state: Mapping[str, float] | None = None,
+                parameters: Mapping[str, float] | None = None, t: float | None = None,
                 max_iterations: int = 50, rtol: float = RTOL,
                 derivatives: StateDerivatives | None = None,
                 raise_on_failure: bool = True) -> Equilibrium:
@@ -227,10 +244,11 @@ def equilibrium(equations: Equations, *, initial: Mapping[str, float] | None = N
     ----------
     equations : Equations
         From :func:`kidym.derive`.
-    initial : mapping of str to float, optional
-        The starting guess by coordinate name (default: the model's initial values).
-    params : mapping of str to float, optional
-        Parameter values (overrides).
+    state : mapping of str to float, optional
+        The operating point Newton starts from, by coordinate name (default: the
+        model's initial values); ``initial=`` is its old name (deprecated).
+    parameters : mapping of str to float, optional
+        Parameter values (overrides); ``params=`` is its old name (deprecated).
     t : float, optional
         The time (default: the model's start time).
     max_iterations : int
@@ -261,7 +279,7 @@ def equilibrium(equations: Equations, *, initial: Mapping[str, float] | None = N
     """
     eq = equations
     der = derivatives if derivatives is not None else StateDerivatives.build(eq)
-    t0, y, p = operating_point(eq, initial, params, t)
+    t0, y, p = operating_point(eq, state, parameters, t)
     n_q, n_w, m = eq.n_q, eq.n_w, eq.m
     y[n_q:] = 0.0
     lam = np.zeros(m)
@@ -338,7 +356,7 @@ def _closed_loop_stability(eq: Equations, der: StateDerivatives, t: float, y: np
 
     from kidym.analysis.linearize import linearize
     names = [str(s) for s in (*eq.coordinates, *eq.speeds)]
-    lin = linearize(eq, dict(zip(names, map(float, y))), params=dict(
+    lin = linearize(eq, dict(zip(names, map(float, y))), parameters=dict(
         zip((q.name for q in eq.model.parameters), map(float, p))), t=t, derivatives=der)
     ev = linalg.eigvals(lin.A)
     tol = CLOSED_LOOP_TOL * max(1.0, float(np.abs(lin.A).max(initial=0.0)))

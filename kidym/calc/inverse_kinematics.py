@@ -30,7 +30,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import symengine as se
@@ -278,16 +277,3 @@ def inverse_kinematics(model: Model, *, n_points: int = 501, t_end: float | None
                     residuals=res, iterations=its, tolerance=tol)
 
 
-def run_inverse_kinematics(model: Model, out: str | Path, *, n_points: int = 501,
-                           t_end: float | None = None,
-                           parameters: Mapping[str, float] | None = None
-                           ) -> tuple[IKResult, list[Path]]:
-    """Solve and write ``out/results.csv`` and the plots of ``model`` (PNG)."""
-    from kidym.calc.plots import plot_kinematics
-    from kidym.simulate.result import write_atomically
-
-    result = inverse_kinematics(model, n_points=n_points, t_end=t_end, parameters=parameters)
-    out = Path(out)
-    written = [write_atomically(out / "results.csv", result.csv_text())]
-    written += plot_kinematics(result, model, out)
-    return result, written

@@ -10,15 +10,19 @@ from __future__ import annotations
 import io
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from kidym.calc.kinematics import KinematicsResult
+from kidym.display import math_name
 from kidym.model.model import Model
 from kidym.simulate.result import write_atomically
+
+if TYPE_CHECKING:   # (the result's module calls this one to draw it)
+    from kidym.calc.kinematics import KinematicsResult
 
 _UNSAFE = re.compile(r"[^\w.-]+")
 
@@ -36,33 +40,52 @@ def file_name(index: int, title: str) -> str:
     return f"{index:02d}_{safe[:60]}.png"
 
 
-def plot_kinematics(result: KinematicsResult, model: Model, out: str | Path) -> list[Path]:
-    """Draw every plot of ``model.plots`` from ``result`` into ``out``; return the files."""
-    out = Path(out)
-    written: list[Path] = []
+def _units(model: Model) -> dict[str, str]:
+    out = {p.name: p.unit for p in model.parameters if p.unit}
+    out.update({d.name: d.unit for d in model.definitions if d.unit})
+    out.update(model.units)
+    return out
+
+
+def _label(names: list[str], units: dict[str, str]) -> str:
+    """``v, m/s`` for one name; ``vx, vy, m/s`` for several of one unit (rates as ẋ)."""
+    shown = ", ".join(math_name(n) for n in names)
+    found = {units.get(n) for n in names}
+    return f"{shown}, {found.pop()}" if len(found) == 1 and None not in found else shown
+
+
+def kinematics_figures(result: KinematicsResult, model: Model) -> list[tuple[str, object]]:
+    """The figures of ``model.plots`` drawn from ``result``, each with its file name."""
+    out: list[tuple[str, object]] = []
     heading = model.title or model.name
+    units = _units(model)
     for k, plot in enumerate(model.plots, start=1):
         if len(plot.against) == 2:
             fig = plt.figure(figsize=(6, 5))
             ax = fig.add_subplot(projection="3d")
             x, y = (result[n] for n in plot.against)
             ax.plot(x, y, result[plot.curves[0]])
-            ax.set_xlabel(plot.against[0])
-            ax.set_ylabel(plot.against[1])
-            ax.set_zlabel(plot.curves[0])
+            ax.set_xlabel(_label([plot.against[0]], units))
+            ax.set_ylabel(_label([plot.against[1]], units))
+            ax.set_zlabel(_label([plot.curves[0]], units))
         else:
             fig, ax = plt.subplots(figsize=(7, 4.5))
             xname = plot.against[0] if plot.against else "t"
             for c in plot.curves:
-                ax.plot(result[xname], result[c], label=c)
-            ax.set_xlabel(xname)
+                ax.plot(result[xname], result[c], label=math_name(c))
+            ax.set_xlabel(_label([xname], units))
+            ax.set_ylabel(_label(list(plot.curves), units))   # every panel has one
             if len(plot.curves) > 1:
                 ax.legend(loc="best")
-            else:
-                ax.set_ylabel(plot.curves[0])
             if plot.against:
                 ax.set_aspect("equal", adjustable="datalim")
             ax.grid(True, alpha=0.3)
         ax.set_title(f"{heading}: {plot.title}")
-        written.append(_save(fig, out / file_name(k, plot.title)))
-    return written
+        out.append((file_name(k, plot.title), fig))
+    return out
+
+
+def plot_kinematics(result: KinematicsResult, model: Model, out: str | Path) -> list[Path]:
+    """Draw every plot of ``model.plots`` from ``result`` into ``out``; return the files."""
+    out = Path(out)
+    return [_save(fig, out / name) for name, fig in kinematics_figures(result, model)]

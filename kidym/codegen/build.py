@@ -1,10 +1,18 @@
 """Compile generated C into a shared library, cached by content.
 
+The default build is portable and reproducible: ``-O2 -ffp-contract=off`` for the
+processor family's baseline instruction set, so a model gives the same numbers, to
+the last digit the C library allows, on every x86-64 (or every AArch64) machine.
+Tuning for the processor that builds (``-march=native -ffp-contract=fast``: its
+instruction set and fused multiply-adds) is an opt-in — ``build(code, native=True)``
+or ``KIDYM_NATIVE=1`` — and ``$KIDYM_CFLAGS`` appends flags of the user's own
+(``docs/compiled.md``, "Build and cache").
+
 The cache key is the SHA-256 of the generated source, the driver source, the
-compiler command, its flags and its version — and, when the code is tuned for the
-processor that builds it (``-march=native``, the default where the compiler takes
-it), that processor's model and feature flags, so that a cache directory shared by
-several machines never serves a library built for another CPU. Libraries live in
+compiler command, its flags and its version, and the machine's architecture —
+and, when a flag tunes the code for a processor (``-march=…``, ``-mcpu=…``,
+``-mavx2`` …), that processor's model and feature flags, so that a cache directory
+shared by several machines never serves a library built for another CPU. Libraries live in
 the user cache directory — ``$KIDYM_CACHE_DIR``, else ``$XDG_CACHE_HOME/kidym``, else
 ``~/.cache/kidym`` — as ``<model>-<key>.so`` beside the ``.c`` they came from and
 the ``.sha256`` of the library: a library whose bytes do not match it (truncated,
@@ -37,19 +45,25 @@ from kidym.cache import cache_dir
 from kidym.codegen.emit import CCode
 from kidym.errors import CompileError
 
-#: Flags of every build (warnings are errors: the generated code must be clean).
-BASE_FLAGS = ("-std=c99", "-O2", "-fPIC", "-shared", "-Wall", "-Werror", "-Wl,-Bsymbolic")
+#: Flags of every build (warnings are errors: the generated code must be clean). No
+#: ``-march``, and no contraction of ``a*b + c`` into fused multiply-adds: the same
+#: instructions, and the same roundings, on every processor of the architecture.
+BASE_FLAGS = ("-std=c99", "-O2", "-ffp-contract=off", "-fPIC", "-shared", "-Wall", "-Werror",
+              "-Wl,-Bsymbolic")
 #: Libraries of the integration driver (Debian package ``libsundials-dev``).
 LIBS = ("-lsundials_cvode", "-lsundials_arkode", "-lsundials_nvecserial",
         "-lsundials_sunmatrixdense", "-lsundials_sunlinsoldense",
         "-lsundials_sunnonlinsolfixedpoint", "-lm")
 
-#: Tuning for the processor that builds (and runs) the library, added by :func:`build`
-#: when the compiler accepts it: its instruction set, and fused multiply-adds where
-#: it has them (``-std=c99`` alone forbids contracting ``a*b + c``). 10-20 % off the
-#: biped's and the 10-link chain's integration, nothing on the double pendulum
-#: (``docs/benchmarks.md``). ``KIDYM_NATIVE=0`` leaves it out.
+#: Tuning for the processor that builds (and runs) the library, the opt-in of
+#: :func:`build` (``native=True`` or ``KIDYM_NATIVE=1``, when the compiler accepts it):
+#: its instruction set, and fused multiply-adds where it has them. Faster by the
+#: figure ``benchmarks/native.py`` measures (``docs/compiled.md``), but the step
+#: counts and last digits of a run then depend on the processor.
 NATIVE_FLAGS = ("-march=native", "-ffp-contract=fast")
+#: The environment variable whose flags (split like a shell word list) every build
+#: appends, e.g. ``KIDYM_CFLAGS="-O3 -march=native -ffp-contract=fast"``.
+CFLAGS_ENV = "KIDYM_CFLAGS"
 
 DRIVER = Path(__file__).with_name("driver.c")
 #: Seconds one compiler run may take.
@@ -92,9 +106,17 @@ def _accepts(cmd: tuple[str, ...], flags: tuple[str, ...]) -> bool:
     return proc.returncode == 0
 
 
-def native_flags() -> tuple[str, ...]:
-    """:data:`NATIVE_FLAGS` if wanted (``KIDYM_NATIVE`` not ``0``) and accepted, else ``()``."""
-    if os.environ.get("KIDYM_NATIVE", "1") == "0":
+def native_wanted(native: bool | None = None) -> bool:
+    """Whether to tune for this processor: ``native``, or when it is ``None`` the
+    environment (``KIDYM_NATIVE=1``; the default build is portable)."""
+    if native is None:
+        return os.environ.get("KIDYM_NATIVE", "0").strip() == "1"
+    return bool(native)
+
+
+def native_flags(native: bool | None = None) -> tuple[str, ...]:
+    """:data:`NATIVE_FLAGS` if wanted (:func:`native_wanted`) and accepted, else ``()``."""
+    if not native_wanted(native):
         return ()
     cmd = tuple(compiler())
     if shutil.which(cmd[0]) is None:
@@ -102,10 +124,28 @@ def native_flags() -> tuple[str, ...]:
     return NATIVE_FLAGS if _accepts(cmd, NATIVE_FLAGS) else ()
 
 
+def env_flags() -> tuple[str, ...]:
+    """The flags of ``$KIDYM_CFLAGS`` (:data:`CFLAGS_ENV`), split like shell words."""
+    try:
+        return tuple(shlex.split(os.environ.get(CFLAGS_ENV, "")))
+    except ValueError as exc:
+        raise CompileError(f"${CFLAGS_ENV} is not a list of compiler flags ({exc}): "
+                           f"{os.environ.get(CFLAGS_ENV)!r}; quote it as in a shell, "
+                           f"e.g. KIDYM_CFLAGS='-O3 -march=native'") from exc
+
+
 def build_flags(flags: tuple[str, ...] = BASE_FLAGS, extra_flags: tuple[str, ...] = (),
-                native: bool = True) -> tuple[str, ...]:
-    """The flags :func:`build` compiles with: ``flags``, the native tuning, ``extra_flags``."""
-    return tuple(flags) + (native_flags() if native else ()) + tuple(extra_flags)
+                native: bool | None = None) -> tuple[str, ...]:
+    """The flags :func:`build` compiles with: ``flags``, the native tuning (when
+    :func:`native_wanted`), ``extra_flags``, then ``$KIDYM_CFLAGS`` (the compiler takes
+    the last of contradicting flags: ``-O3`` after ``-O2`` wins)."""
+    return tuple(flags) + native_flags(native) + tuple(extra_flags) + env_flags()
+
+
+def tunes_for_processor(flags: tuple[str, ...]) -> bool:
+    """Whether ``flags`` make code for one processor (``-march=``, ``-mcpu=``,
+    ``-mtune=``, ``-mavx2``, ``-mfma`` … : any machine option ``-m…``)."""
+    return any(f.startswith("-m") for f in flags)
 
 
 @functools.cache
@@ -238,13 +278,13 @@ def _keep_failed(work: Path, target: Path) -> Path:
 
 
 def cache_key(code: CCode, flags: tuple[str, ...] = BASE_FLAGS) -> str:
-    """Hash of everything that determines the library."""
+    """Hash of everything that determines the library: the sources, the compiler, its
+    flags, the machine's architecture and — for flags that tune for one processor
+    (:func:`tunes_for_processor`) — that processor (:func:`cpu_fingerprint`)."""
     h = hashlib.sha256()
-    native = any(f.startswith(("-march=native", "-mcpu=native", "-mtune=native"))
-                 for f in flags)
     for part in (*code.sources, DRIVER.read_text(encoding="utf-8"), " ".join(compiler()),
-                 " ".join(flags), " ".join(LIBS), compiler_version(),
-                 cpu_fingerprint() if native else ""):
+                 " ".join(flags), " ".join(LIBS), compiler_version(), platform.machine(),
+                 cpu_fingerprint() if tunes_for_processor(flags) else ""):
         h.update(part.encode("utf-8"))
         h.update(b"\0")
     return h.hexdigest()[:24]
@@ -256,7 +296,7 @@ def library_path(code: CCode, flags: tuple[str, ...] = BASE_FLAGS) -> Path:
 
 
 def build(code: CCode, *, flags: tuple[str, ...] = BASE_FLAGS,
-          extra_flags: tuple[str, ...] = (), native: bool = True,
+          extra_flags: tuple[str, ...] = (), native: bool | None = None,
           progress: Callable[[int, int], None] | None = None) -> Path:
     """The compiled library of ``code``: from the cache, or built and published there.
 
@@ -268,9 +308,12 @@ def build(code: CCode, *, flags: tuple[str, ...] = BASE_FLAGS,
         Compiler flags (default :data:`BASE_FLAGS`).
     extra_flags : tuple of str
         Appended to ``flags`` (e.g. ``("-O3",)``).
-    native : bool
-        Tune for this processor (:data:`NATIVE_FLAGS`, when the compiler accepts it;
-        ``KIDYM_NATIVE=0`` in the environment also turns it off).
+    native : bool, optional
+        Tune for this processor (:data:`NATIVE_FLAGS`, when the compiler accepts it):
+        faster, but step counts and last digits then depend on the processor. ``None``
+        (the default) asks the environment: ``KIDYM_NATIVE=1`` turns it on; else the
+        build is portable (:data:`BASE_FLAGS`). ``$KIDYM_CFLAGS`` is appended in any
+        case (:func:`build_flags`).
     progress : callable, optional
         ``progress(done, total)``, called as the compiler runs finish (a big model's
         parts are several; the link is the last); not called for a cached library.

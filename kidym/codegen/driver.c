@@ -524,8 +524,11 @@ static int kd_crossed(int dir, double g0, double g1) {
  * KD_ZENO_TOLERANCE of the time scale the events accumulate: the run stops before the
  * intervals reach the root finder's tolerance, where the motion would go through the
  * event surface unseen. */
-#define KD_ZENO_RUN 5
-#define KD_ZENO_TOLERANCE 1e-9
+/* (their values: kidym.eom.events.ZENO_RUN, ZENO_TOLERANCE, emitted with the model) */
+extern const int kidym_zeno_run;
+extern const double kidym_zeno_tolerance;
+#define KD_ZENO_RUN kidym_zeno_run
+#define KD_ZENO_TOLERANCE kidym_zeno_tolerance
 
 typedef struct {
     double last[2];    /* the last two distinct event instants */

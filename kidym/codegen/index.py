@@ -28,7 +28,7 @@ from kidym.codegen.build import cache_dir, cached_library
 from kidym.codegen.cprint import OpCount
 from kidym.codegen.emit import CCode
 from kidym.eom.equations import Equations
-from kidym.simulate.events import Event, all_events, parse_expression
+from kidym.eom.events import Event, all_events, parse_expression
 
 #: The modules whose code decides the generated C (besides the equations).
 _GENERATOR = ("codegen", "symbolic")

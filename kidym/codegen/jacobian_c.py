@@ -130,6 +130,7 @@ const int kidym_jacobian = 1;
 
 static void kd_jac_eval(double t, const double *y, const double *p, const double *c,
                         const double *kd_x, double *kd_J, double *kd_col) {{
+    (void)t; (void)y; (void)p; (void)c; (void)kd_x; (void)kd_J; (void)kd_col;
 {chr(10).join(eval_lines)}
 }}
 

@@ -37,12 +37,11 @@ import numpy as np
 import symengine as se
 
 from kidym.errors import DerivationError, Diagnostic, ModelError
+from kidym.kinematics.names import MULTIPLIER_PREFIX
 from kidym.model.model import Model
 
 Expr = se.Basic
 
-#: Prefix of the multiplier outputs: ``λf1`` is the multiplier of constraint ``f1``.
-MULTIPLIER_PREFIX = "λ"
 
 
 def multiplier_name(constraint: str) -> str:
@@ -96,10 +95,6 @@ class ConstraintEquations:
         """What the right-hand side needs, in the order of :func:`split`: ``γ, Φ, c, G``."""
         return [*self.gamma, *self.position, *self.velocity,
                 *(g for row in self.jacobian for g in row)]
-
-    def extended_size(self, n_w: int) -> int:
-        """Length of the constraint block that follows ``F`` (``3m + m n_w``)."""
-        return self.m * (3 + n_w)
 
 
 def rolling_constraints(system, rolling) -> list[tuple[str, Expr]]:
@@ -521,6 +516,50 @@ def choose_dependent(J: np.ndarray, tiers: Sequence[Sequence[int]]) -> list[int]
     if len(chosen) < m:
         raise ValueError(f"rank {len(chosen)} < {m}")
     return chosen
+
+
+def dependence(G: np.ndarray, names: Sequence[str]) -> tuple[list[str], dict[str, dict]]:
+    """Which rows of a constraint Jacobian ``G`` are dependent, and on what.
+
+    The rows are taken in order; a row is kept when it raises the rank of those kept.
+
+    Returns
+    -------
+    tuple
+        ``(vanishing, combinations)``: the names of the rows that are zero (the
+        constraint does not depend on the speeds: the model's coordinates already hold
+        it), and for each other dependent row its coefficients on the kept rows,
+        ``{name: {kept name: coefficient}}`` (coefficients below 1e-9 dropped).
+    """
+    scale = max(1.0, float(np.abs(G).max(initial=0.0)))
+    kept: list[int] = []
+    vanishing: list[str] = []
+    combinations: dict[str, dict] = {}
+    for i, row in enumerate(G):
+        if np.abs(row).max(initial=0.0) <= 1e-10 * scale:
+            vanishing.append(names[i])
+        elif rank(G[[*kept, i]]) > len(kept):
+            kept.append(i)
+        else:
+            coef = np.linalg.lstsq(G[kept].T, row, rcond=None)[0]
+            combinations[names[i]] = {names[k]: float(c) for k, c in zip(kept, coef)
+                                      if abs(c) > 1e-9}
+    return vanishing, combinations
+
+
+def describe_dependence(G: np.ndarray, names: Sequence[str]) -> str:
+    """:func:`dependence` in words: ``rollZA does not depend on the speeds; rollYB =
+    −1·rollYA``."""
+    vanishing, combinations = dependence(G, names)
+    parts = []
+    if vanishing:
+        parts.append(", ".join(vanishing) + (" does" if len(vanishing) == 1 else " do")
+                     + " not depend on the speeds (the model's coordinates already hold "
+                     + ("it" if len(vanishing) == 1 else "them") + ")")
+    for name, coef in combinations.items():
+        parts.append(f"{name} = " + " + ".join(f"{c:.4g}·{k}" for k, c in coef.items())
+                     .replace("+ -", "− "))
+    return "; ".join(parts)
 
 
 def rank(J: np.ndarray) -> int:

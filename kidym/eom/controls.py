@@ -98,10 +98,6 @@ class ControlEquations:
         return [*self.target, *(g for row in self.jacobian for g in row),
                 *(x for row in self.inputs for x in row)]
 
-    def extended_size(self, n_w: int) -> int:
-        """Length of the block that follows ``F⁰`` (``r + r n_w + n_w S``)."""
-        return self.r * (1 + n_w) + n_w * self.s
-
 
 def _zeroed(graph, expr: Expr, inputs: frozenset, memo: dict) -> Expr:
     """``expr`` at ``u = 0``: named quantities that depend on a control are copied with

@@ -97,16 +97,6 @@ class Step:
     label: str
 
 
-#: How the angular velocity of a quaternion body is represented.
-#: ``"body"``: pseudo-velocities are body-frame projections, ``Λ̇ = ½ Λ∘ω`` (seed 000 (19));
-#: ``"fixed"``: pseudo-velocities are fixed-frame projections, ``Λ̇ = ½ ω∘Λ`` (eq. (23)),
-#: for bodies with isotropic central inertia, whose central axes are then taken
-#: parallel to the fixed axes (seed 000's ball);
-#: ``"holonomic"``: no pseudo-velocities; the speeds are ``λ̇`` and
-#: ``ω = 2 vec(Λ̄∘Λ̇)/|Λ|²`` (the first stage of the two-stage algorithm).
-QUATERNION_MODES = ("body", "fixed", "holonomic")
-
-
 @dataclass(frozen=True)
 class QuaternionSpec:
     """A body whose record holds ``Q(λ0, λ1, λ2, λ3)``.
@@ -118,7 +108,12 @@ class QuaternionSpec:
     omega : tuple of Symbol
         The pseudo-velocities ``ωXBody, ωYBody, ωZBody`` (unused in holonomic mode).
     mode : {"body", "fixed", "holonomic"}
-        See :data:`QUATERNION_MODES`.
+        How the angular velocity is represented. ``"body"``: pseudo-velocities are
+        body-frame projections, ``Λ̇ = ½ Λ∘ω`` (seed 000 (19)); ``"fixed"``:
+        fixed-frame projections, ``Λ̇ = ½ ω∘Λ`` (eq. (23)), for bodies with isotropic
+        central inertia, whose central axes are then taken parallel to the fixed axes
+        (seed 000's ball); ``"holonomic"``: no pseudo-velocities, the speeds are ``λ̇``
+        and ``ω = 2 vec(Λ̄∘Λ̇)/|Λ|²`` (the first stage of the two-stage algorithm).
     fixed_axes : bool
         Whether ``ω`` are fixed-frame projections (``"fixed"``; in holonomic mode,
         whether the central axes are kept parallel to the fixed axes).

@@ -17,6 +17,9 @@ ROTATION = tuple(f"S{i}{j}" for i in (1, 2, 3) for j in (1, 2, 3))
 ORIGIN = ("XO", "YO", "ZO")
 CENTRE = ("XC", "YC", "ZC")
 OMEGA = ("ωX", "ωY", "ωZ")
+#: Prefix of the multiplier outputs: ``λf1`` is the multiplier of constraint ``f1``
+#: (a generated name the model reserves, so it is defined below the model builder).
+MULTIPLIER_PREFIX = "λ"
 
 _OLD_OMEGA = ("omegax", "omegay", "omegaz")
 _CYRILLIC_OMEGA = {"ωХ": "ωX", "ωУ": "ωY"}  # U+0425, U+0423 as printed in seed 000

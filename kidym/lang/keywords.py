@@ -285,6 +285,22 @@ def spelling_in(key: str, lang: str) -> str:
     return _in_language(KEYWORDS[key], lang, _UK.get(key) if lang == "uk" else None)
 
 
+def language_of(written: str) -> str:
+    """The language a keyword is written in: ``"en"`` (ASCII), ``"uk"`` (a Ukrainian
+    letter or spelling) or ``"ru"`` — for messages in the language of the model.
+
+    Examples
+    --------
+    >>> language_of("CALCULATION"), language_of("РОЗРАХУНОК"), language_of("РАСЧЕТ")
+    ('en', 'uk', 'ru')
+    """
+    if written.isascii():
+        return "en"
+    if _UK_LETTERS & set(written) or normalize(written) in {normalize(w) for w in _UK.values()}:
+        return "uk"
+    return "ru"
+
+
 def calculation_in(key: str, lang: str) -> str:
     """The spelling of calculation type ``key`` in ``lang`` (``KINEMATICS`` → ``КІНЕМАТИКА``)."""
     return _in_language(CALCULATIONS[key], lang, None)

@@ -338,6 +338,8 @@ class _StatementParser:
             return
         wanted = _describe_expected(expected)
         message = got + (f"; expected {wanted}" if wanted else "")
+        if tok.type != "$END" and str(tok) == "*" and text[:tok.start_pos].endswith("*"):
+            message += " (a power is written `^`: `x^2`, not `x**2`)"
         end = None if tok.type == "$END" else where + max(1, len(str(tok)))
         self.error(message, where, end)
 
@@ -505,7 +507,40 @@ def parse_statements(text: str) -> ParsedSource:
     if current or not parsed.tasks:
         parsed.tasks.append(current)
     parsed.statements = list(parsed.tasks[0])
+    _blame_a_line_comment(parsed, work)
     return parsed
+
+
+def _blame_a_line_comment(parsed: ParsedSource, text: str) -> None:
+    """A `#` comment left open at the end of its line (`m = 1;  # mass`) pairs with the
+    opening `#` of the next comment: the text between them is read as a comment and the
+    rest of that comment as statements, which fail on later lines. When the first error
+    comes after such a comment — one that runs over a line break and whose closing `#`
+    has text after it on its line — that error and the later ones are replaced by one at
+    the comment's start."""
+    errors = [d for d in parsed.diagnostics if d.severity == "error" and d.span is not None]
+    if not errors:
+        return
+    first = min((d.span.line, d.span.column) for d in errors)
+    for start, end in sorted(parsed.comments):
+        if text[start] != "#" or "\n" not in text[start:end]:
+            continue
+        line, column = parsed.index.position(start)
+        close_line, _ = parsed.index.position(end - 1)
+        rest = text[end:].split("\n", 1)[0]
+        if not rest.strip() or (line, column) > first:
+            continue
+        if first[0] < close_line:
+            return   # an error inside the lines the comment spans came first: not it
+        keep = [d for d in parsed.diagnostics if d.severity != "error" or d.span is None
+                or (d.span.line, d.span.column) < (line, column)]
+        keep.append(Diagnostic(
+            f"this `#` comment is not closed on its line, so it runs on to the `#` on line "
+            f"{close_line} and the text after that is read as statements; a `#` comment ends "
+            "at the next `#`, not at the end of the line: close it with `#`",
+            parsed.index.span(start)))
+        parsed.diagnostics[:] = keep
+        return
 
 
 def parse_tasks(text: str, *, filename: str | None = None, name: str | None = None,
@@ -534,6 +569,7 @@ def parse_tasks(text: str, *, filename: str | None = None, name: str | None = No
     """
     from kidym.lang.tasks import task_statements
     from kidym.model.build import build_model  # the model layer builds on this one
+    from kidym.model.slips import is_unused_warning, unused_in_every_task
 
     display = source_name(filename)
     base = name or "model"
@@ -543,14 +579,17 @@ def parse_tasks(text: str, *, filename: str | None = None, name: str | None = No
     syntax_errors = any(d.severity == "error" for d in everything)
     models: list[Model | None] = []
     model_errors = False
+    per_task: list[list[Diagnostic]] = []
     for k, stmts in enumerate(statements):
         task = replace(parsed, statements=stmts)
         label = base if len(statements) == 1 else f"{base}_{k + 1}"
         model, diags = build_model(task, filename=display, name=label)
-        everything.extend(diags)
+        per_task.append(diags)
+        everything.extend(d for d in diags if not is_unused_warning(d))
         model_errors = model_errors or model is None or any(
             d.severity == "error" for d in diags)
         models.append(model)
+    everything += unused_in_every_task(per_task)
     everything = sorted(_unique(everything), key=_order)
     if warnings is not None:
         warnings.extend(d for d in everything if d.severity == "warning")

@@ -25,12 +25,13 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import symengine as se
 
-from kidym.eom.constraints import MULTIPLIER_PREFIX
 from kidym.errors import Diagnostic, Span
 from kidym.kinematics import names as generated
+from kidym.kinematics.names import MULTIPLIER_PREFIX
 from kidym.lang import ast, keywords, units
 from kidym.lang.formulas import (
     CONSTANTS,
@@ -41,9 +42,8 @@ from kidym.lang.formulas import (
     rational,
     suggest,
 )
-from kidym.lang.parser import ParsedSource
 from kidym.lang.tasks import REPEATABLE
-from kidym.model import coincide, inverse, programmed, scene, variations, virtual
+from kidym.model import coincide, inverse, programmed, scene, slips, variations, virtual
 from kidym.model import events as model_events
 from kidym.model.inertia import full_tensor, inertia_problem
 from kidym.model.model import (
@@ -64,6 +64,9 @@ from kidym.model.model import (
 )
 from kidym.symbolic.derivatives import derivative
 from kidym.symbolic.numbers import to_float
+
+if TYPE_CHECKING:   # (the parser calls the builder)
+    from kidym.lang.parser import ParsedSource
 
 Expr = se.Basic
 
@@ -814,20 +817,21 @@ class _Builder:
         return names | set(q.euler or ())
 
     def calculation_of(self, ins: ast.Instruction) -> None:
+        lang = keywords.language_of(ins.written)   # the types listed in the model's words
         if not ins.raw:
             self.error(f"`{ins.written}` needs a calculation type, e.g. `{ins.written} := "
-                       "ДИНАМИКА;`", ins.name_span)
+                       f"{keywords.calculation_in('DYNAMICS', lang)};`", ins.name_span)
             return
         key = keywords.lookup_calculation(ins.raw)
         if key is None:
             near = keywords.closest_calculation(ins.raw)
             hint = f" (did you mean `{near}`?)" if near else ""
-            known = ", ".join(v[0] for v in keywords.CALCULATIONS.values())
+            known = ", ".join(keywords.calculation_in(k, lang) for k in keywords.CALCULATIONS)
             self.error(f"unknown calculation type `{ins.raw}`{hint}; expected one of: {known}",
                        ins.raw_span)
             return
         if key not in keywords.SUPPORTED_CALCULATIONS:
-            known = ", ".join(keywords.CALCULATIONS[k][0] for k in keywords.CALCULATIONS
+            known = ", ".join(keywords.calculation_in(k, lang) for k in keywords.CALCULATIONS
                               if k in keywords.SUPPORTED_CALCULATIONS)
             self.error(f"calculation `{ins.raw}` is recognised but not supported yet (kidym "
                        f"does: {known}); running another calculation instead would give "
@@ -1516,6 +1520,7 @@ class _Builder:
         values: dict[str, float] = {}
         t_start = None
         self.initial_formulas: dict[str, se.Basic] = {}
+        self.initial_spans: dict[str, Span] = {}
         if ins is None:
             return values, t_start
         allowed = self.speeds_allowed()
@@ -1571,6 +1576,7 @@ class _Builder:
             if name in values:
                 self.warn(f"initial value of `{name}` is given twice (the last one wins)", span)
             values[name] = v
+            self.initial_spans[name] = value_node.span
         return values, t_start
 
     def time_span(self) -> tuple[float | None, float | None, Span | None]:
@@ -1838,6 +1844,12 @@ class _Builder:
             sampling=getattr(self, "sampling", None),
             guess=self.guess, limits=self.limits, scene=surfaces, controls=controls,
             programmed=programmed_constraints)
+        slips.unused_parameters(self, {*outputs, *(n for plot in self.plots
+                                                   for n in (*plot.curves, *plot.against))})
+        slips.case_slips(self)
+        slips.degrees_for_radians(self, initial, {
+            str(tr.args[0]) for b in bodies for tr in (*b.transforms, *b.central)
+            if tr.kind == "R" and str(tr.args[0]) in coordinates}, self.initial_spans)
         return model, self.diags
 
 

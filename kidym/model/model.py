@@ -677,3 +677,34 @@ class Model:
             if d.name == name:
                 return d
         return None
+
+    # Display -----------------------------------------------------------------
+    def _counts(self) -> list[tuple[str, str]]:
+        from kidym import display
+
+        params = [f"{p.name} = {p.value:g}" + (f" {p.unit}" if p.unit else "")
+                  for p in self.parameters]
+        rows = [("file", self.filename), ("calculation", self.calculation or "DYNAMICS"),
+                ("bodies", display.names(b.name for b in self.bodies)),
+                ("coordinates", display.names(self.coordinates)),
+                ("pseudo-velocities", display.names(self.pseudo_velocities)),
+                ("parameters", display.names(params)),
+                ("constraints", str(len(self.constraints) + len(self.rolling)
+                                    + len(self.coincidences))),
+                ("events", display.names(e.name for e in self.events)),
+                ("time", f"{self.t_start:g} … {self.t_end:g}")]
+        return [(k, v) for k, v in rows if v not in ("", "0")]
+
+    def __repr__(self) -> str:
+        from kidym.display import short_list
+
+        return (f"Model({self.name!r}, bodies={short_list([b.name for b in self.bodies])}, "
+                f"coordinates={short_list(self.coordinates)}, "
+                f"parameters={len(self.parameters)})")
+
+    def _repr_html_(self) -> str:
+        """Jupyter: the model's summary (bodies, coordinates, parameters …), escaped."""
+        from kidym.display import summary
+
+        title = f"kidym Model {self.name}" + (f" — {self.title}" if self.title else "")
+        return summary(title, self._counts())

@@ -30,14 +30,17 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import symengine as se
 import sympy
 
-from kidym.eom.equations import Equations
 from kidym.eom.system import speed_name
 from kidym.report.simplify import simplify_with_budget
 from kidym.symbolic.identifiers import IdentifierMap
+
+if TYPE_CHECKING:   # (Equations' Jupyter view calls this module)
+    from kidym.eom.equations import Equations
 
 #: Above this many operations in the named quantities, the expanded form is left out of
 #: JSON unless asked for.

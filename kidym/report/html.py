@@ -324,8 +324,6 @@ def result_html(result: Result, *, rows: int = 5) -> str:
     """Jupyter's view of a result: outcome, the first and last rows, a plot of the state."""
     import matplotlib.pyplot as plt
 
-    from kidym.report.plots import matplotlib  # noqa: F401 — selects the Agg backend
-
     names = ["t", *result.values]
     n = result.t.size
     idx = list(range(min(rows, n))) + (list(range(max(n - rows, rows), n)) if n > rows else [])
@@ -334,13 +332,9 @@ def result_html(result: Result, *, rows: int = 5) -> str:
         if k and i != idx[k - 1] + 1:
             body.append(["…"] * len(names))
         body.append([f"{result[c][i]:.6g}" for c in names])
-    fig, ax = plt.subplots(figsize=(7, 3))
-    for name in result.state_names:
-        ax.plot(result.t, result[name], label=name)
-    ax.set_xlabel("t")
-    ax.grid(True, alpha=0.3)
-    if len(result.state_names) <= 12:
-        ax.legend(fontsize="x-small", ncol=2)
+    from kidym.report.plots import plot_result
+
+    fig = plot_result(result)[0].figure   # the coordinates, the speeds: a panel each
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
     plt.close(fig)

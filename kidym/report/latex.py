@@ -11,10 +11,10 @@ both ``amsmath`` and KaTeX know. A model with Cyrillic names needs the T2A fonts
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 import sympy
 
-from kidym.eom.equations import Equations
 from kidym.report.equations import (
     EquationSet,
     Relation,
@@ -23,6 +23,9 @@ from kidym.report.equations import (
     size_summary,
 )
 from kidym.report.names import has_cyrillic, latex_name
+
+if TYPE_CHECKING:   # (Equations' Jupyter view calls this module)
+    from kidym.eom.equations import Equations
 
 #: A display line is broken when it grows past about this many printed characters.
 LINE_CHARS = 75
@@ -241,13 +244,6 @@ def markdown_of(es: EquationSet, *, level: int = 1) -> str:
     for w in es.warnings:
         out += [f"> **Warning.** {w}", ""]
     return "\n".join(out)
-
-
-def to_markdown(eq: Equations, *, stage: str = "final", expanded: bool = False,
-                simplify_budget: float = 10.0) -> str:
-    """The equations as Markdown (see :func:`markdown_of`)."""
-    return markdown_of(equation_set(eq, stage=stage, expanded=expanded,
-                                    simplify_budget=simplify_budget))
 
 
 def repr_latex(eq: Equations) -> str:

@@ -48,14 +48,17 @@ import matplotlib
 import numpy as np
 from matplotlib.figure import Figure
 
+from kidym.display import math_name
 from kidym.eom.constraints import multiplier_name
 from kidym.model.model import Model, Plot
 from kidym.report.plot_worker import idle_core as _idle_core
-from kidym.report.plot_worker import parse_plot_option  # noqa: F401 (its home was here)
 from kidym.simulate.energy import energy_balance
 from kidym.simulate.result import Result, write_atomically
 
-matplotlib.use("Agg")   # for pyplot users (the figures here need no backend)
+if getattr(matplotlib.rcParams, "_get_backend_or_none", lambda: None)() is None:
+    # for the pyplot of result_html (the figures here need no backend); a backend chosen
+    # by the user (Jupyter's inline one, MPLBACKEND) is kept, so Result.plot shows there
+    matplotlib.use("Agg")
 
 AXIS = "XYZ"
 FORMATS = ("png",)
@@ -174,6 +177,13 @@ class _Context:
     def per_time(self, unit: str | None) -> str | None:
         return None if unit is None else f"{unit}/{self.time_unit}"
 
+    def is_angular_velocity(self, name: str) -> bool:
+        """Whether ``name`` is a generated angular velocity ``ωXBody`` of a body."""
+        from kidym.kinematics.names import OMEGA
+
+        bodies = {b.name for b in self.model.bodies}
+        return name[:2] in OMEGA and name[2:] in bodies
+
     def series(self, name: str) -> Series:
         """The curve of ``name`` as plotted (:class:`Series`)."""
         v = np.asarray(self.result[name], float)
@@ -189,6 +199,12 @@ class _Context:
             return Series(name, v, self.per_time(self.angle_unit), "angular speed")
         if name in self.lengths:
             return Series(name, v, self.length_unit, "length")
+        if self.is_angular_velocity(name):
+            # ωXBody …: a projection of a body's angular velocity (a pseudo-velocity, an
+            # output), an angular speed like the rates of the angles
+            if self.degrees:
+                v = np.degrees(v)
+            return Series(name, v, self.per_time(self.angle_unit), "angular speed")
         if base is not None and base in self.lengths:
             return Series(name, v, self.per_time(self.length_unit), "linear speed")
         return Series(name, v, self.given.get(name), "other")
@@ -255,13 +271,38 @@ def _margins(fig: Figure, *, left: float = 0.85, right: float = 0.25, top: float
                         bottom=bottom / h, hspace=hspace, wspace=wspace)
 
 
+def _by_kind(series: Sequence[Series]) -> dict[tuple, list[Series]]:
+    """Series grouped one physical kind per axis: by kind and unit; a quantity of no
+    known kind or unit (an output ``F = …`` beside ``x``) has an axis of its own."""
+    groups: dict[tuple, list[Series]] = {}
+    for s in series:
+        key = (s.kind, s.unit) if s.kind != "other" or s.unit else (s.kind, None, s.name)
+        groups.setdefault(key, []).append(s)
+    return groups
+
+
+#: the y label of a panel of several quantities of one kind
+_KIND_WORDS = {"other": "", "angle": "angle", "length": "length",
+               "angular speed": "angular speed", "linear speed": "speed",
+               "coordinate": "coordinates", "speed": "speeds"}
+
+
+def _panel_label(group: Sequence[Series]) -> str:
+    """``angle, rad`` for a panel of several quantities of one kind; the name and unit
+    (``ẋ, m/s``) for a panel of one."""
+    what, unit = _KIND_WORDS[group[0].kind], group[0].unit
+    if len(group) == 1:
+        name = math_name(group[0].name)
+        return f"{name}, {unit}" if unit else name
+    return ", ".join(x for x in (what, unit) if x)
+
+
 def _panels(ctx: _Context, names: Sequence[str], title: str, *, stem: str) -> Figure:
     """Time histories of ``names``, one panel per kind of quantity (angles, lengths,
-    speeds of each, the rest), sharing the time axis."""
+    speeds of each, each other unit; a quantity of unknown kind alone), sharing the time
+    axis."""
     series = [ctx.series(n) for n in names]
-    groups: dict[tuple[str, str | None], list[Series]] = {}
-    for s in series:
-        groups.setdefault((s.kind, s.unit), []).append(s)
+    groups = _by_kind(series)
     n_legend = max(len(g) for g in groups.values()) + len(event_times(ctx.result))
     legend = 1.7 * math.ceil(n_legend / LEGEND_ROWS) if n_legend > LEGEND_INSIDE else 0.0
     fig = _new_figure(8.0 + legend, 1.1 + 2.9 * len(groups))
@@ -269,17 +310,12 @@ def _panels(ctx: _Context, names: Sequence[str], title: str, *, stem: str) -> Fi
     axes = fig.subplots(len(groups), 1, sharex=True, squeeze=False)[:, 0]
     colors = _colors(len(series))
     k = 0
-    for ax, ((kind, unit), group) in zip(axes, groups.items()):
+    for ax, group in zip(axes, groups.values()):
         for s in group:
-            ax.plot(ctx.result.t, s.values, label=s.name, color=colors[k % len(colors)],
-                    gid=s.name)
+            ax.plot(ctx.result.t, s.values, label=math_name(s.name),
+                    color=colors[k % len(colors)], gid=s.name)
             k += 1
-        what = {"other": "", "angle": "angle", "length": "length",
-                "angular speed": "angular speed", "linear speed": "speed"}[kind]
-        if len(group) == 1 and not what:
-            ax.set_ylabel(f"{group[0].name}, {unit}" if unit else group[0].name)
-        else:
-            ax.set_ylabel(", ".join(x for x in (what, unit) if x))
+        ax.set_ylabel(_panel_label(group))
         ax.grid(True, alpha=0.3)
         _mark_events(ax, ctx.result)
         _legend(ax, len(group) + len(event_times(ctx.result)))
@@ -308,15 +344,9 @@ def _check_request(result: Result, request: Plot) -> None:
         result[n]  # raises a KeyError naming the missing quantity
 
 
-def plot_request(result: Result, model: Model, request: Plot, *,
-                 degrees: bool = False) -> Figure:
-    """The figure for one model plot instruction; ``KeyError`` names an unknown quantity."""
-    _check_request(result, request)
-    return _request(_Context.of(result, model, degrees), request, stem="plot")
-
-
 def _axis_label(s: Series) -> str:
-    return f"{s.name}, {s.unit}" if s.unit else s.name
+    name = math_name(s.name)
+    return f"{name}, {s.unit}" if s.unit else name
 
 
 def _request(ctx: _Context, request: Plot, *, stem: str) -> Figure:
@@ -332,7 +362,10 @@ def _request(ctx: _Context, request: Plot, *, stem: str) -> Figure:
         for s in curves:
             ax.plot(x.values, s.values, label=s.name, gid=s.name)
         ax.set_xlabel(_axis_label(x))
-        ax.set_ylabel(_axis_label(curves[0]) if len(curves) == 1 else "")
+        one_kind = len({(c.kind, c.unit) for c in curves}) == 1 and curves[0].kind != "other"
+        ax.set_ylabel(_axis_label(curves[0]) if len(curves) == 1
+                      else _panel_label(curves) if one_kind
+                      else ", ".join(math_name(c.name) for c in curves))
         ax.grid(True, alpha=0.3)
         if len(curves) > 1:
             _legend(ax, len(curves))
@@ -366,7 +399,9 @@ def _phase(ctx: _Context) -> Figure | None:
         x, v = ctx.series(q), ctx.series(w)
         ax.plot(x.values, v.values, lw=0.9, gid=q)
         ax.plot(x.values[:1], v.values[:1], "o", ms=4, color="C3")
-        ax.set_xlabel(_axis_label(x))
+        ax.locator_params(axis="x", nbins=4)   # narrow panels: labels like −0.075 apart
+        # (left: clear of an offset text, which matplotlib puts at the right end)
+        ax.set_xlabel(_axis_label(x), loc="left")
         ax.set_ylabel(_axis_label(v))
         ax.grid(True, alpha=0.3)
     for ax in list(axes.flat)[n:]:
@@ -469,8 +504,9 @@ def _energy(ctx: _Context) -> Figure | None:
         return None
     t = ctx.result.t
     energy = np.asarray(ctx.result["energy"], float)
-    fig = _new_figure(8, 6.4)
-    _margins(fig, left=0.95)
+    fig = _new_figure(8, 6.8)
+    # the title, the line under it, then the top panel's offset text (1e-11+6.5)
+    _margins(fig, left=0.95, top=0.95, hspace=0.18)
     top, bottom = fig.subplots(2, 1, sharex=True)
     top.plot(t, energy, label="E(t) = T + Π", gid="E")
     top.plot(t, energy - balance.balance, "--", label="E(0) + W(t)", gid="E0+W")
@@ -484,10 +520,11 @@ def _energy(ctx: _Context) -> Figure | None:
         _legend(ax, 2 + len(event_times(ctx.result)))
     what = ("conservative: W = 0" if not np.any(balance.work)
             else "W: the work of what E = T + Π leaves out")
-    fig.suptitle(f"{ctx.model.name}: energy balance")
-    top.set_title(f"{what}; max |E − E(0) − W| = {balance.max_abs:.3g}" if balance.available
-                  else f"energy balance not available: {balance.unavailable}",
-                  fontsize="small")
+    height = fig.get_size_inches()[1]
+    fig.suptitle(f"{ctx.model.name}: energy balance", y=1 - 0.12 / height, va="top")
+    fig.text(0.5, 1 - 0.42 / height, f"{what}; max |E − E(0) − W| = {balance.max_abs:.3g}"
+             if balance.available else f"energy balance not available: {balance.unavailable}",
+             ha="center", va="top", fontsize="small", gid="subtitle")
     fig.set_label("energy")
     return fig
 
@@ -632,3 +669,60 @@ def plot_run(result: Result, model: Model, out: str | Path, *,
     if jobs == 1:
         return _render(figs, out, formats)
     return _render_parallel(figs, out, formats, jobs)
+
+
+def plot_result(result: Result, names: Sequence[str] | str | None = None, ax=None, *,
+                model: Model | None = None, degrees: bool = False) -> list:
+    """:meth:`Result.plot <kidym.simulate.result.Result.plot>`: time histories, one
+    panel per physical kind, into ``ax`` or a new pyplot figure.
+
+    Returns
+    -------
+    list of matplotlib.axes.Axes
+
+    Raises
+    ------
+    KeyError
+        A name the run did not record.
+    ValueError
+        ``ax`` given for quantities of several kinds.
+    """
+    names = (list(result.state_names) if names is None
+             else [names] if isinstance(names, str) else list(names))
+    for n in names:
+        result[n]   # a KeyError naming what the run has
+    if model is not None:
+        ctx = _Context.of(result, model, degrees)
+        series = [ctx.series(n) for n in names]
+        time_unit: str | None = ctx.time_unit
+    else:
+        # (a pseudo-velocity is told from a coordinate by the model only)
+        series = [Series(n, np.asarray(result[n], float), None,
+                         "other" if n not in result.state_names
+                         else "speed" if n.endswith("'t") else "coordinate") for n in names]
+        time_unit = None
+    groups = list(_by_kind(series).values())
+    if ax is not None:
+        if len(groups) > 1:
+            raise ValueError(
+                "one axes takes quantities of one kind; these are of " + str(len(groups))
+                + ": " + "; ".join(", ".join(s.name for s in g) for g in groups)
+                + " (pass names= of one kind, or no ax= for a panel per kind)")
+        axes = [ax]
+    else:
+        import matplotlib.pyplot as plt
+
+        _, grid = plt.subplots(len(groups), 1, sharex=True, squeeze=False,
+                                 figsize=(8, 1.0 + 2.4 * len(groups)), layout="constrained")
+        axes = list(grid[:, 0])
+    n_events = len(event_times(result))
+    for axis, group in zip(axes, groups):
+        for s in group:
+            axis.plot(result.t, s.values, label=math_name(s.name), gid=s.name)
+        axis.set_ylabel(_panel_label(group))
+        axis.grid(True, alpha=0.3)
+        _mark_events(axis, result)
+        if len(group) > 1 or n_events:
+            _legend(axis, len(group) + n_events)
+    axes[-1].set_xlabel(f"t, {time_unit}" if time_unit else "t")
+    return axes

@@ -122,7 +122,7 @@ def find_root(links: dict[str, RobotLink], joints: list[RobotJoint]) -> tuple[st
     for j in joints:
         for role, name in (("parent", j.parent), ("child", j.child)):
             if name not in links:
-                near = _closest(name, links)
+                near = closest(name, links)
                 hint = f" (did you mean `{near}`?)" if near else ""
                 problems.append(Diagnostic(
                     f"joint `{j.name}` has {role} link `{name}`, which is not defined{hint}",
@@ -158,7 +158,8 @@ def find_root(links: dict[str, RobotLink], joints: list[RobotJoint]) -> tuple[st
     return roots[0], []
 
 
-def _closest(name: str, names) -> str | None:
+def closest(name: str, names) -> str | None:
+    """The name among ``names`` nearest to ``name`` (difflib), or ``None``."""
     import difflib
 
     near = difflib.get_close_matches(name, list(names), n=1)

@@ -22,7 +22,7 @@ from kidym.robots.tree import (
     RobotJoint,
     RobotLink,
     RobotTree,
-    _closest,
+    closest,
     find_root,
 )
 
@@ -84,7 +84,7 @@ def _check_xml(root, lines: list[str]) -> list[Diagnostic]:
         if el.tag == "joint":
             jtype = el.get("type")
             if jtype not in JOINT_TYPES:
-                near = _closest(jtype or "", JOINT_TYPES)
+                near = closest(jtype or "", JOINT_TYPES)
                 hint = f"did you mean `{near}`? " if near else ""
                 err(el, f"joint `{name}` has type `{jtype}`, which is not a URDF joint type "
                         f"({hint}expected one of {', '.join(JOINT_TYPES)})",

@@ -6,14 +6,20 @@ releases the GIL for the foreign call, so they run in parallel on all cores.
 
 from __future__ import annotations
 
+import os
+import time as _time
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 import numpy as np
 
 from kidym.eom.constraints import Stabilization
 from kidym.eom.equations import Equations, derive
 from kidym.model.model import Model
-from kidym.simulate.compiled import BatchResult, CompiledSystem, run_batch
+from kidym.simulate.compiled import CompiledSystem, to_result, with_constraints
+from kidym.simulate.result import Result
+from kidym.simulate.spec import output_times, prepare_run, run_span
 
 
 def simulate_batch(system: Model | Equations | CompiledSystem, *,
@@ -56,7 +62,7 @@ def simulate_batch(system: Model | Equations | CompiledSystem, *,
     CompileError
         If the model cannot be compiled.
     """
-    from kidym.simulate.simulate import _initial_state, check_options
+    from kidym.simulate.spec import check_options
 
     check_options(t_start=t_start, t_end=t_end, n_points=n_points, rtol=rtol, atol=atol,
                   max_step=max_step, t_eval=t_eval)
@@ -76,32 +82,110 @@ def simulate_batch(system: Model | Equations | CompiledSystem, *,
     model = system.equations.model
     initial = initial or [{}] * n
     parameters = parameters or [{}] * n
-    spans = {model.time_span(pp) for pp in parameters}
+    spans = {model.time_span(pp): pp for pp in parameters}
     if len(spans) > 1 and (t_start is None or t_end is None) and t_eval is None:
         raise ValueError(f"the time span of model `{model.name}` is a formula of parameters "
                          "that differ between the runs, and a batch shares one time grid: "
                          "give t_start and t_end (or t_eval)")
-    span = spans.pop()
-    t0 = span[0] if t_start is None else float(t_start)
-    t1 = span[1] if t_end is None else float(t_end)
-    if not t1 > t0:
-        raise ValueError(f"t_end ({t1}) must be greater than t_start ({t0})")
-    times = np.linspace(t0, t1, n_points) if t_eval is None else np.asarray(t_eval, float)
-    # initial values written as formulas of parameters follow each run's parameters
-    y0s = np.array([_initial_state(system, model, ic, pp)
-                    for ic, pp in zip(initial, parameters)])
-    ps = np.array([system.parameter_vector(pp) for pp in parameters])
-    if system.equations.constraints is not None:
-        # each run starts on the constraints (its dependent values solved, as one run's)
-        from kidym.simulate.constrained import consistent_initial, given_states
-        from kidym.simulate.simulate import canonical_initial
-
-        tol = Stabilization().tolerance * 1e-3
-        y0s = np.array([consistent_initial(system, t0, y0, p, given_states(
-            model, ic, canonical_initial), tol)[0]
-            for y0, p, ic in zip(y0s, ps, initial)])
+    t0, t1 = run_span(model, next(iter(spans.values())), t_start, t_end)
+    times = output_times(t0, t1, t_eval, n_points)
+    # each run prepared as one run is (initial values written as formulas of parameters
+    # follow its parameters; with constraints, its dependent values solved)
+    specs = [prepare_run(system, parameters=pp, initial=ic, t_start=t0, t_end=t1,
+                         t_eval=times, constraints=Stabilization())
+             for ic, pp in zip(initial, parameters)]
+    y0s = np.array([s.y0 for s in specs])
+    ps = np.array([s.p for s in specs])
     labels = ["; ".join(f"{what} " + ", ".join(f"{k}={v:g}" for k, v in given.items())
                         for what, given in (("parameters", pp), ("initial", ic)) if given)
               for ic, pp in zip(initial, parameters)]
     return run_batch(system, t0=t0, times=times, y0s=y0s, ps=ps, method=method, rtol=rtol,
                      atol=atol, max_step=max_step, workers=workers, labels=labels)
+
+
+@dataclass(frozen=True, eq=False)
+class BatchResult:
+    """Many runs of one model, stacked.
+
+    Attributes
+    ----------
+    t : ndarray, shape (n_t,)
+        Output times (common to all runs).
+    y : ndarray, shape (n_runs, n_y, n_t)
+        States; NaN after a run stopped or failed.
+    values : dict of str to ndarray, each shape (n_runs, n_t)
+        Every recorded quantity by name.
+    success : ndarray of bool, shape (n_runs,)
+    messages : list of str
+        Per run; a failed run's names the run and what it was given (``run 2
+        (parameters l=0.5): the motion blows up … at t = …``).
+    results : list of Result
+        The individual runs; a failed run's is its partial result (``partial``,
+        ``failure``), the others are complete.
+    wall_time_s : float
+        Wall time of the whole batch.
+    """
+
+    t: np.ndarray
+    y: np.ndarray
+    values: dict[str, np.ndarray]
+    success: np.ndarray
+    messages: list[str]
+    results: list[Result]
+    wall_time_s: float
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self.t if name == "t" else self.values[name]
+
+    @property
+    def failed(self) -> list[int]:
+        """Indices of the runs that failed (their messages say where and why)."""
+        return [k for k, r in enumerate(self.results) if r.partial]
+
+
+def run_batch(system: CompiledSystem, *, t0: float, times: np.ndarray,
+                   y0s: np.ndarray, ps: np.ndarray, method: str = "ERK8",
+                   rtol: float = 1e-9, atol: float = 1e-12, max_step: float = np.inf,
+                   workers: int | None = None,
+                   labels: Sequence[str] | None = None) -> BatchResult:
+    """Run ``len(y0s)`` simulations in parallel threads (the GIL is released in C).
+
+    A run that fails does not stop the others: its partial result and its message,
+    which names the run (``labels[k]``, what it was given), are in the batch.
+    """
+    n = len(y0s)
+    workers = workers or os.cpu_count() or 1
+    started = _time.perf_counter()
+    stab = Stabilization()   # (constraints: projection, one setting for every run)
+    if system.equations.constraints is not None:
+        system.set_stabilization(stab)
+
+    def one(k: int) -> Result:
+        raw = system.integrate(y0s[k], ps[k], times, t0=t0, method=method, rtol=rtol,
+                               atol=atol, max_step=max_step)
+        result = to_result(system, raw, ps[k], rtol=rtol, atol=atol, max_step=max_step)
+        return with_constraints(system, raw, ps[k], stab, result)
+
+    with ThreadPoolExecutor(max_workers=min(workers, max(n, 1))) as pool:
+        results = list(pool.map(one, range(n)))
+    wall = _time.perf_counter() - started
+    names = list(results[0].values) if results else []
+    values = {}
+    for name in names:
+        arr = np.full((n, len(times)), np.nan)
+        for k, r in enumerate(results):
+            arr[k, :len(r.t)] = r.values[name]
+        values[name] = arr
+    y = np.stack([values[s] for s in system.state_names], axis=1) if n else np.empty((0,))
+    return BatchResult(t=np.asarray(times, float), y=y, values=values,
+                       success=np.array([r.success for r in results]),
+                       messages=[_batch_message(k, r, labels) for k, r in enumerate(results)],
+                       results=results,
+                       wall_time_s=wall)
+
+
+def _batch_message(k: int, result: Result, labels: Sequence[str] | None) -> str:
+    if not result.partial:
+        return result.message
+    given = f" ({labels[k]})" if labels and labels[k] else ""
+    return f"run {k}{given}: {result.message}"

@@ -12,11 +12,9 @@ the GIL during the foreign call, so threads run truly in parallel).
 from __future__ import annotations
 
 import ctypes
-import functools
 import os
 import time as _time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,25 +24,24 @@ from kidym.codegen.build import BASE_FLAGS, build, build_flags
 from kidym.codegen.emit import CCode, generate_c
 from kidym.eom.constraints import Stabilization, solve_augmented, split
 from kidym.eom.equations import Equations
+from kidym.eom.events import STORM_HINT, Event, storm_detail
 from kidym.errors import SimulationError
 from kidym.simulate import faults
-from kidym.simulate.events import STORM_HINT, Event, states_after
+from kidym.simulate.compiled_methods import (  # noqa: F401 (the engine's method names)
+    COMPILED_METHODS,
+    ERK8_TOL_EXPONENT,
+    JACOBIAN_CHOICES,
+    METHOD_ALIASES,
+    OUTPUT_MODES,
+    arkode_options,
+    erk8_tolerances,
+    output_mode_of,
+)
+from kidym.simulate.events import states_after
+from kidym.simulate.finish import assemble
+from kidym.simulate.layout import parameter_vector
 from kidym.simulate.result import Result
-
-#: Integration methods of the compiled engine (name → driver code, description).
-COMPILED_METHODS: dict[str, tuple[int, str]] = {
-    "ERK8": (4, "ARKODE explicit Runge-Kutta of order 8, Hairer's DOP853 coefficients with "
-                "their 5th-order error estimate"),
-    "Fehlberg78": (2, "ARKODE explicit Runge-Kutta 7(8), Fehlberg 13-7-8"),
-    "ERK5": (3, "ARKODE explicit Runge-Kutta 4(5), Dormand-Prince 7-4-5"),
-    "BDF": (0, "CVODE variable-order BDF (stiff), dense Newton"),
-    "Adams": (1, "CVODE variable-order Adams-Moulton (non-stiff), fixed-point iteration"),
-}
-#: Jacobians of the Newton iteration of ``BDF`` (``jacobian=``; see
-#: :meth:`CompiledSystem.integrate`).
-JACOBIAN_CHOICES = ("auto", "analytic", "fd")
-#: ``solve_ivp`` method names accepted by the compiled engine, and what they run.
-METHOD_ALIASES = {"DOP853": "ERK8", "RK45": "ERK5"}
+from kidym.simulate.spec import RunOptions, RunSpec
 
 _UNDEFINED_HINT = ("look for a formula undefined at this state (sqrt or log of a negative, "
                    "division by zero), or a blow-up; shorten t_end or tighten rtol")
@@ -63,138 +60,6 @@ _L = ctypes.POINTER(ctypes.c_long)
 
 def _ptr(a: np.ndarray) -> ctypes.c_void_p:
     return a.ctypes.data_as(_D)
-
-
-#: How the ARKODE methods produce the state at the output times (``output_mode``).
-OUTPUT_MODES = {"hermite": 0, "step": 1, "extension": 2}
-
-#: Embedding orders of ARKODE's built-in tables (the initial step uses them).
-_EMBEDDING_ORDER = {"Fehlberg78": 7, "ERK5": 4}
-
-
-@functools.cache
-def _dop853():
-    """SciPy's module of DOP853's coefficients (``scipy/integrate/_ivp/
-    dop853_coefficients.py``, NumPy only), loaded from its file: importing it by name
-    would import ``scipy.integrate`` first, half a second of a cached compiled run."""
-    import importlib.util
-
-    spec = importlib.util.find_spec("scipy")   # (finds the package, imports nothing)
-    if spec is None or not spec.submodule_search_locations:
-        raise ImportError("SciPy is not installed (kidym needs it)")
-    for root in spec.submodule_search_locations:
-        path = Path(root) / "integrate" / "_ivp" / "dop853_coefficients.py"
-        if path.is_file():
-            spec = importlib.util.spec_from_file_location("_kidym_dop853_coefficients", path)
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
-            return module
-    from scipy.integrate._ivp import dop853_coefficients  # (another layout)
-
-    return dop853_coefficients
-
-
-@functools.cache
-def _erk8_table() -> np.ndarray:
-    """``{s, q, p}`` and ``c, A, b, d`` of ``ERK8`` (see :func:`_arkode_options`)."""
-    dop = _dop853()
-
-    s = dop.N_STAGES + 1
-    A = np.zeros((s, s))
-    A[:s - 1, :s - 1] = dop.A[:s - 1, :s - 1]
-    A[s - 1, :s - 1] = dop.B
-    c = np.r_[dop.C[:s - 1], 1.0]
-    b = np.r_[dop.B, 0.0]
-    d = b - dop.E5[:s]
-    return np.concatenate([[s, 8.0, 5.0], c, A.ravel(), b, d])
-
-
-@functools.cache
-def _erk8_extension() -> np.ndarray:
-    """DOP853's continuous extension in the driver's layout (``driver.c``).
-
-    Read from SciPy like the table: the three extra stages (``C[13:]``,
-    ``A[13:, :16]``) and the 4 × 16 matrix ``D`` of the degree-7 polynomial, over the
-    13 stages of :func:`_erk8_table` (the last is ``f`` at the new solution) and the
-    three extra ones.
-    """
-    dop = _dop853()
-
-    n_all = dop.N_STAGES_EXTENDED
-    s = dop.N_STAGES + 1
-    ne = n_all - s
-    return np.concatenate([[ne], dop.C[s:n_all], dop.A[s:n_all, :n_all].ravel(),
-                           dop.D.ravel()])
-
-
-def _arkode_options(method: str, output_mode: str) -> np.ndarray | None:
-    """The driver's ``table`` argument (layout in ``driver.c``) for an ARKODE method.
-
-    ``ERK8`` is Hairer's DOP853 formula run by ARKODE: SUNDIALS 6.4 (Debian 12) has
-    no economical 8th-order pair, while Fehlberg 7(8) needs 2.4-3 times the
-    evaluations of DOP853 for the same error (``docs/benchmarks.md``). The
-    coefficients are read from SciPy (``scipy.integrate._ivp.dop853_coefficients``),
-    never copied: the 12 stages, the 8th-order weights, and the 5th-order embedding
-    ``b - E5`` for the error estimate. A 13th stage, ``f`` at the new solution
-    (``A[12] = b``, ``c = 1``), completes the table as in SciPy, where it is the
-    first stage of the next step: with the 12 stages alone the run under ARKODE 6.4
-    converged at first order (measured), with it at the method's order
-    (``tests/simulate/test_compiled.py`` checks the order). With
-    ``output_mode="extension"`` DOP853's continuous extension follows
-    (:func:`_erk8_extension`). ``None`` for CVODE's methods (``output_mode`` empty, see
-    :func:`_output_mode`).
-    """
-    if not output_mode:
-        return None
-    head = np.array([0.0, 0.0, float(_EMBEDDING_ORDER.get(method, 0)),
-                     float(OUTPUT_MODES[output_mode])])
-    if method != "ERK8":
-        return head
-    table = _erk8_table()
-    head[:3] = table[:3]
-    parts = [head, table[3:]]
-    if output_mode == "extension":
-        parts.append(_erk8_extension())
-    return np.concatenate(parts)
-
-
-def _output_mode(method: str, output_mode: str) -> str:
-    """The effective output mode of an ARKODE method (``"auto"`` resolved); ``""`` for
-    CVODE's methods, which interpolate with their own history."""
-    if COMPILED_METHODS[method][0] not in (2, 3, 4):
-        return ""
-    if output_mode == "auto":
-        return "extension" if method == "ERK8" else "step"
-    if output_mode not in OUTPUT_MODES:
-        raise ValueError(f"output_mode {output_mode!r}: choose one of auto, "
-                         + ", ".join(OUTPUT_MODES))
-    if output_mode == "extension" and method != "ERK8":
-        raise ValueError(f"method {method!r} has no continuous extension; output_mode "
-                         "'extension' needs ERK8 (use 'step' or 'hermite')")
-    return output_mode
-
-
-#: Exponent of the tolerance handed to ARKODE for ``ERK8``: ``rtol**ERK8_TOL_EXPONENT``.
-ERK8_TOL_EXPONENT = 0.8
-
-
-def _erk8_tolerances(rtol: float, atol: float) -> tuple[float, float]:
-    """ARKODE's tolerances for ``ERK8``, so that the delivered error follows ``rtol``.
-
-    ARKODE holds the 5th-order error estimate (``∝ h⁶``) below its tolerance ``τ``,
-    while the error of the 8th-order step goes like ``h⁹ ∝ τ^1.5``; DOP853's own
-    estimate (5th and 3rd order combined, of order 7), which SciPy uses, is not
-    linear and ARKODE 6.4 takes no other. ``τ = rtol^(2/3)`` makes the error scale
-    like ``rtol`` but with a constant that depends on the problem: 1e-8 at rtol 1e-12
-    on a pendulum swinging from 2 rad (2.5e-9, 1250 × rtol × amplitude; SciPy
-    6e-11). ``τ = rtol^0.8`` makes the error fall like ``rtol^1.2``: measured on a
-    closed form and the examples, at or below SciPy's DOP853 at every rtol from 1e-6
-    to 1e-12 and within 20 × rtol × scale (``docs/compiled.md``). The method and
-    its cost at a given *achieved* error are unchanged. ``atol`` is scaled by the
-    same factor ``τ/rtol``.
-    """
-    inner = rtol ** ERK8_TOL_EXPONENT if rtol > 0 else rtol
-    return inner, atol * (inner / rtol if rtol > 0 else 1.0)
 
 
 def _load(path: Path) -> ctypes.CDLL:
@@ -249,12 +114,13 @@ class CompiledSystem:
     @classmethod
     def build(cls, eq: Equations, *, events: Sequence[Event] = (),
               fold: bool | Mapping[str, float] = False, flags: tuple[str, ...] = BASE_FLAGS,
-              extra_flags: tuple[str, ...] = (), native: bool = True,
+              extra_flags: tuple[str, ...] = (), native: bool | None = None,
               progress: Callable[[int, int], None] | None = None,
               jacobian: bool = False) -> CompiledSystem:
         """Generate, compile (or reuse from the cache) and load the library of ``eq``.
 
-        ``flags``, ``extra_flags``, ``native`` (tune for this processor) and ``progress``
+        ``flags``, ``extra_flags``, ``native`` (tune for this processor; ``None``: as
+        ``KIDYM_NATIVE`` says, portable by default) and ``progress``
         (``progress(done, total)`` as compiler runs finish) are those of
         :func:`kidym.codegen.build`. ``jacobian=True`` adds the analytic Jacobian
         (:mod:`kidym.codegen.jacobian_c`), which ``BDF`` then uses; a model with
@@ -329,8 +195,6 @@ class CompiledSystem:
     # ------------------------------------------------------------ numbers
     def parameter_vector(self, overrides: Mapping[str, float] | None = None) -> np.ndarray:
         """Parameter values in model order, with ``overrides`` applied."""
-        from kidym.simulate.simulate import parameter_vector
-
         vector = parameter_vector(self.equations.model, overrides)
         if self.code.folded and overrides:
             raise ValueError("this library has the parameter values folded into its code; "
@@ -353,6 +217,10 @@ class CompiledSystem:
             len(self.equations.forcing_extended))
         self.lib.kidym_eval(float(t), _ptr(y), _ptr(p), _ptr(c), _ptr(qdot), _ptr(M), _ptr(F))
         return qdot, M, F
+
+    def dynamics(self, t: float, y: np.ndarray, p: np.ndarray) -> tuple:
+        """``(q̇, M, F)`` at one state (:meth:`evaluate`; the name both engines share)."""
+        return self.evaluate(t, y, p)
 
     # the interface of kidym.simulate.constrained (as NumpySystem's)
     def rates(self, t: float, y: np.ndarray, p: np.ndarray) -> np.ndarray:
@@ -509,9 +377,9 @@ class CompiledSystem:
         fail_t = np.zeros(1)
         fail_y = np.zeros(ny)
         msg = ctypes.create_string_buffer(512)
-        mode = _output_mode(method, output_mode)
-        table = _arkode_options(method, mode)
-        inner_rtol, inner_atol = (_erk8_tolerances(rtol, atol) if method == "ERK8"
+        mode = output_mode_of(method, output_mode)
+        table = arkode_options(method, mode)
+        inner_rtol, inner_atol = (erk8_tolerances(rtol, atol) if method == "ERK8"
                                   else (rtol, atol))
         started = _time.perf_counter()
         status = self.lib.kidym_simulate(
@@ -582,11 +450,7 @@ def _fault(system: CompiledSystem, raw: dict) -> faults.Fault:
             "rtol/atol, or use constraints='baumgarte'")
     if status == -104:  # message "event <k>"
         name = system.event_names[int(raw["message"].split()[-1])]
-        return faults.Fault(
-            faults.EVENT_STORM,
-            f"event `{name}` is left at zero by a reset with the state at rest on its "
-            "surface: it would recur at once, again and again (an event storm)", t, y,
-            STORM_HINT)
+        return faults.Fault(faults.EVENT_STORM, storm_detail(name), t, y, STORM_HINT)
     if status == -105:  # message "<events in the run> <its first instant> <t_inf>"
         count, start, t_inf = raw["message"].split()
         names = [system.event_names[k] for tt, k in zip(raw["events_t"], raw["events_k"])
@@ -650,11 +514,12 @@ def to_result(system: CompiledSystem, raw: dict, p: np.ndarray, *, rtol: float, 
     ``failure`` from ``error`` (computed here when not given).
     """
     t, Y = raw["t"], raw["y"]
-    values = {n: Y[:, i].copy() for i, n in enumerate(system.state_names)}
+    if raw["status"] == 1 and raw["events_t"].size and (not t.size
+                                                         or t[-1] < raw["events_t"][-1]):
+        # a terminal event: the results end at it, its row kept (as the NumPy engine's)
+        t = np.append(t, raw["events_t"][-1])
+        Y = np.vstack([Y, raw["events_y"][-1]])
     outs = system.outputs_at(t, Y, p)
-    for i, n in enumerate(system.output_names):
-        if n not in values:
-            values[n] = outs[:, i]
     status = raw["status"]
     events = {"t": raw["events_t"].copy(),
               "name": [system.event_names[k] for k in raw["events_k"]],
@@ -664,7 +529,6 @@ def to_result(system: CompiledSystem, raw: dict, p: np.ndarray, *, rtol: float, 
                   raw["events_t"], raw["events_k"], raw["events_y"],
                   system.code.event_actions, lambda k, tk, yk: system.reset_at(k, tk, yk, p),
                   last_applied=status != -105)}
-    model = system.equations.model
     stats = {"engine": "compiled", "method": raw["method"],
              "integrator": COMPILED_METHODS[raw["method"]][1], "rtol": rtol, "atol": atol,
              "wall_time_s": raw["wall_time_s"], "max_step": max_step, "nsteps": raw["nsteps"],
@@ -686,32 +550,25 @@ def to_result(system: CompiledSystem, raw: dict, p: np.ndarray, *, rtol: float, 
         error = _failure(system, raw, p)
     if error is not None:
         message = str(error)
-    return Result(t=t, values=values, state_names=system.state_names,
-                  success=status in (0, 1), status=0 if status == 0 else (1 if status == 1
-                                                                          else -1),
-                  message=message, nfev=raw["nfev"],
-                  parameters=dict(zip(model.parameter_values, p.tolist())), stats=stats,
-                  failure=error.to_dict() if error is not None else None)
+    return assemble(system.equations.model, t=t, Y=Y.T, state_names=system.state_names,
+                    output_names=system.output_names, outputs=outs,
+                    success=status in (0, 1), status=0 if status == 0 else (
+                        1 if status == 1 else -1),
+                    message=message, nfev=raw["nfev"], p=p, stats=stats, error=error)
 
 
-def simulate_compiled(system: CompiledSystem, *, t0: float, t1: float, y0: np.ndarray,
-                      p: np.ndarray, times: np.ndarray, method: str = "ERK8",
-                      rtol: float = 1e-9, atol: float = 1e-12, max_step: float = np.inf,
-                      raise_on_failure: bool = True, extra: dict | None = None,
-                      constraints: Stabilization | None = None,
-                      jacobian: str = "auto") -> Result:
-    """Integrate with the compiled loop; see :func:`kidym.simulate` (``engine="compiled"``).
+def run_compiled(system: CompiledSystem, *, t0: float, t1: float, y0: np.ndarray,
+                 p: np.ndarray, times: np.ndarray, method: str = "ERK8",
+                 rtol: float = 1e-9, atol: float = 1e-12, max_step: float = np.inf,
+                 extra: dict | None = None, constraints: Stabilization | None = None,
+                 jacobian: str = "auto") -> tuple[Result, SimulationError | None]:
+    """Integrate with the compiled loop: the result (partial, for a failed run) and the
+    error that stopped it, or ``None``.
 
     With holonomic constraints, ``y0`` must be consistent already
-    (:func:`kidym.simulate.constrained.consistent_initial`); ``constraints`` is the
-    stabilization (default projection), and the result gets the multipliers ``λf`` and
+    (:func:`kidym.simulate.spec.prepare_run`); ``constraints`` is the stabilization
+    (default projection), and the result gets the multipliers ``λf`` and
     ``stats["constraint_drift"]`` as the NumPy engine's does.
-
-    Raises
-    ------
-    SimulationError
-        Singular mass matrix, a non-finite right-hand side, or integrator failure, with
-        the time and state where it happened.
     """
     cons = system.equations.constraints
     stab = constraints if constraints is not None else Stabilization()
@@ -722,16 +579,68 @@ def simulate_compiled(system: CompiledSystem, *, t0: float, t1: float, y0: np.nd
     error = _failure(system, raw, p) if raw["status"] < 0 else None
     result = to_result(system, raw, p, rtol=rtol, atol=atol, max_step=max_step, extra=extra,
                        error=error)
-    result = _with_constraints(system, raw, p, stab, result)
+    result = with_constraints(system, raw, p, stab, result)
     if error is None:
         stiff = stiffness_check(system, raw, p)
         if stiff is not None:
             result.stats["stiffness"] = stiff
+    return result, error
+
+
+def simulate_compiled(system: CompiledSystem, *, raise_on_failure: bool = True,
+                      **run) -> Result:
+    """:func:`run_compiled`, raising the error of a failed run (unless
+    ``raise_on_failure=False``: then its partial result is returned).
+
+    Raises
+    ------
+    SimulationError
+        Singular mass matrix, a non-finite right-hand side, or integrator failure, with
+        the time and state where it happened.
+    """
+    result, error = run_compiled(system, **run)
     if error is not None:
         error.result = result
         if raise_on_failure:
             raise error
     return result
+
+
+class CompiledEngine:
+    """The compiled engine: generated C, a cached shared library, the integration loop
+    on SUNDIALS (the :class:`~kidym.simulate.engine.Engine` named ``compiled``)."""
+
+    name = "compiled"
+
+    def owns(self, system: object) -> bool:
+        return isinstance(system, CompiledSystem)
+
+    def check(self, options: RunOptions, system: object) -> None:
+        if options.quaternion_stabilization:
+            raise ValueError("quaternion_stabilization is applied by the NumPy engine only: "
+                             "use engine='numpy', or normalize_quaternions=True")
+        if options.events and self.owns(system):
+            raise ValueError("pass the events to CompiledSystem.build (they are compiled in)")
+
+    def system(self, eq: Equations, options: RunOptions) -> CompiledSystem:
+        # BDF's Newton matrix: the analytic Jacobian goes into the library
+        return CompiledSystem.build(
+            eq, events=options.events,
+            jacobian=(METHOD_ALIASES.get(options.method, options.method) == "BDF"
+                      and options.jacobian != "fd" and eq.controls is None))
+
+    def run(self, system: CompiledSystem, spec: RunSpec, options: RunOptions
+            ) -> tuple[Result, SimulationError | None]:
+        extra = ({"initial_adjusted": spec.adjusted}
+                 if system.equations.constraints is not None else {})
+        return run_compiled(system, t0=spec.t0, t1=spec.t1, y0=spec.y0, p=spec.p,
+                            times=spec.times, method=options.method, rtol=options.rtol,
+                            atol=options.atol, max_step=options.max_step, extra=extra,
+                            constraints=spec.stabilization, jacobian=options.jacobian)
+
+
+#: The compiled engine (:data:`kidym.simulate.engine.ENGINES`).
+ENGINE = CompiledEngine()
 
 
 #: The explicit methods of the compiled engine, whose steps stability may hold down.
@@ -757,9 +666,8 @@ def stiffness_check(system: CompiledSystem, raw: dict, p: np.ndarray) -> dict | 
     its steps held down by stability? ``ρ h > 2``, with ``ρ`` the spectral radius of
     ``∂ẏ/∂y`` at the last output (the library's analytic Jacobian, else central
     differences of its right-hand side) and ``h`` the mean step, says so and names
-    ``BDF`` — the test of the NumPy engine (:func:`kidym.simulate.simulate.simulate`)."""
-    from kidym.simulate.jacobian import stiffness
-    from kidym.simulate.simulate import STIFF_CHECK_ABOVE
+    ``BDF`` — the test of the NumPy engine (:func:`kidym.simulate.simulate.run_numpy`)."""
+    from kidym.simulate.jacobian import STIFF_CHECK_ABOVE, stiffness
 
     method = raw["method"]
     if method not in EXPLICIT_METHODS or raw["nfev"] < STIFF_CHECK_ABOVE or not raw["nsteps"]:
@@ -783,7 +691,7 @@ def stiffness_check(system: CompiledSystem, raw: dict, p: np.ndarray) -> dict | 
                     "Jacobian; kidym run --method BDF)"}
 
 
-def _with_constraints(system: CompiledSystem, raw: dict, p: np.ndarray, stab: Stabilization,
+def with_constraints(system: CompiledSystem, raw: dict, p: np.ndarray, stab: Stabilization,
                       result: Result) -> Result:
     """``result`` with the multipliers ``λf`` and the constraint drift (a model with
     constraints; unchanged otherwise)."""
@@ -808,99 +716,7 @@ def _with_constraints(system: CompiledSystem, raw: dict, p: np.ndarray, stab: St
     return result
 
 
-@dataclass(frozen=True, eq=False)
-class BatchResult:
-    """Many runs of one model, stacked.
-
-    Attributes
-    ----------
-    t : ndarray, shape (n_t,)
-        Output times (common to all runs).
-    y : ndarray, shape (n_runs, n_y, n_t)
-        States; NaN after a run stopped or failed.
-    values : dict of str to ndarray, each shape (n_runs, n_t)
-        Every recorded quantity by name.
-    success : ndarray of bool, shape (n_runs,)
-    messages : list of str
-        Per run; a failed run's names the run and what it was given (``run 2
-        (parameters l=0.5): the motion blows up … at t = …``).
-    results : list of Result
-        The individual runs; a failed run's is its partial result (``partial``,
-        ``failure``), the others are complete.
-    wall_time_s : float
-        Wall time of the whole batch.
-    """
-
-    t: np.ndarray
-    y: np.ndarray
-    values: dict[str, np.ndarray]
-    success: np.ndarray
-    messages: list[str]
-    results: list[Result]
-    wall_time_s: float
-
-    def __getitem__(self, name: str) -> np.ndarray:
-        return self.t if name == "t" else self.values[name]
-
-    @property
-    def failed(self) -> list[int]:
-        """Indices of the runs that failed (their messages say where and why)."""
-        return [k for k, r in enumerate(self.results) if r.partial]
-
-
-def run_batch(system: CompiledSystem, *, t0: float, times: np.ndarray,
-                   y0s: np.ndarray, ps: np.ndarray, method: str = "ERK8",
-                   rtol: float = 1e-9, atol: float = 1e-12, max_step: float = np.inf,
-                   workers: int | None = None,
-                   labels: Sequence[str] | None = None) -> BatchResult:
-    """Run ``len(y0s)`` simulations in parallel threads (the GIL is released in C).
-
-    A run that fails does not stop the others: its partial result and its message,
-    which names the run (``labels[k]``, what it was given), are in the batch.
-    """
-    n = len(y0s)
-    workers = workers or os.cpu_count() or 1
-    started = _time.perf_counter()
-    stab = Stabilization()   # (constraints: projection, one setting for every run)
-    if system.equations.constraints is not None:
-        system.set_stabilization(stab)
-
-    def one(k: int) -> Result:
-        raw = system.integrate(y0s[k], ps[k], times, t0=t0, method=method, rtol=rtol,
-                               atol=atol, max_step=max_step)
-        result = to_result(system, raw, ps[k], rtol=rtol, atol=atol, max_step=max_step)
-        return _with_constraints(system, raw, ps[k], stab, result)
-
-    with ThreadPoolExecutor(max_workers=min(workers, max(n, 1))) as pool:
-        results = list(pool.map(one, range(n)))
-    wall = _time.perf_counter() - started
-    names = list(results[0].values) if results else []
-    values = {}
-    for name in names:
-        arr = np.full((n, len(times)), np.nan)
-        for k, r in enumerate(results):
-            arr[k, :len(r.t)] = r.values[name]
-        values[name] = arr
-    y = np.stack([values[s] for s in system.state_names], axis=1) if n else np.empty((0,))
-    return BatchResult(t=np.asarray(times, float), y=y, values=values,
-                       success=np.array([r.success for r in results]),
-                       messages=[_batch_message(k, r, labels) for k, r in enumerate(results)],
-                       results=results,
-                       wall_time_s=wall)
-
-
-def _batch_message(k: int, result: Result, labels: Sequence[str] | None) -> str:
-    if not result.partial:
-        return result.message
-    given = f" ({labels[k]})" if labels and labels[k] else ""
-    return f"run {k}{given}: {result.message}"
-
-
-# ------------------------------------------------------------------ engine choice
-#: Assumed right-hand-side evaluations per unit of model time when ``auto`` estimates
-#: the length of a NumPy run (a DOP853 run at rtol 1e-9 of the example models takes
-#: 300-3000 per second of model time).
-EVALS_PER_TIME_UNIT = 1000.0
+# ------------------------------------------------------------------ compile time
 #: Compile-time model of ``auto``: seconds = base + a·bytes + b·bytes² of C source per
 #: translation unit, the units spread over the processors (:func:`compile_estimate`;
 #: gcc -O2 on the development machine, driver included: 0.2 s for 7 kB, 0.9-1.3 s
@@ -908,7 +724,6 @@ EVALS_PER_TIME_UNIT = 1000.0
 COMPILE_BASE_S = 0.35
 COMPILE_S_PER_BYTE = 1.0e-5
 COMPILE_S_PER_BYTE2 = 4.0e-11
-_NUMPY_METHOD = {"ERK8": "DOP853", "ERK5": "RK45", "Adams": "LSODA"}
 
 
 def compile_estimate(code: CCode) -> float:
@@ -924,126 +739,3 @@ def compile_estimate(code: CCode) -> float:
              for b in (len(x.encode("utf-8")) for x in code.sources)]
     workers = min(os.cpu_count() or 1, len(costs))
     return COMPILE_BASE_S + max(max(costs), sum(costs) / workers)
-
-
-def choose_engine(eq: Equations, code: CCode | None, *, duration: float,
-                  flags: tuple[str, ...] = BASE_FLAGS,
-                  events: Sequence[Event] = ()) -> tuple[str, str]:
-    """``("compiled" | "numpy", reason)``: whether compiling pays off for this run.
-
-    The analogue of seed 003's criterion (speed-up grows with the size of the
-    generated code): compile when the library is cached, or when the estimated
-    compile time is below the estimated NumPy run time (one measured NumPy
-    evaluation times :data:`EVALS_PER_TIME_UNIT` per unit of model time). ``code``
-    (the generated C) is generated here when not given and the library is not in
-    the cache.
-    """
-    from kidym.codegen import index
-    from kidym.codegen.build import library_path
-    from kidym.simulate.simulate import NumpySystem
-
-    if index.lookup(index.equations_key(eq, events=events, flags=build_flags(flags))):
-        return "compiled", "the compiled library is in the cache"
-    if code is None:
-        code = generate_c(eq, events=events)
-    if library_path(code, build_flags(flags)).exists():
-        return "compiled", "the compiled library is in the cache"
-    size = sum(len(x.encode("utf-8")) for x in code.sources)
-    compile_s = compile_estimate(code)
-    ns = NumpySystem.build(eq)
-    p = ns.parameter_vector()
-    y = np.full(len(ns.state_names), 0.1)
-    start = _time.perf_counter()
-    for _ in range(20):
-        try:
-            ns.rhs(0.0, y, p)
-        except SimulationError:
-            break
-    per_eval = (_time.perf_counter() - start) / 20
-    numpy_s = per_eval * EVALS_PER_TIME_UNIT * max(duration, 0.0)
-    if numpy_s > compile_s:
-        return "compiled", (f"estimated NumPy run {numpy_s:.2g} s > compile {compile_s:.2g} s "
-                            f"({size // 1024} kB of C)")
-    return "numpy", (f"estimated NumPy run {numpy_s:.2g} s <= compile {compile_s:.2g} s "
-                     f"({size // 1024} kB of C)")
-
-
-def simulate_with_engine(system, *, engine: str, events: Sequence[Event], t_end, t_start,
-                         initial, parameters, t_eval, n_points: int, method: str,
-                         rtol: float, atol: float, max_step: float,
-                         raise_on_failure: bool,
-                         constraints: Stabilization | str = "projection",
-                         jacobian: str = "auto") -> Result:
-    """The ``engine="compiled" | "auto"`` branch of :func:`kidym.simulate`."""
-    from kidym.errors import CompileError
-    from kidym.simulate.simulate import _initial_state, simulate
-
-    if isinstance(system, CompiledSystem):
-        compiled, eq = system, system.equations
-    elif isinstance(system, Equations):
-        compiled, eq = None, system
-    elif hasattr(system, "equations"):  # a NumpySystem
-        compiled, eq = None, system.equations
-    else:
-        raise TypeError(f"cannot simulate a {type(system).__name__}")
-    model = eq.model
-    span = model.time_span(parameters)
-    t0 = span[0] if t_start is None else float(t_start)
-    t1 = span[1] if t_end is None else float(t_end)
-    if not t1 > t0:
-        raise ValueError(f"t_end ({t1}) must be greater than t_start ({t0})")
-    extra: dict = {}
-    if compiled is None:
-        if engine == "auto":
-            choice, why = choose_engine(eq, None, duration=t1 - t0, events=events)
-            extra["engine_choice"] = f"auto → {choice}: {why}"
-            if choice == "numpy":
-                result = simulate(eq, t_end=t1, t_start=t0, initial=initial,
-                                  parameters=parameters, t_eval=t_eval, n_points=n_points,
-                                  method=_NUMPY_METHOD.get(method, method), rtol=rtol,
-                                  atol=atol, max_step=max_step, engine="numpy",
-                                  raise_on_failure=raise_on_failure, events=events,
-                                  constraints=constraints, jacobian=jacobian)
-                result.stats.update(extra)
-                return result
-        try:
-            # BDF's Newton matrix: the analytic Jacobian goes into the library
-            compiled = CompiledSystem.build(
-                eq, events=events,
-                jacobian=(METHOD_ALIASES.get(method, method) == "BDF" and jacobian != "fd"
-                          and eq.controls is None))
-        except CompileError as exc:
-            if engine != "auto" or exc.kind == "internal":
-                raise
-            extra["engine_choice"] += f"; compiling failed, NumPy used instead ({exc})"
-            result = simulate(eq, t_end=t1, t_start=t0, initial=initial,
-                              parameters=parameters, t_eval=t_eval, n_points=n_points,
-                              method=_NUMPY_METHOD.get(method, method), rtol=rtol, atol=atol,
-                              max_step=max_step, engine="numpy",
-                              raise_on_failure=raise_on_failure, events=events,
-                              constraints=constraints, jacobian=jacobian)
-            result.stats.update(extra)
-            return result
-    elif events:
-        raise ValueError("pass the events to CompiledSystem.build (they are compiled in)")
-    p = compiled.parameter_vector(parameters)
-    y0 = _initial_state(compiled, model, initial, parameters)
-    times = np.linspace(t0, t1, n_points) if t_eval is None else np.asarray(t_eval, float)
-    stab = constraints if isinstance(constraints, Stabilization) else Stabilization(
-        method=constraints)
-    if eq.constraints is not None:
-        from kidym.simulate.constrained import consistent_initial, given_states
-        from kidym.simulate.simulate import canonical_initial
-
-        y0, adjusted = consistent_initial(
-            compiled, t0, y0, p, given_states(model, initial, canonical_initial),
-            stab.tolerance * 1e-3)
-        extra["initial_adjusted"] = adjusted
-    if eq.controls is not None:
-        from kidym.simulate.simulate import check_reachable
-
-        check_reachable(compiled, t0, y0, p)
-    return simulate_compiled(compiled, t0=t0, t1=t1, y0=y0, p=p, times=times, method=method,
-                             rtol=rtol, atol=atol, max_step=max_step,
-                             raise_on_failure=raise_on_failure, extra=extra,
-                             constraints=stab, jacobian=jacobian)

@@ -10,11 +10,11 @@ coordinate moves as its body's angular speeds move it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
-from kidym.eom.constraints import choose_dependent, drift, rank
+from kidym.eom.constraints import choose_dependent, describe_dependence, drift, rank
 from kidym.errors import SimulationError
 
 #: Newton iterations allowed for a consistent start or a projection.
@@ -129,10 +129,9 @@ def consistent_initial(system, t0: float, y0: np.ndarray, p: np.ndarray,
     if r < cons.m:
         raise SimulationError(
             f"the constraints {', '.join(cons.names)} are not independent at the start: the "
-            f"rank of their Jacobian is {r}, not {cons.m}", time=t0,
-            state=dict(zip(names, y0)),
-            hint="remove the constraints that repeat others (a planar loop closes with two "
-                 "equations, not three), or start away from a singular configuration")
+            f"rank of their Jacobian is {r}, not {cons.m}: "
+            + describe_dependence(block.G, cons.names), time=t0,
+            state=dict(zip(names, y0)), hint=_dependence_hint(eq.model, cons.names))
     speed_names = names[n_q:]
     pos_free = [_base(w) not in given for w in speed_names]
     vel_free = [w not in given for w in speed_names]
@@ -157,6 +156,24 @@ def consistent_initial(system, t0: float, y0: np.ndarray, p: np.ndarray,
     return y, changes
 
 
+def _dependence_hint(model, names) -> str:
+    """What to do about dependent constraints; for `КАЧЕНИЕ` of bodies carried by another
+    (wheels on a chassis), how to write their rolling instead."""
+    carried = [r.body for r in model.rolling if model.body(r.body).base is not None]
+    hint = ("remove the constraints that repeat others (a planar loop closes with two "
+            "equations, not three), or start away from a singular configuration")
+    if carried:
+        hint = (f"{', '.join(carried)} roll{'s' if len(carried) == 1 else ''} on a body "
+                "that carries them: КАЧЕНИЕ writes three constraints per contact, and the "
+                "carrier's coordinates (a chassis kept upright, at a fixed height) already "
+                "hold some of them, or two wheels on one axle repeat the same one. Write the "
+                "no-slip conditions as velocity formulas of the carrier instead "
+                "(`x't = r/2*(phiL't + phiR't)*cos(psi);` …, docs/language.md §2.2), or "
+                "give the carrier the coordinates the contacts constrain (its height and "
+                "tilts); otherwise " + hint)
+    return hint
+
+
 def _base(speed: str) -> str:
     return speed[:-2] if speed.endswith("'t") else speed
 
@@ -178,8 +195,3 @@ def measure(system, t: np.ndarray, Y: np.ndarray, p: np.ndarray) -> tuple[float,
         a, b = drift(block)
         pos, vel = max(pos, a), max(vel, b)
     return pos, vel
-
-
-def given_states(model, initial: Mapping[str, float] | None, canonical) -> set[str]:
-    """Names of the states that the model or the call gives an initial value."""
-    return set(model.initial) | set(model.initial_formulas) | set(canonical(model, initial))

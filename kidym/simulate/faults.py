@@ -28,8 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from kidym.eom.events import STORM_HINT, ZENO_RUN, ZENO_TOLERANCE
 from kidym.errors import SimulationError
-from kidym.simulate.events import STORM_HINT
 
 #: Kinds of runtime fault (``SimulationError.kind``, ``result.failure["kind"]``).
 NON_FINITE = "non-finite"
@@ -311,14 +311,7 @@ def _singularity_at(mass, t: float, y: np.ndarray, t0: float, y0: np.ndarray) ->
 
 
 # --------------------------------------------------------------- event accumulation
-#: Consecutive intervals between event instants, each shorter than the one before,
-#: after which accumulation (Zeno behaviour) is tested.
-ZENO_RUN = 5
-#: Accumulation is declared when the geometric extrapolation of the shrinking
-#: intervals puts the accumulation point within this fraction of the time scale
-#: (``max(t_end - t_start, |t|)``) — well before the intervals reach the root
-#: finders' tolerance (100 ulps), where the motion would go through the event surface.
-ZENO_TOLERANCE = 1e-9
+# (ZENO_RUN and ZENO_TOLERANCE: kidym.eom.events, the one definition both engines use)
 
 
 class ZenoWatch:

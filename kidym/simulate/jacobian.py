@@ -104,6 +104,10 @@ class JacobianFunction:
         return J
 
 
+#: An explicit run this long is checked for stiffness (the Jacobian costs little then).
+STIFF_CHECK_ABOVE = 20_000
+
+
 def stiffness(J: np.ndarray) -> float:
     """The spectral radius of ``J`` (largest eigenvalue magnitude) [1/s]."""
     if not J.size or not np.all(np.isfinite(J)):

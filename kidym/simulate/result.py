@@ -269,10 +269,112 @@ class Result:
                                         json.dumps(side, ensure_ascii=False, indent=2) + "\n"))
         return written
 
+    # ------------------------------------------------------------ Python and Jupyter
+    def __repr__(self) -> str:
+        from kidym.display import short_list
+
+        outputs = [n for n in self.values if n not in self.state_names]
+        span = (f"t={self.t[0]:g}…{self.t[-1]:g} ({self.t.size} points)" if self.t.size
+                else "t=(no points)")
+        return (f"Result(engine={self.stats.get('engine', '?')!r}, status={self.status} "
+                f"{self.message!r}{', partial' if self.partial else ''}, {span}, "
+                f"states={short_list(self.state_names)}, outputs={short_list(outputs)})")
+
     def _repr_html_(self) -> str:
         from kidym.report.html import result_html
 
         return result_html(self)
+
+    def to_pandas(self):
+        """The table as a :class:`pandas.DataFrame`: index ``t``, one column per name
+        (in the order of :attr:`names`, exactly as in the model).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Shape ``(n_t, len(names))``; ``attrs`` holds ``engine``, ``status``,
+            ``partial`` and the parameters.
+
+        Raises
+        ------
+        ImportError
+            When pandas is not installed (``pip install 'kidym[pandas]'``).
+        """
+        try:
+            import pandas as pd
+        except ImportError as exc:
+            raise ImportError("Result.to_pandas needs pandas: pip install pandas (or "
+                              "'kidym[pandas]'; or use result.values, a dict of NumPy "
+                              "arrays)") from exc
+        frame = pd.DataFrame({n: np.asarray(v) for n, v in self.values.items()},
+                             index=pd.Index(np.asarray(self.t), name="t"))
+        frame.attrs.update(self._attrs())
+        return frame
+
+    def to_xarray(self):
+        """The table as an :class:`xarray.Dataset`: coordinate ``t``, one variable per
+        name.
+
+        Returns
+        -------
+        xarray.Dataset
+            Variables of shape ``(n_t,)`` over the dimension ``t``; ``attrs`` holds
+            ``engine``, ``status``, ``partial`` and the parameters (as
+            ``parameter:NAME``).
+
+        Raises
+        ------
+        ImportError
+            When xarray is not installed (``pip install 'kidym[sweep]'``).
+        """
+        try:
+            import xarray as xr
+        except ImportError as exc:
+            raise ImportError("Result.to_xarray needs xarray: pip install "
+                              "'kidym[sweep]' (or pip install xarray)") from exc
+        data = xr.Dataset({n: ("t", np.asarray(v)) for n, v in self.values.items()},
+                          coords={"t": np.asarray(self.t)})
+        attrs = self._attrs()
+        params = attrs.pop("parameters")
+        data.attrs.update(attrs)   # (NetCDF attributes: flat numbers and strings)
+        data.attrs.update({f"parameter:{k}": v for k, v in params.items()})
+        return data
+
+    def _attrs(self) -> dict:
+        return {"engine": str(self.stats.get("engine", "")), "status": int(self.status),
+                "message": self.message, "partial": int(self.partial),
+                "parameters": {k: float(v) for k, v in self.parameters.items()}}
+
+    def plot(self, names=None, ax=None, *, model=None, degrees: bool = False):
+        """Time histories of ``names``, one panel per physical kind of quantity.
+
+        Parameters
+        ----------
+        names : sequence of str, optional
+            What to draw (default: the coordinates and speeds; quaternion components
+            too).
+        ax : matplotlib.axes.Axes, optional
+            Draw into this axes; the names must then be of one kind (a
+            ``ValueError`` names the kinds otherwise). Default: a new pyplot figure
+            with one panel per kind.
+        model : Model, optional
+            The model of the run: with it the quantities are told apart as angles,
+            lengths, their rates and the outputs the model gives a unit, and every
+            axis carries its unit (radians, the ``РАЗМЕРНОСТИ`` units, ``x = …, m;``).
+            Without it the states named ``q't`` share one panel, the other states
+            another (a pseudo-velocity is told from a coordinate by the model only),
+            and each output has its own.
+        degrees : bool
+            Angles and their rates in degrees (with ``model``).
+
+        Returns
+        -------
+        list of matplotlib.axes.Axes
+            One per panel, top to bottom.
+        """
+        from kidym.report.plots import plot_result
+
+        return plot_result(self, names, ax, model=model, degrees=degrees)
 
 
 def _version() -> str:

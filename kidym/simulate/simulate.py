@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
-import math
 import time as _time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
@@ -19,37 +17,23 @@ from kidym.eom.constraints import (
     split,
 )
 from kidym.eom.constraints import drift as constraint_drift
-from kidym.eom.controls import ControlSolveError, reach_error, solve_controls
+from kidym.eom.controls import ControlSolveError, solve_controls
 from kidym.eom.controls import split as split_controls
-from kidym.eom.equations import Equations, derive
+from kidym.eom.equations import Equations
+from kidym.eom.events import RESET, STORM_HINT, TERMINAL, all_events, storm_detail
 from kidym.errors import SimulationError
-from kidym.kinematics import names
-from kidym.model.inertia import check_inertias
-from kidym.model.model import Model
-from kidym.model.programmed import check_coefficients
-from kidym.model.virtual import check_alphas
 from kidym.simulate import faults
-from kidym.simulate.constrained import consistent_initial, given_states, measure, project
-from kidym.simulate.energy import POWER, energy_balance
-from kidym.simulate.events import (
-    RESET,
-    STORM_HINT,
-    TERMINAL,
-    EventFunctions,
-    all_events,
-    crossed,
-)
-from kidym.simulate.jacobian import JacobianFunction, stiffness
-from kidym.simulate.minimal import (
-    Partitioning,
-    formulation_of,
-    require_minimal_form,
-    run_minimal,
-)
+from kidym.simulate.constrained import measure, project
+from kidym.simulate.energy import POWER
+from kidym.simulate.events import EventFunctions, crossed
+from kidym.simulate.finish import assemble
+from kidym.simulate.jacobian import STIFF_CHECK_ABOVE, JacobianFunction, stiffness
+from kidym.simulate.layout import parameter_vector, quaternion_groups
+from kidym.simulate.minimal import run_minimal
 from kidym.simulate.numpy_engine import generate_python, needs_accelerations, tolerant
 from kidym.simulate.result import Result
+from kidym.simulate.spec import RunOptions, RunSpec
 
-ENGINES = ("numpy", "compiled", "auto")
 #: Projection at the output times (see :class:`Stabilization`).
 DEFAULT_STABILIZATION = Stabilization()
 METHODS = ("DOP853", "RK45", "RK23", "Radau", "BDF", "LSODA")
@@ -62,27 +46,6 @@ _UNDEFINED_HINT = ("look for a formula undefined at this state (sqrt or log of a
 class _AbortError(Exception):
     """Raised inside the right-hand side to stop the integrator with a diagnosis."""
 
-
-def parameter_vector(model: Model, overrides: Mapping[str, float] | None = None) -> np.ndarray:
-    """The parameter values of ``model`` in model order, with ``overrides`` applied.
-
-    The runtime parameter vector of every engine; an unknown name is a ``KeyError``
-    listing the model's parameters, and values that give a body an impossible inertia
-    (negative mass, a tensor not positive semidefinite or against the triangle
-    inequality) or a virtual constraint an α that is not positive are a ``ValueError``
-    naming the body or constraint, the parameters and their values.
-    """
-    values = model.parameter_values
-    for k, v in (overrides or {}).items():
-        if k not in values:
-            raise KeyError(f"`{k}` is not a parameter of model `{model.name}`; parameters: "
-                           + ", ".join(values))
-        values[k] = float(v)
-    if overrides:
-        check_inertias(model, values, changed=list(overrides))
-        check_alphas(model, values)
-        check_coefficients(model, values)
-    return np.array([values[p] for p in values], dtype=float)
 
 @dataclass(frozen=True)
 class NumpySystem:
@@ -136,6 +99,11 @@ class NumpySystem:
     def parameter_vector(self, overrides: Mapping[str, float] | None = None) -> np.ndarray:
         """Parameter values in model order, with ``overrides`` applied."""
         return parameter_vector(self.equations.model, overrides)
+
+    def dynamics(self, t: float, y: np.ndarray, p: np.ndarray) -> tuple:
+        """``(q̇, M, F)`` at one state, as generated (``F`` with the constraint or
+        control block appended, where the model has one)."""
+        return self.rhs_function(float(t), np.asarray(y, float).tolist(), p.tolist())
 
     def evaluate(self, t: float, y: np.ndarray, p: np.ndarray) -> tuple:
         """``(q̇, M, F, outputs)`` at one state; a math domain fault is a SimulationError.
@@ -257,113 +225,6 @@ class NumpySystem:
         return np.concatenate([out, np.full(n_out - out.size, np.nan)])
 
 
-def check_reachable(system, t0: float, y0: np.ndarray, p: np.ndarray) -> None:
-    """Raise a located :class:`~kidym.errors.ModelError` at each programmed constraint the
-    controls cannot reach at the start (``Γ = G M⁻¹ H`` of rank below ``r``); works with
-    either engine (a ``NumpySystem`` or a ``CompiledSystem``)."""
-    eq = system.equations
-    if isinstance(system, NumpySystem):
-        _qdot, M, F = system.rhs_function(float(t0), np.asarray(y0, float).tolist(),
-                                          p.tolist())
-    else:
-        _qdot, M, F = system.evaluate(t0, y0, p)
-    F0, block = split_controls(np.asarray(F, float), eq.n_w, eq.controls.r, eq.controls.s)
-    try:
-        solve_controls(np.asarray(M, float), F0, block)
-    except ControlSolveError as exc:
-        if exc.unreachable:
-            raise reach_error(eq.model, exc.unreachable, t0,
-                              dict(zip(system.state_names, np.asarray(y0, float)))) from exc
-
-
-def canonical_initial(model: Model, initial: Mapping[str, float] | None
-                      ) -> dict[str, float]:
-    """``initial`` with the aliases of generated names (``omegax@Ball``, ``ωХBall``)
-    written canonically (``ωXBall``), as the model itself accepts them."""
-    bodies = [b.name for b in model.bodies]
-    return {names.canonical(k, bodies): v for k, v in (initial or {}).items()}
-
-
-def defaulted_states(state_names: Sequence[str], model: Model,
-                     initial: Mapping[str, float] | None = None) -> list[str]:
-    """States given an initial value neither by the model nor by ``initial``: they start at 0."""
-    given = canonical_initial(model, initial)
-    return [n for n in state_names if n not in model.initial and n not in given]
-
-
-def _initial_state(system: NumpySystem, model: Model,
-                   initial: Mapping[str, float] | None,
-                   parameters: Mapping[str, float] | None = None) -> np.ndarray:
-    """``y0``: the model's initial values (formulas of parameters re-evaluated with
-    ``parameters``), then ``initial``; states given neither start at 0."""
-    values = model.initial_values(parameters)
-    for k, v in canonical_initial(model, initial).items():
-        if k not in system.state_names:
-            raise KeyError(f"`{k}` is not a state of model `{model.name}`; the state is "
-                           + ", ".join(system.state_names))
-        values[k] = float(v)
-    return np.array([values.get(n, 0.0) for n in system.state_names], dtype=float)
-
-
-def quaternion_groups(system: NumpySystem) -> dict[str, list[int]]:
-    """State indices of the quaternion ``Q(λ0…λ3)`` of each body that has one.
-
-    ``system`` is anything with ``state_names`` and ``equations`` (a NumPy or a
-    compiled system).
-    """
-    return _groups(system.state_names, system.equations.model)
-
-
-def _groups(state_names: Sequence[str], model: Model) -> dict[str, list[int]]:
-    return faults.quaternion_indices(state_names, model)
-
-
-def _norm_drift(groups: dict[str, list[int]], y: np.ndarray) -> dict[str, float]:
-    """``max_t | |Λ(t)| − 1 |`` per body (the rotation uses ``Λ/|Λ|``; this is numerics)."""
-    return {b: float(np.abs(np.sqrt((y[idx] ** 2).sum(axis=0)) - 1).max()) if y.size else 0.0
-            for b, idx in groups.items()}
-
-
-def engine_error(engine: object) -> str:
-    """The message for an ``engine`` that is not a name: says what was passed by its type
-    (a compiled system's repr holds its whole C source) and how to pass a system."""
-    got = repr(engine) if isinstance(engine, str) else f"a {type(engine).__name__}"
-    if len(got) > 80:
-        got = got[:77] + "..."
-    hint = ""
-    if not isinstance(engine, str) and hasattr(engine, "equations"):
-        hint = (f" (a {type(engine).__name__} is the system itself: pass it as the first "
-                "argument, `simulate(system, ...)`)")
-    return f"engine must be one of {', '.join(ENGINES)}, got {got}{hint}"
-
-
-def check_options(*, t_start: float | None, t_end: float | None, n_points: int,
-                  rtol: float, atol: float, max_step: float,
-                  t_eval: Sequence[float] | None) -> None:
-    """Raise ``ValueError`` naming the first run option that cannot work.
-
-    A span must be finite (``t_end=inf`` ran forever), at least two output points
-    (one gave an empty run, zero an ``IndexError``), ``rtol > 0``, ``atol ≥ 0`` and
-    ``max_step > 0``; output times finite.
-    """
-    for name, value in (("t_start", t_start), ("t_end", t_end)):
-        if value is not None and not math.isfinite(float(value)):
-            raise ValueError(f"{name} must be a finite time, got {value}")
-    if t_eval is None and (int(n_points) != n_points or n_points < 2):
-        raise ValueError(f"n_points must be a whole number of at least 2 (the start and the "
-                         f"end of the run), got {n_points}")
-    if not (math.isfinite(rtol) and rtol > 0):
-        raise ValueError(f"rtol must be a positive number, got {rtol}")
-    if not (math.isfinite(atol) and atol >= 0):
-        raise ValueError(f"atol must be zero or a positive number, got {atol}")
-    if not max_step > 0:
-        raise ValueError(f"max_step must be positive, got {max_step}")
-    if t_eval is not None:
-        times = np.asarray(t_eval, dtype=float)
-        if times.ndim != 1 or not times.size or not np.all(np.isfinite(times)):
-            raise ValueError("t_eval must be a non-empty sequence of finite times")
-
-
 #: Events due at one time, again and again without the time advancing, before the run is
 #: stopped as an event storm.
 MAX_EVENTS_AT_ONE_TIME = 100
@@ -450,8 +311,12 @@ def _solve_with_events(fun, evf: EventFunctions, p: np.ndarray, t0: float, t1: f
     restarts. Output times at or after an event show the state after its reset.
 
     The run stops with a fault when events accumulate (:class:`~kidym.simulate.faults.
-    ZenoWatch`, as the compiled driver), recur :data:`MAX_EVENTS_AT_ONE_TIME` times
-    at one instant, or an event function or reset cannot be evaluated.
+    ZenoWatch`, as the compiled driver), when the resets leave the state at rest on an
+    event surface (its function still exactly zero a small step later: an event storm,
+    the compiled driver's rule, :func:`kidym.eom.events.storm_detail`), or an event
+    function or reset cannot be evaluated; events recurring
+    :data:`MAX_EVENTS_AT_ONE_TIME` times at one instant otherwise stop it too (a
+    guard of this loop against recurrences the rule above does not see).
 
     Returns
     -------
@@ -471,6 +336,7 @@ def _solve_with_events(fun, evf: EventFunctions, p: np.ndarray, t0: float, t1: f
     fault: faults.Fault | None = None
     repeats = 0
     due: list[int] = []   # the events handled at the last instant
+    reset_applied = False   # whether their resets changed the state
     zeno = faults.ZenoWatch(t1 - t0)
     values = _checked(evf.values, "an event function")
     reset = _checked(evf.reset, "an event's reset")
@@ -497,6 +363,13 @@ def _solve_with_events(fun, evf: EventFunctions, p: np.ndarray, t0: float, t1: f
                 # would find it again at once, again and again
                 dt = 1e-8 * max(1.0, abs(t))
                 ahead = values(t + dt, y + dt * fun(t, y), p)
+                stuck = [k for k in range(len(g0)) if g0[k] == 0.0 and ahead[k] == 0.0]
+                if reset_applied and stuck:
+                    # the resets left the state at rest on an event surface: it would
+                    # recur at once, again and again — the compiled driver's rule (-104)
+                    fault = faults.Fault(faults.EVENT_STORM, storm_detail(evf.names[stuck[0]]),
+                                         t, y, STORM_HINT)
+                    break
                 g0 = np.where((g0 == 0.0) | handled, ahead, g0)
             seg_times = times[(times >= t) & (times <= t1)]
             if t >= t1:
@@ -533,6 +406,8 @@ def _solve_with_events(fun, evf: EventFunctions, p: np.ndarray, t0: float, t1: f
                 ev_y.append(ye)
             if any(evf.actions[k] == TERMINAL for k in due):
                 ev_after += [ye] * len(due)
+                ts.append(np.array([te]))   # the results end at the event, its row kept
+                ys.append(ye[:, None])
                 status, message = 1, f"stopped by a terminal event at t = {te!r}"
                 break
             t_inf = zeno.add(te, len(due))
@@ -543,6 +418,7 @@ def _solve_with_events(fun, evf: EventFunctions, p: np.ndarray, t0: float, t1: f
                 fault = faults.zeno_fault(names_in_run, te, ye, count=zeno.run_events,
                                           window_start=zeno.run_start, t_inf=t_inf)
                 break
+            reset_applied = any(evf.actions[k] == RESET for k in due)
             for k in due:
                 if evf.actions[k] == RESET:
                     ye = reset(k, te, ye, p)
@@ -572,226 +448,29 @@ def _solve_with_events(fun, evf: EventFunctions, p: np.ndarray, t0: float, t1: f
     return ok, status, message, nfev, t_out, y_out, events, fault
 
 
-#: Added to a failure of a run with virtual potentials and no step limit.
-STIFF_POTENTIAL_HINT = (
-    "the model's virtual potentials (ВИРТУАЛЬНЫЕ СВЯЗИ, ОГРАНИЧИВАЮЩИЕ ПОВЕРХНОСТИ) are "
-    "stiff: a step that jumps deep across f = 0 overflows them; limit the step to a "
-    "fraction of their vibration period ~ 1/√α (max_step=…, `kidym run --max-step`; "
-    "examples/virtual_constraints uses 0.05/√α, and 0.2/α for exponential walls)")
+def run_numpy(system: NumpySystem, spec: RunSpec, options: RunOptions
+              ) -> tuple[Result, SimulationError | None]:
+    """Integrate a prepared run with SciPy's ``solve_ivp`` (the NumPy engine's run).
 
-
-def _model_of(system) -> Model | None:
-    if isinstance(system, Model):
-        return system
-    eq = system if isinstance(system, Equations) else getattr(system, "equations", None)
-    return eq.model if isinstance(eq, Equations) else None
-
-
-def _hint_stiff_potentials(run):
-    """A failed run of a model with virtual potentials and no ``max_step``: the error
-    says that they are stiff and how to limit the step (:data:`STIFF_POTENTIAL_HINT`)."""
-
-    @functools.wraps(run)
-    def wrapper(system, **options):
-        try:
-            return run(system, **options)
-        except SimulationError as exc:
-            model = _model_of(system)
-            if (model is None or not model.virtual_constraints
-                    or math.isfinite(options.get("max_step", math.inf))):
-                raise
-            hint = f"{exc.hint}; or {STIFF_POTENTIAL_HINT}" if exc.hint else \
-                STIFF_POTENTIAL_HINT
-            error = SimulationError(exc.message, time=exc.time, state=exc.state,
-                                    hint=hint, kind=exc.kind)
-            error.result = exc.result
-            raise error from exc
-
-    return wrapper
-
-
-@_hint_stiff_potentials
-def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = None,
-             t_start: float | None = None, initial: Mapping[str, float] | None = None,
-             parameters: Mapping[str, float] | None = None,
-             t_eval: Sequence[float] | None = None, n_points: int = 501,
-             method: str = "DOP853", rtol: float = 1e-9, atol: float = 1e-12,
-             max_step: float = np.inf, engine: str = "numpy",
-             raise_on_failure: bool = True, events: Sequence = (),
-             quaternion_stabilization: float = 0.0,
-             normalize_quaternions: bool = False,
-             constraints: Stabilization | str = "projection",
-             jacobian: str = "auto",
-             formulation: str | Partitioning = "augmented") -> Result:
-    """Integrate the equations of motion over time.
-
-    Parameters
-    ----------
-    system : Model, Equations or NumpySystem
-        What to simulate; a model is derived first.
-    t_end, t_start : float, optional
-        Span; default the model's (``ВРЕМЯ``/``TIME`` or initial ``t(…)``).
-    initial : mapping of str to float, optional
-        Initial values by state name (``x``, ``x't``) overriding the model's; any
-        state given nowhere starts at 0.
-    parameters : mapping of str to float, optional
-        Parameter values overriding the model's.
-    t_eval : sequence of float, optional
-        Output times (dense output); default ``n_points`` evenly spaced times.
-    method : str
-        A SciPy ``solve_ivp`` method (``DOP853``, ``RK45``, ``Radau``, ``BDF``, …).
-    rtol, atol : float
-        Relative and absolute error tolerances of the adaptive step control.
-    max_step : float
-        Largest step allowed.
-    engine : {"numpy", "compiled", "auto"}
-        ``numpy``: SciPy ``solve_ivp`` over the generated Python right-hand side;
-        ``compiled``: generated C, cached shared library, the whole loop in C on
-        SUNDIALS (``method`` ``DOP853``/``ERK8``, ``Fehlberg78``, ``RK45``/``ERK5``,
-        ``BDF``, ``Adams``; see ``docs/compiled.md``); ``auto``: compiled when it pays off
-        (cached, or compile time below the expected NumPy run time), saying why in
-        ``result.stats["engine_choice"]``.
-    raise_on_failure : bool
-        Raise :class:`SimulationError` when integration fails (default), else return
-        the partial result with ``success=False``.
-    events : sequence of kidym.simulate.events.Event
-        Zero crossings to locate, with optional terminal stop or state reset (both
-        engines; events due at the same time are all handled, see
-        ``docs/compiled.md``, "Events and reset maps").
-    quaternion_stabilization : float
-        ``k ≥ 0`` [1/s]: adds ``−k (|Λ|² − 1) Λ`` to each body quaternion's rate, which
-        pulls the norm back to 1 without changing the motion (the rotation matrix is
-        ``S(Λ/|Λ|)``). The drift ``max |(|Λ| − 1)|`` is always measured and stored in
-        ``result.stats["quaternion_norm_drift"]`` (by body).
-    normalize_quaternions : bool
-        Return ``Λ/|Λ|`` in the results (after measuring the drift).
-    constraints : Stabilization or {"projection", "baumgarte", "none"}
-        For models with holonomic constraints (``УРАВНЕНИЯ``): how their drift is held
-        down (:class:`kidym.eom.constraints.Stabilization`; default projection at the
-        output times where it exceeds 1e-9). The dependent initial values are solved
-        for first (``result.stats["initial_adjusted"]`` lists what changed); the drift
-        ``max |Φ|`` and ``max |Φ̇|`` over the run is in
-        ``result.stats["constraint_drift"]``, the multipliers ``λf`` are outputs.
-    jacobian : {"auto", "analytic", "fd"}
-        The Jacobian of the implicit methods (NumPy: ``Radau``, ``BDF``, ``LSODA``;
-        compiled: ``BDF``): ``analytic`` — formed from the named quantities by the
-        chain rule (:mod:`kidym.simulate.jacobian`; in C :mod:`kidym.codegen.jacobian_c`,
-        a library built with ``jacobian=True``); ``fd`` — the integrator's own
-        difference quotients; ``auto`` (default) — analytic where available (a compiled
-        library passed in without it uses difference quotients).
-        ``result.stats["jacobian"]`` says which was used.
-    formulation : {"augmented", "minimal"} or Partitioning
-        For models with holonomic constraints: ``augmented`` (default) integrates all
-        coordinates and speeds with ``M ẇ = F + Gᵀλ``, ``G ẇ = γ``; ``minimal`` only
-        the independent coordinates and speeds, chosen by pivoting and re-chosen when
-        the partition degrades (:mod:`kidym.simulate.minimal`; a
-        :class:`~kidym.simulate.minimal.Partitioning` sets its condition limit). The
-        minimal form runs in the NumPy engine (``engine="compiled"`` with it is a
-        ``ValueError``, ``"auto"`` chooses NumPy and says so); it needs holonomic
-        constraints on coordinates whose speeds are their rates, and no events.
-
-    Returns
-    -------
-    Result
-        Arrays by name: coordinates, speeds, outputs and ``energy``.
-
-    Raises
-    ------
-    SimulationError
-        Singular mass matrix, a non-finite right-hand side, or integrator failure;
-        the message names the time, the state and what to try.
+    Returns the result (partial, for a failed run) and the error that stopped it, or
+    ``None``; :func:`kidym.simulate` finishes the result and raises the error.
     """
-    if not isinstance(engine, str) or engine not in ENGINES:
-        raise ValueError(engine_error(engine))
-    if jacobian not in JACOBIAN_CHOICES:
-        raise ValueError(f"jacobian must be one of {JACOBIAN_CHOICES}, got {jacobian!r}")
-    check_options(t_start=t_start, t_end=t_end, n_points=n_points, rtol=rtol, atol=atol,
-                  max_step=max_step, t_eval=t_eval)
-    if isinstance(system, Model):
-        system = derive(system)
-    partitioning = formulation_of(formulation)
-    if partitioning is not None:
-        eq_ = system if isinstance(system, Equations) else system.equations  # type: ignore[union-attr]
-        require_minimal_form(eq_)
-        if events:
-            raise ValueError("formulation='minimal' does not locate events (its restarts at "
-                             "re-partitions are events of their own): use "
-                             "formulation='augmented' for a run with events")
-        if engine == "compiled" or not isinstance(system, (Equations, NumpySystem)):
-            raise ValueError("formulation='minimal' runs in the NumPy engine only: use "
-                             "engine='numpy', or formulation='augmented' with the compiled "
-                             "engine")
-        if engine == "auto":
-            result = simulate(system, t_end=t_end, t_start=t_start, initial=initial,
-                              parameters=parameters, t_eval=t_eval, n_points=n_points,
-                              method=method, rtol=rtol, atol=atol, max_step=max_step,
-                              engine="numpy", raise_on_failure=raise_on_failure,
-                              quaternion_stabilization=quaternion_stabilization,
-                              normalize_quaternions=normalize_quaternions,
-                              constraints=constraints, formulation=partitioning)
-            result.stats["engine_choice"] = ("auto → numpy: formulation='minimal' runs in "
-                                             "the NumPy engine only")
-            return result
-    if engine != "numpy" or not isinstance(system, (Equations, NumpySystem)):
-        from kidym.simulate.compiled import simulate_with_engine
-
-        if quaternion_stabilization:
-            raise ValueError("quaternion_stabilization is applied by the NumPy engine only: "
-                             "use engine='numpy', or normalize_quaternions=True")
-        try:
-            result = simulate_with_engine(
-                system, engine=engine, events=events, t_end=t_end, t_start=t_start,
-                initial=initial, parameters=parameters, t_eval=t_eval, n_points=n_points,
-                method=method, rtol=rtol, atol=atol, max_step=max_step,
-                raise_on_failure=raise_on_failure, constraints=constraints,
-                jacobian=jacobian)
-        except SimulationError as exc:
-            # the partial result of a failed run records its balance as NumPy's does
-            if getattr(exc, "result", None) is not None:
-                _with_energy_balance(exc.result)
-            raise
-        eq = system if isinstance(system, Equations) else system.equations  # type: ignore[union-attr]
-        groups = _groups(result.state_names, eq.model)
-        if groups:
-            y = np.array([result.values[n] for n in result.state_names])
-            result.stats["quaternion_norm_drift"] = _norm_drift(groups, y)
-            if normalize_quaternions and y.size:
-                for idx in groups.values():
-                    norm = np.sqrt((y[idx] ** 2).sum(axis=0))
-                    for i in idx:
-                        result.values[result.state_names[i]] = y[i] / norm
-        return _with_energy_balance(result)
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    if isinstance(system, Equations):
-        system = NumpySystem.build(system)
+    method, rtol, atol, max_step = options.method, options.rtol, options.atol, \
+        options.max_step
+    partitioning, jacobian = options.partitioning, options.jacobian
+    quaternion_stabilization = options.quaternion_stabilization
     model = system.equations.model
-    span = model.time_span(parameters)
-    t0 = span[0] if t_start is None else float(t_start)
-    t1 = span[1] if t_end is None else float(t_end)
-    if not t1 > t0:
-        raise ValueError(f"t_end ({t1}) must be greater than t_start ({t0})")
-    p = system.parameter_vector(parameters)
-    y0 = _initial_state(system, model, initial, parameters)
-    times = np.linspace(t0, t1, n_points) if t_eval is None else np.asarray(t_eval, float)
-    stab = constraints if isinstance(constraints, Stabilization) else Stabilization(
-        method=constraints)
-    adjusted: dict = {}
+    stab = spec.stabilization
     if partitioning is not None and stab.method == "baumgarte":
         raise ValueError("constraints='baumgarte' stabilizes the augmented route; the "
                          "minimal form (formulation='minimal') holds Φ = 0 and Φ't = 0 at "
                          "every evaluation: leave constraints at 'projection'")
+    t0, t1, times, p, y0, adjusted = (spec.t0, spec.t1, spec.times, spec.p, spec.y0,
+                                      spec.adjusted)
     if system.equations.constraints is not None:
         system = dataclasses.replace(system, stabilization=stab)
-        y0, adjusted = consistent_initial(
-            system, t0, y0, p, given_states(model, initial, canonical_initial),
-            stab.tolerance * 1e-3)
-    if system.equations.controls is not None:
-        check_reachable(system, t0, y0, p)
     failure: SimulationError | None = None
     groups = quaternion_groups(system)
-    if quaternion_stabilization < 0:
-        raise ValueError(f"quaternion_stabilization must be >= 0, got {quaternion_stabilization}")
 
     def fun(t: float, y: np.ndarray) -> np.ndarray:
         nonlocal failure
@@ -806,7 +485,7 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
             failure = exc
             raise _AbortError from exc
 
-    run_events = all_events(system.equations, events)
+    run_events = all_events(system.equations, options.events)
     evf = EventFunctions.build(system.equations, run_events) if run_events else None
     recorded: dict = {}
     solver = _watched(method)
@@ -875,43 +554,51 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
             **({"alpha": stab.alpha, "beta": stab.beta} if stab.method == "baumgarte"
                else {})},
             "initial_adjusted": adjusted})
-    drift = _norm_drift(groups, y_out)
-    if normalize_quaternions and y_out.size:
-        y_out = y_out.copy()
-        for idx in groups.values():
-            y_out[idx] /= np.sqrt((y_out[idx] ** 2).sum(axis=0))
-    values = {n: y_out[i] for i, n in enumerate(system.state_names)}
     outs = _outputs(system, t_out, y_out, p, partial=error is not None)
-    for i, n in enumerate(system.output_names):
-        if n not in values:
-            values[n] = outs[:, i]
-    result = _with_energy_balance(Result(
-        t=t_out, values=values, state_names=system.state_names, success=bool(ok),
-        status=int(status), message=str(message), nfev=int(nfev),
-        parameters=dict(zip(model.parameter_values, p.tolist())),
-        stats={"engine": engine, "method": method, "rtol": rtol, "atol": atol,
-               "wall_time_s": wall, "max_step": max_step,
-               **({"events": recorded} if evf is not None else {}),
-               **({"jacobian": "fd" if jac is None else "analytic"}
-                  if method in IMPLICIT_METHODS else {}),
-               **({"quaternion_norm_drift": drift} if groups else {}),
-               **constraint_stats},
-        failure=error.to_dict() if error is not None else None))
-    if error is not None:
-        error.result = result
-        if raise_on_failure:
-            raise error
-    return result
+    stats = {"engine": "numpy", "method": method, "rtol": rtol, "atol": atol,
+             "wall_time_s": wall, "max_step": max_step,
+             **({"events": recorded} if evf is not None else {}),
+             **({"jacobian": "fd" if jac is None else "analytic"}
+                if method in IMPLICIT_METHODS else {}),
+             **constraint_stats}
+    return assemble(model, t=t_out, Y=y_out, state_names=system.state_names,
+                    output_names=system.output_names, outputs=outs, success=ok,
+                    status=status, message=message, nfev=nfev, p=p, stats=stats,
+                    error=error), error
 
 
-#: The Jacobians of the implicit methods (``simulate(..., jacobian=…)``).
-JACOBIAN_CHOICES = ("auto", "analytic", "fd")
+class NumpyEngine:
+    """The reference engine: SciPy's ``solve_ivp`` over the generated Python (the
+    :class:`~kidym.simulate.engine.Engine` named ``numpy``)."""
+
+    name = "numpy"
+
+    def owns(self, system: object) -> bool:
+        return isinstance(system, NumpySystem)
+
+    def check(self, options: RunOptions, system: object) -> None:
+        if options.method not in METHODS:
+            raise ValueError(f"method must be one of {METHODS}, got {options.method!r}")
+        if options.quaternion_stabilization < 0:
+            raise ValueError("quaternion_stabilization must be >= 0, got "
+                             f"{options.quaternion_stabilization}")
+
+    def system(self, eq: Equations, options: RunOptions) -> NumpySystem:
+        return NumpySystem.build(eq)
+
+    def run(self, system: NumpySystem, spec: RunSpec, options: RunOptions
+            ) -> tuple[Result, SimulationError | None]:
+        return run_numpy(system, spec, options)
+
+
+#: The NumPy engine (:data:`kidym.simulate.engine.ENGINES`).
+ENGINE = NumpyEngine()
+
+
 #: SciPy methods that use a Jacobian (given the analytic one, kidym.simulate.jacobian).
 IMPLICIT_METHODS = ("Radau", "BDF", "LSODA")
 #: Right-hand-side evaluations per step of the explicit methods.
 _STAGES = {"DOP853": 12, "RK45": 6, "RK23": 3}
-#: An explicit run this long is checked for stiffness (the Jacobian costs little then).
-STIFF_CHECK_ABOVE = 20_000
 
 _JACOBIANS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -1025,15 +712,3 @@ def _numpy_fault(failure: SimulationError | None, solver, message: str,
     assert solver is not None   # it failed in a step: it was made
     return faults.Fault(kind, message.rstrip("."), float(solver.t),
                         np.asarray(solver.y, dtype=float))
-
-
-def _with_energy_balance(result: Result) -> Result:
-    """``result`` with ``stats["energy_balance"]`` (:mod:`kidym.simulate.energy`)."""
-    balance = energy_balance(result)
-    if balance is not None and not balance.available:
-        result.stats["energy_balance"] = {"max_abs": None, "scale": None, "relative": None,
-                                          "unavailable": balance.unavailable}
-    elif balance is not None:
-        result.stats["energy_balance"] = {"max_abs": balance.max_abs, "scale": balance.scale,
-                                          "relative": balance.relative}
-    return result

@@ -10,14 +10,15 @@ def cmd_sweep(args: argparse.Namespace, pairs, load) -> int:
     """Run the study, then write ``sweep.nc``, ``runs.csv`` and the summary plots into
     one output directory, published whole (:func:`kidym.outdir.staged`)."""
     from kidym.outdir import check_replaceable, staged
+    from kidym.progress import seconds
     from kidym.study.design import from_options
-    from kidym.study.output import STATISTICS, _xarray, statistic, summary_plots
-    from kidym.study.sweep import _require_dask, sweep
+    from kidym.study.output import STATISTICS, statistic, summary_plots, xarray_module
+    from kidym.study.sweep import require_dask, sweep
 
     # every option is checked before anything is computed
-    _xarray()
+    xarray_module()
     if args.scheduler:
-        _require_dask()
+        require_dask()
     if args.statistic not in STATISTICS:
         raise ValueError(f"--statistic {args.statistic}: choose one of {', '.join(STATISTICS)}")
     formats = tuple(f.strip() for f in args.plot_format.split(",") if f.strip())
@@ -32,12 +33,12 @@ def cmd_sweep(args: argparse.Namespace, pairs, load) -> int:
     check_replaceable(out, force=args.force, keep=[args.model])
     from kidym.eom.equations import derive
     from kidym.simulate.compiled import CompiledSystem
-    from kidym.study.sweep import _quantities
+    from kidym.study.sweep import recorded_quantities
 
     system = CompiledSystem.build(derive(model), jacobian=args.method == "BDF")
-    if args.quantity is not None and args.quantity not in _quantities(system):
+    if args.quantity is not None and args.quantity not in recorded_quantities(system):
         raise ValueError(f"--quantity {args.quantity}: not recorded; quantities: "
-                         + ", ".join(_quantities(system)))
+                         + ", ".join(recorded_quantities(system)))
     result = sweep(model, vary=study, system=system, parameters=pairs(args.set, "--set"),
                    initial=pairs(args.initial, "--initial"), t_end=args.t_end,
                    n_points=args.points, method=args.method, rtol=args.rtol, atol=args.atol,
@@ -48,7 +49,7 @@ def cmd_sweep(args: argparse.Namespace, pairs, load) -> int:
     print(f"{result.study.describe()}")
     where = (f"Dask at {args.scheduler}, {result.workers} threads" if args.scheduler
              else f"{result.workers} threads")
-    print(f"runs: {result.study.n_runs} in {result.wall_time_s:.2f} s on {where}; "
+    print(f"runs: {result.study.n_runs} in {seconds(result.wall_time_s)} on {where}; "
           f"{len(result.failed)} failed")
     for k in result.failed[:5]:
         given = ", ".join(f"{n}={v:g}" for n, v in zip(result.study.names,

@@ -16,6 +16,9 @@ import numpy as np
 
 from kidym.model.model import Model
 
+#: Names a study cannot vary: they are the dimensions and variables of its dataset.
+RESERVED = ("run", "time", "quantity", "value", "status", "reason", "nfev")
+
 
 @dataclass(frozen=True, eq=False)
 class Study:

@@ -19,7 +19,8 @@ _XARRAY_HINT = ("the results of a study are written with xarray: pip install 'ki
                 "(or pip install xarray)")
 
 
-def _xarray():
+def xarray_module():
+    """The ``xarray`` module, or an ``ImportError`` saying how to install it."""
     try:
         import xarray
     except ImportError as exc:
@@ -29,7 +30,7 @@ def _xarray():
 
 def dataset(result):
     """The :class:`xarray.Dataset` of a :class:`~kidym.study.sweep.SweepResult`."""
-    xr = _xarray()
+    xr = xarray_module()
     from kidym import __version__
 
     study = result.study
@@ -73,7 +74,7 @@ def file_names(names) -> list[str]:
     """The names of the varied quantities as dimensions of the file: as they are where
     NetCDF's classic format can hold them (Latin-1), else their ASCII identifier
     (:func:`kidym.symbolic.identifiers.identifier`: ``мас`` → ``mas``), made unique."""
-    from kidym.study.sweep import RESERVED
+    from kidym.study.design import RESERVED
     from kidym.symbolic.identifiers import identifier
 
     out: list[str] = []

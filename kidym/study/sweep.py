@@ -26,16 +26,17 @@ from pathlib import Path
 
 import numpy as np
 
-from kidym.errors import SimulationError
+from kidym.eom.constraints import Stabilization
+from kidym.errors import ModelError, SimulationError
 from kidym.model.model import Model
 from kidym.simulate.compiled import CompiledSystem
-from kidym.study.design import Study, from_model, grid
+from kidym.simulate.layout import finite_number
+from kidym.simulate.spec import prepare_run
+from kidym.study.design import RESERVED, Study, from_model, grid
 from kidym.study.runs import Job, JobOutput, run_job
 
 #: The executors of :func:`sweep`.
 EXECUTORS = ("threads", "dask", "loop")
-#: Names a study cannot vary: they are the dimensions and variables of its dataset.
-RESERVED = ("run", "time", "quantity", "value", "status", "reason", "nfev")
 _DASK_HINT = ("kidym sweep on a Dask cluster needs dask[distributed]: pip install "
               "'kidym[sweep]' (or pip install 'dask[distributed]' xarray)")
 
@@ -173,13 +174,13 @@ def sweep(model: Model | str | Path, *, vary: Mapping | Study | None = None,
         If the model cannot be compiled.
     """
     from kidym.eom.equations import derive
-    from kidym.simulate.simulate import check_options
+    from kidym.simulate.spec import check_options
 
     executor = executor or ("dask" if scheduler is not None else "threads")
     if executor not in EXECUTORS:
         raise ValueError(f"executor {executor!r}: choose one of {', '.join(EXECUTORS)}")
     if executor == "dask":
-        _require_dask()
+        require_dask()
     check_options(t_start=t_start, t_end=t_end, n_points=n_points, rtol=rtol, atol=atol,
                   max_step=max_step, t_eval=None)
     if isinstance(model, str | Path):
@@ -191,7 +192,10 @@ def sweep(model: Model | str | Path, *, vary: Mapping | Study | None = None,
         system = CompiledSystem.build(derive(model), jacobian=method == "BDF")
     model = system.equations.model
     _check_names(model, system, study, parameters or {}, initial or {})
-    quantities = _quantities(system)
+    for what, given in (("parameter", parameters or {}), ("initial value of", initial or {})):
+        for name, value in given.items():   # (a fixed value that is no number: every run's)
+            finite_number(value, f"{what} `{name}`")
+    quantities = recorded_quantities(system)
     t0, t1, y0s, ps, setup_errors = _starts(system, model, study, parameters or {},
                                             initial or {}, t_start, t_end)
     times = np.linspace(t0, t1, n_points)
@@ -228,7 +232,8 @@ def sweep(model: Model | str | Path, *, vary: Mapping | Study | None = None,
                      executor, n_slots, options)
 
 
-def _require_dask() -> None:
+def require_dask() -> None:
+    """Raise an ``ImportError`` saying how to install dask[distributed] when it is not."""
     try:
         import distributed  # noqa: F401
     except ImportError as exc:
@@ -292,7 +297,7 @@ def _study(model: Model, vary, samples, seed) -> Study:
 def _check_names(model: Model, system: CompiledSystem, study: Study, parameters: Mapping,
                  initial: Mapping) -> None:
     from kidym.lang.formulas import suggest
-    from kidym.simulate.simulate import canonical_initial
+    from kidym.simulate.layout import canonical_initial
 
     params = model.parameter_values
     states = system.state_names
@@ -314,7 +319,8 @@ def _check_names(model: Model, system: CompiledSystem, study: Study, parameters:
                            f"{', '.join(states)}")
 
 
-def _quantities(system: CompiledSystem) -> tuple[str, ...]:
+def recorded_quantities(system: CompiledSystem) -> tuple[str, ...]:
+    """What a study records of each run: the states, the outputs, the multipliers."""
     out = list(system.state_names)
     out += [n for n in system.output_names if n not in out]
     cons = system.equations.constraints
@@ -327,8 +333,6 @@ def _starts(system: CompiledSystem, model: Model, study: Study, parameters: Mapp
             initial: Mapping, t_start, t_end):
     """``t0, t1``, the start states and parameter vectors of every run, and the runs
     that cannot start (index → reason: impossible parameters, no consistent start)."""
-    from kidym.simulate.simulate import canonical_initial
-
     params = set(model.parameter_values)
     n_y, n_p = len(system.state_names), len(model.parameter_values)
     y0s = np.full((study.n_runs, n_y), np.nan)
@@ -353,24 +357,18 @@ def _starts(system: CompiledSystem, model: Model, study: Study, parameters: Mapp
     t1 = span[1] if t_end is None else float(t_end)
     if not t1 > t0:
         raise ValueError(f"t_end ({t1}) must be greater than t_start ({t0})")
-    cons = system.equations.constraints
     for k, (pp, ic) in enumerate(per_run):
         if k in errors:
             continue
-        try:
-            p = system.parameter_vector(pp)
-            values = model.initial_values(pp)
-            values.update(canonical_initial(model, ic))
-            y0 = np.array([values.get(n, 0.0) for n in system.state_names], dtype=float)
-            if cons is not None:
-                from kidym.eom.constraints import Stabilization
-                from kidym.simulate.constrained import consistent_initial, given_states
-
-                y0 = consistent_initial(system, t0, y0, p, given_states(
-                    model, ic, canonical_initial), Stabilization().tolerance * 1e-3)[0]
+        try:   # each run prepared as one run is
+            spec = prepare_run(system, parameters=pp, initial=ic, t_start=t0, t_end=t1,
+                               n_points=2, constraints=Stabilization())
+        except ModelError:   # (the model's, not the run's: as kidym.simulate says it)
+            raise
         except (ValueError, SimulationError, ZeroDivisionError, np.linalg.LinAlgError) as exc:
             errors[k] = f"the run cannot start: {exc}"
             continue
+        y0, p = spec.y0, spec.p
         y0s[k], ps[k] = y0, p
     return t0, t1, y0s, ps, errors
 

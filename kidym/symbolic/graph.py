@@ -71,6 +71,18 @@ class Graph:
         self._dt_memo: dict[se.Symbol, Expr] = {}
         self._partial_memo: dict[tuple[se.Symbol, se.Symbol], Expr] = {}
 
+    def copy(self) -> Graph:
+        """An independent copy: what is named in it never reaches this graph.
+
+        The workspace of quantities formed after the equations (the analyses'
+        derivatives, :class:`kidym.analysis.derivatives.StateDerivatives`), so that the
+        equations' own graph stays as :func:`kidym.derive` left it.
+        """
+        other = Graph.__new__(Graph)
+        other.__dict__.update({k: v.copy() if isinstance(v, dict | set | list) else v
+                               for k, v in self.__dict__.items()})
+        return other
+
     # ------------------------------------------------------------------ naming
     def __contains__(self, sym: object) -> bool:
         return sym in self._exprs

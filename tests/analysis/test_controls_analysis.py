@@ -154,7 +154,7 @@ def test_the_refusal_is_gone() -> None:
 ], ids=["arm-circle", "arm-height-moving", "arm-height-rest", "cart", "springs"])
 def test_A_matches_central_differences_of_the_numpy_rhs(text, state, t, params) -> None:
     eq = derive(text)
-    lin = kidym.linearize(eq, state, t=t, params=params)
+    lin = kidym.linearize(eq, state, t=t, parameters=params)
     J = central_differences(eq, state, t, params)
     assert np.abs(lin.A - J).max() <= 1e-7 * np.abs(J).max()
 
@@ -180,7 +180,7 @@ def test_B_of_parameters_as_inputs_matches_differences() -> None:
     closed loop, against differences of the right-hand side in the parameters; the
     cart's row by hand: ``ẍ = h (x − X0 − A sin Wt) + k ẋ − …``, so ``∂ẍ/∂X0 = −h``."""
     eq = derive(CART)
-    lin = kidym.linearize(eq, CART_STATE, t=0.4, params={"A": 0.15}, inputs=["X0", "g"])
+    lin = kidym.linearize(eq, CART_STATE, t=0.4, parameters={"A": 0.15}, inputs=["X0", "g"])
     system = NumpySystem.build(eq)
     y = np.array([CART_STATE[n] for n in system.state_names])
     for j, name in enumerate(("X0", "g")):
@@ -223,9 +223,9 @@ def test_least_norm_arm_at_its_equilibrium_matches_sympy(arm_values) -> None:
     depends on the state through ``M``: ``∂M/∂q`` enters ``∂u/∂x`` (without it ``A`` is
     off by a third)."""
     eq = derive(ARM_HEIGHT)
-    eqm = kidym.equilibrium(eq, params={"W": 0}, rtol=1e-14)
+    eqm = kidym.equilibrium(eq, parameters={"W": 0}, rtol=1e-14)
     state = {**eqm.coordinates, "q1't": 0.0, "q2't": 0.0}
-    lin = kidym.linearize(eq, state, params={"W": 0})
+    lin = kidym.linearize(eq, state, parameters={"W": 0})
     assert lin.stationary and np.abs(lin.wdot).max() < 1e-12
     oracle = two_link_arm({**arm_values, "W": 0.0}, "height")
     x = [state[n] for n in lin.states]
@@ -239,7 +239,7 @@ def test_cart_pendulum_closed_loop_matches_sympy() -> None:
     oracle = cart_pendulum(CART_VALUES, -9, -4)
     eq = derive(CART)
     t = 0.4
-    lin = kidym.linearize(eq, CART_STATE, t=t, params={"A": CART_VALUES["A"]})
+    lin = kidym.linearize(eq, CART_STATE, t=t, parameters={"A": CART_VALUES["A"]})
     x = [CART_STATE[n] for n in lin.states]
     A = oracle.A(x, t)
     assert np.abs(lin.A - A).max() <= 1e-9 * np.abs(A).max()
@@ -349,7 +349,7 @@ def test_unreachable_constraint_at_the_point_is_named() -> None:
     with pytest.raises(np.linalg.LinAlgError, match=r"cannot reach programmed constraint `fy`"):
         kidym.linearize(eq, {"q1": 0.2, "q2": 0.0, "q1't": 0.0, "q2't": 0.0})
     with pytest.raises(ValueError, match=r"the controls cannot reach a programmed constraint"):
-        kidym.equilibrium(eq, initial={"q1": 0.2, "q2": 0.0})
+        kidym.equilibrium(eq, state={"q1": 0.2, "q2": 0.0})
 
 
 def test_symbolic_form_is_refused_and_coefficients_are_checked() -> None:
@@ -359,7 +359,7 @@ def test_symbolic_form_is_refused_and_coefficients_are_checked() -> None:
         lin.symbolic()
     eq2 = derive(CART.replace("fx(-9, -4)", "fx(-9, kk)").replace("W = 3;", "W = 3; kk = -4;"))
     with pytest.raises(ValueError, match="coefficient k of programmed constraint `fx`"):
-        kidym.linearize(eq2, CART_STATE, params={"kk": 2.0})
+        kidym.linearize(eq2, CART_STATE, parameters={"kk": 2.0})
 
 
 # ------------------------------------------------------------------- the CLI

@@ -35,7 +35,7 @@ def disc_eq():
 ])
 def test_double_pendulum_A_matches_sympy(dp_eq, op) -> None:
     expected = double_pendulum(op, DP)
-    lin = kidym.linearize(dp_eq, op, params=DP)
+    lin = kidym.linearize(dp_eq, op, parameters=DP)
     assert lin.states == ("phi1", "phi2", "phi1't", "phi2't")
     assert np.abs(lin.A - expected).max() <= 1e-10 * np.abs(expected).max()
 
@@ -51,7 +51,7 @@ def test_rolling_disc_A_matches_sympy(disc_eq, op) -> None:
     full["x't"] = DISC["r"] * op["phi't"] * np.cos(op["psi"])
     full["y't"] = DISC["r"] * op["phi't"] * np.sin(op["psi"])
     expected = rolling_disc(full, DISC)
-    lin = kidym.linearize(disc_eq, op, params=DISC)
+    lin = kidym.linearize(disc_eq, op, parameters=DISC)
     assert lin.states == ("x", "y", "psi", "theta", "phi", "psi't", "theta't", "phi't")
     assert np.abs(lin.A - expected).max() <= 1e-10 * np.abs(expected).max()
 

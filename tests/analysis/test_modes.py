@@ -84,7 +84,7 @@ def test_disc_critical_spin() -> None:
     eq = kidym.derive(kidym.load(ROOT / "examples/rolling_disc/rolling_disc.kdm"))
     c = kidym.continuation(eq, "phi't", np.linspace(0.0, 8.0, 17),
                            state={"theta": 0.0, "psi't": 0.0, "theta't": 0.0},
-                           params={"g": 9.81})
+                           parameters={"g": 9.81})
     assert len(c.boundaries) == 1
     assert c.boundaries[0] == pytest.approx(np.sqrt(9.81 / (3 * 0.3)), rel=1e-12)
     assert c.stability[0] == "unstable" and c.stability[-1] == "marginal"
@@ -95,7 +95,7 @@ def test_disc_critical_spin() -> None:
     hoop = kidym.continuation(kidym.derive(kidym.parse(text)), "phi't",
                               np.linspace(0.0, 8.0, 17),
                               state={"theta": 0.0, "psi't": 0.0, "theta't": 0.0},
-                              params={"g": 9.81})
+                              parameters={"g": 9.81})
     A, C, m, r = 0.5 * 0.09, 0.09, 1.0, 0.3
     assert hoop.boundaries[0] == pytest.approx(
         np.sqrt(m * 9.81 * r * A / (C * (C + m * r * r))), rel=1e-12)
@@ -145,6 +145,6 @@ def test_heavy_top_sleeping_threshold() -> None:
                                         rel=1e-10)
     # other masses and lengths: the formula, not the example's numbers
     c2 = kidym.continuation(eq, "psi't", np.linspace(0.0, 200.0, 21), state={"alpha": 0.0},
-                            params={"l": 0.05, "A0": 1.6e-4})
+                            parameters={"l": 0.05, "A0": 1.6e-4})
     A2 = 1.6e-4 + m * 0.05 ** 2
     assert c2.boundaries[0] == pytest.approx(np.sqrt(4 * m * g * 0.05 * A2) / C, rel=1e-9)

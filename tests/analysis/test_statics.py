@@ -84,11 +84,11 @@ def test_double_pendulum_equilibria_and_their_stability() -> None:
     GRAVITY := 0, -g, 0;
     """
     eq = kidym.derive(kidym.parse(text))
-    down = kidym.equilibrium(eq, initial={"phi1": -1.3, "phi2": 0.2})
+    down = kidym.equilibrium(eq, state={"phi1": -1.3, "phi2": 0.2})
     assert down.coordinates["phi1"] == pytest.approx(-np.pi / 2, abs=1e-12)
     assert down.coordinates["phi2"] == pytest.approx(0.0, abs=1e-12)
     assert down.stability == "stable"
-    up = kidym.equilibrium(eq, initial={"phi1": 1.4, "phi2": 0.1})
+    up = kidym.equilibrium(eq, state={"phi1": 1.4, "phi2": 0.1})
     assert up.coordinates["phi1"] == pytest.approx(np.pi / 2, abs=1e-12)
     assert up.stability == "unstable"
     # K at the top by hand: −V'' with V = g(m1 l1/2 + m2 l1) sin φ1 + g m2 l2/2 sin(φ1+φ2)

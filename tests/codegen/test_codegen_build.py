@@ -15,6 +15,7 @@ import pytest
 import kidym
 from kidym.codegen import build, generate_c, library_path
 from kidym.codegen.build import BASE_FLAGS
+from kidym.errors import CompileError
 from kidym.simulate.compiled import CompiledSystem
 from tests.codegen.shared import equations
 from tests.fixtures import ROOT
@@ -81,13 +82,54 @@ def test_native_tuning_keys_the_cache_by_processor(monkeypatch):
     assert b.cache_key(code, BASE_FLAGS) != here
     # another processor: another library for native code, the same for portable code
     portable = b.cache_key(code, BASE_FLAGS)
+    avx = b.cache_key(code, (*BASE_FLAGS, "-mavx2"))
     monkeypatch.setattr(b, "cpu_fingerprint", lambda: "x86_64|model name=Other CPU")
     assert b.cache_key(code, native) != here
+    assert b.cache_key(code, (*BASE_FLAGS, "-mavx2")) != avx   # any -m… flag tunes
     assert b.cache_key(code, BASE_FLAGS) == portable
-    # the flags build() uses: tuned unless turned off
-    monkeypatch.setenv("KIDYM_NATIVE", "0")
+    # another architecture: another library even for portable code
+    monkeypatch.setattr(b.platform, "machine", lambda: "aarch64")
+    assert b.cache_key(code, BASE_FLAGS) != portable
+
+
+def test_the_default_build_is_portable_and_native_is_an_opt_in(monkeypatch):
+    b = importlib.import_module("kidym.codegen.build")
+    monkeypatch.delenv("KIDYM_NATIVE", raising=False)
+    monkeypatch.delenv("KIDYM_CFLAGS", raising=False)
     assert b.build_flags() == BASE_FLAGS
+    assert "-ffp-contract=off" in BASE_FLAGS
+    assert not b.tunes_for_processor(BASE_FLAGS)
     assert b.build_flags(native=False, extra_flags=("-O3",)) == (*BASE_FLAGS, "-O3")
+    monkeypatch.setattr(b, "_accepts", lambda cmd, flags: True)
+    monkeypatch.setattr(b.shutil, "which", lambda name: "/usr/bin/" + name)
+    assert b.build_flags(native=True) == (*BASE_FLAGS, *b.NATIVE_FLAGS)
+    monkeypatch.setenv("KIDYM_NATIVE", "1")
+    assert b.build_flags() == (*BASE_FLAGS, *b.NATIVE_FLAGS)
+    assert b.build_flags(native=False) == BASE_FLAGS
+    monkeypatch.delenv("KIDYM_NATIVE")
+    # $KIDYM_CFLAGS comes last, so that its -O3 or -ffp-contract=fast wins
+    monkeypatch.setenv("KIDYM_CFLAGS", "-O3  -march=native")
+    assert b.build_flags(extra_flags=("-g",)) == (*BASE_FLAGS, "-g", "-O3", "-march=native")
+    monkeypatch.setenv("KIDYM_CFLAGS", "-O3 '-DX")
+    with pytest.raises(CompileError, match=r"KIDYM_CFLAGS is not a list of compiler flags"):
+        b.build_flags()
+
+
+def test_a_native_build_agrees_with_the_portable_one_to_the_tolerance(kidym_cache,
+                                                                      monkeypatch):
+    """The two builds round differently (fused multiply-adds, vector instructions), so
+    their trajectories differ — by far less than the requested tolerance."""
+    b = importlib.import_module("kidym.codegen.build")
+    if not b.native_flags(True):
+        pytest.skip("the compiler does not take -march=native -ffp-contract=fast")
+    monkeypatch.delenv("KIDYM_CFLAGS", raising=False)
+    eq = equations(PENDULUM)
+    runs = [kidym.simulate(CompiledSystem.build(eq, native=native), t_end=2.0,
+                           initial={"phi": 1.0}, rtol=1e-9, atol=1e-12)
+            for native in (False, True)]
+    assert runs[0].stats["library"] != runs[1].stats["library"]
+    # a global error of the order of the tolerance for each run; 100x margin on rtol
+    assert np.max(np.abs(runs[0]["phi"] - runs[1]["phi"])) < 100 * 1e-9
 
 
 def test_two_concurrent_builds_of_the_same_model(tmp_path):

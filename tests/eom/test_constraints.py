@@ -153,8 +153,46 @@ def test_a_loop_that_cannot_close_is_an_error_with_the_residual() -> None:
 def test_redundant_constraints_are_an_error() -> None:
     text = EXAMPLE.read_text(encoding="utf-8").replace(
         "УРАВНЕНИЯ := f1, f2;", "f3 = 2*f1; УРАВНЕНИЯ := f1, f2, f3;")
-    with pytest.raises(SimulationError, match=r"not independent.*rank of their Jacobian is 2"):
+    with pytest.raises(SimulationError, match=r"not independent.*rank of their Jacobian is "
+                                              r"2, not 3: f3 = 2·f1\b"):
         kidym.simulate(kidym.parse(text), t_end=0.1)
+
+
+#: a differential-drive robot: a planar chassis carrying two wheels on one axle
+DIFF_DRIVE = """M = 5; m = 0.5; r = 0.1; b = 0.2; g = 9.81;
+Chassis | Sx(x), Sy(y), Rz(psi), Sz(r) | m(M), Jx(0.05), Jy(0.05), Jz(0.1);
+WheelL ~ Chassis | Sy(b), Ry(phiL) | m(m), Jx(m*r^2/4), Jy(m*r^2/2), Jz(m*r^2/4);
+WheelR ~ Chassis | Sy(-b), Ry(phiR) | m(m), Jx(m*r^2/4), Jy(m*r^2/2), Jz(m*r^2/4);
+GRAVITY := 0, 0, -g;
+INITIAL := phiL't(1), phiR't(2);
+"""
+
+
+def test_rolling_wheels_on_a_chassis_say_what_is_dependent_and_how_to_write_it() -> None:
+    """Issue 29: six КАЧЕНИЕ constraints of rank 3 — the contact heights, which the
+    chassis' fixed height holds, and the lateral no-slip of the second wheel on the same
+    axle, which is the first's (closed form: both are v_y of the axle in the chassis
+    frame, so the row is the other times 1)."""
+    text = DIFF_DRIVE + ("ROLLING := WheelL(disc(r, y), plane(0)), "
+                         "WheelR(disc(r, y), plane(0));\n")
+    with pytest.raises(SimulationError) as info:
+        kidym.simulate(kidym.parse(text), t_end=0.1)
+    message = str(info.value)
+    assert ("rank of their Jacobian is 3, not 6: rollZWheelL, rollZWheelR do not depend on "
+            "the speeds (the model's coordinates already hold them); rollYWheelR = "
+            "1·rollYWheelL") in message
+    assert "WheelL, WheelR roll on a body that carries them" in message
+    assert "x't = r/2*(phiL't + phiR't)*cos(psi);" in message
+    # what the hint says to write: the no-slip conditions as the chassis' velocity formulas
+    fixed = kidym.parse(DIFF_DRIVE + "x't = r/2*(phiL't + phiR't)*cos(psi);\n"
+                        "y't = r/2*(phiL't + phiR't)*sin(psi);\n"
+                        "psi't = r/(2*b)*(phiR't - phiL't);\n")
+    eq = kidym.derive(fixed)
+    assert eq.n_w == 2
+    run = kidym.simulate(fixed, t_end=0.5, n_points=6)
+    # the wheels turn at their initial rates (no force drives them: the axle's midpoint
+    # is the chassis' centre of mass), so the heading turns at r/(2b)·(2 − 1)
+    np.testing.assert_allclose(run["psi"], 0.1 / 0.4 * run.t, atol=1e-8)
 
 
 @pytest.mark.parametrize(("text", "message"), [

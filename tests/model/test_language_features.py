@@ -128,8 +128,9 @@ def test_units_converted_and_checked() -> None:
                   "x = l*sin(t/T), см;\nbad = l + v0, м;\nCs.y = 1;", warnings=warnings)
     assert model.parameter_values == pytest.approx({"l": 0.3, "T": 120, "v0": 10, "mm": 0.5})
     assert model.units["v0"] == "m / s"
-    [w] = warnings
+    unused, w = warnings   # in source order (mm is used nowhere: kidym.model.slips)
     assert "formula of `bad`" in w.message and w.span.line == 4
+    assert "parameter `mm` is defined but never used" in unused.message
     no_units = parse("l = 30, см; Cs.l2 = l;")  # without РАЗМЕРНОСТИ nothing is converted
     assert no_units.parameter_values["l"] == 30
 

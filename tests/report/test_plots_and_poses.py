@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 
 import kidym
+from kidym.report.plot_worker import parse_plot_option
 from kidym.report.plots import (
     _time_plot,
     event_times,
     figures,
-    parse_plot_option,
     plot_run,
     projection_planes,
 )
@@ -131,9 +131,10 @@ def test_coordinates_speeds_and_quaternion_go_to_their_own_figures():
     fig = by_stem(figures(r, model))["coordinates"]
     panels = curves(fig)
     assert panels["x"][0] != panels["phi"][0]
-    assert fig.axes[panels["phi"][0]].get_ylabel() == "angle, rad"
+    assert fig.axes[panels["phi"][0]].get_ylabel() == "phi, rad"   # alone: its name
     speeds = by_stem(figures(r, model))["speeds"]
-    assert speeds.axes[curves(speeds)["phi't"][0]].get_ylabel() == "angular speed, rad/s"
+    assert (speeds.axes[curves(speeds)["phi't"][0]].get_ylabel()
+            == r"$\overset{\bullet}{\mathregular{phi}}$, rad/s")
 
 
 def test_angles_are_unwrapped_and_in_degrees_on_request():
@@ -187,7 +188,8 @@ def test_energy_figure_is_the_balance_of_a_non_conservative_run():
     np.testing.assert_allclose(drawn["E0+W"][1] + drawn["balance"][1], e, atol=1e-12)
     assert np.max(np.abs(drawn["balance"][1])) == pytest.approx(energy_balance(r).max_abs)
     assert np.max(np.abs(drawn["balance"][1])) < 1e-6 * e[0]
-    assert "energy balance" in fig.get_suptitle() and "work" in fig.axes[0].get_title()
+    [subtitle] = [t for t in fig.texts if t.get_gid() == "subtitle"]
+    assert "energy balance" in fig.get_suptitle() and "work" in subtitle.get_text()
 
 
 def test_a_legend_of_many_lines_is_outside_the_axes_in_columns():
@@ -211,8 +213,8 @@ def test_units_of_the_model_on_the_axes(tmp_path):
                         "Block | Sx(x) | m, 0, 0, 0; Cs.x = c; INITIAL := x(1), x't(0);")
     r = kidym.simulate(model, t_end=1, n_points=11)
     figs = by_stem(figures(r, model))
-    assert figs["coordinates"].axes[0].get_ylabel() == "length, см"
-    assert figs["speeds"].axes[0].get_ylabel() == "speed, см/с"
+    assert figs["coordinates"].axes[0].get_ylabel() == "x, см"
+    assert figs["speeds"].axes[0].get_ylabel() == r"$\dot{\mathregular{x}}$, см/с"
     assert figs["coordinates"].axes[-1].get_xlabel() == "t, с"
 
 

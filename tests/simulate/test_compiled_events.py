@@ -57,7 +57,8 @@ def test_terminal_event_at_the_quarter_period_of_a_large_swing():
     quarter = ellipk(np.sin(1.0) ** 2) / omega0
     assert r.success and r.status == 1 and r.stats["events"]["name"] == ["bottom"]
     assert r.stats["events"]["t"][0] == pytest.approx(quarter, rel=1e-9)
-    assert r.t[-1] <= quarter          # outputs stop at the event
+    assert r.t[-1] == r.stats["events"]["t"][0]   # outputs end with the event's row
+    assert r["phi"][-1] == pytest.approx(0.0, abs=1e-9)
 
 
 def test_recorded_events_do_not_stop_the_run():

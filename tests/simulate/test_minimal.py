@@ -174,20 +174,33 @@ def test_the_rocker_angle_toggles_and_the_run_repartitions() -> None:
 def test_the_five_bar_repartitions_at_its_parallel_singularity() -> None:
     """The example with its motor angles as the independent coordinates: where the
     distal links come into line (sin(q3 + q4 − q1 − q2) = 0) the motor angles do not
-    determine the tool point; the run switches away from them and back, and both routes
-    agree."""
+    determine the tool point; the run switches away from them to a well-conditioned
+    partition, goes through the singularity on it, and agrees with the augmented route.
+
+    Which partition the column-pivoted QR picks there is a near-tie (q1, q4 on one
+    processor, q1, q2 on another: the pivots differ in the last digits), so the test
+    asserts what matters — that the choice is well conditioned and the run continues
+    correctly — not which coordinates won."""
     model = kidym.load(FIVE_BAR_FILE)
     kw = dict(t_end=3.2, n_points=161, rtol=1e-11, atol=1e-13)
     aug = kidym.simulate(model, **kw)
+    limit = Partitioning(independent=("q1", "q3")).condition
     mini = kidym.simulate(model, formulation=Partitioning(independent=("q1", "q3")), **kw)
     parts = mini.stats["constraint_drift"]["partitions"]
-    assert [p["independent"] for p in parts[:3]] == [["q1", "q3"], ["q1", "q4"],
-                                                      ["q1", "q3"]]
+    assert parts[0]["independent"] == ["q1", "q3"] and parts[0]["t"] == 0.0
+    assert len(parts) >= 2 and parts[1]["independent"] != ["q1", "q3"]
+    # every partition chosen by pivoting is well conditioned: a tenth of the limit that
+    # makes the run re-partition (the motor angles' block grows without bound here)
+    assert all(p["condition"] < limit / 10 for p in parts[1:])
     angle = aug["q3"] + aug["q4"] - aug["q1"] - aug["q2"]
-    between = (aug.t > parts[1]["t"]) & (aug.t < parts[2]["t"])
-    # it switches as the links near the line, and the motion goes through it
+    end = parts[2]["t"] if len(parts) > 2 else aug.t[-1] + 1
+    between = (aug.t > parts[1]["t"]) & (aug.t < end)
+    # it switches as the links near the line, and the motion goes through it on the
+    # partition it switched to
     assert np.abs(np.sin(angle[aug.t < parts[1]["t"]])).min() > 0.02
     assert np.abs(np.sin(angle[between])).min() < 0.01
+    # the continuation is right: both routes agree (rtol 1e-11; 1e-7 of each value's
+    # scale is the tolerance amplified through the near-singular stretch, with margin)
     _agree(mini, aug, [*aug.state_names, "xE", "yE", "λf1", "λf2"], 1e-7)
 
 

@@ -145,7 +145,33 @@ def test_stop_at_the_apex(engine, method):
     assert r.success and r.status == 1 and ev["name"] == ["Apex"]
     assert ev["t"][0] == pytest.approx(3 / G, abs=1e-9)
     assert ev["state"][0, 0] == pytest.approx(9 / (2 * G), abs=1e-9)
-    assert r.t[-1] <= ev["t"][0]
+    # the results end at the event: its row is the last (issue 29)
+    assert r.t[-1] == ev["t"][0] and r.t[-2] < r.t[-1]
+    np.testing.assert_array_equal(r.y[:, -1], ev["state"][0])
+
+
+@pytest.mark.parametrize(("engine", "method"), ENGINES)
+@pytest.mark.parametrize(("event", "t_stop"), [
+    ("Floor(z, DOWN, STOP)", np.sqrt(2 * 2.0 / G)),   # between two output times
+    ("End(t - 3, UP, STOP)", 3.0)])                   # on an output time
+def test_a_stop_keeps_the_row_of_the_event(engine, method, event, t_stop, tmp_path):
+    text = f"""m = 1; g = {G}; H = 2;
+Ball | Sz(z) | m, 0, 0, 0;
+GRAVITY := 0, 0, -g;
+INITIAL := z(H);
+EVENTS := {event};
+"""
+    r = run(text, engine, method, t_end=5.0, n_points=501)
+    assert r.status == 1
+    # closed form: z = H - g t²/2, the run ends at t_stop with that state
+    assert r.t[-1] == pytest.approx(t_stop, abs=1e-9)
+    assert r["z"][-1] == pytest.approx(2.0 - G * t_stop**2 / 2, abs=1e-8)
+    assert r["z't"][-1] == pytest.approx(-G * t_stop, abs=1e-8)
+    assert np.all(np.diff(r.t) > 0)
+    r.write(tmp_path)
+    with open(tmp_path / "results.csv", encoding="utf-8") as fh:
+        last = list(csv.reader(fh))[-1]
+    assert float(last[0]) == r.t[-1]
 
 
 SPRING = f"""m = 1; g = {G}; c = 100; h = 0.5;

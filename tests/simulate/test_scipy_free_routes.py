@@ -13,7 +13,7 @@ import pytest
 from scipy.integrate import cumulative_simpson as scipy_cumulative_simpson
 from scipy.integrate._ivp import dop853_coefficients as dop
 
-from kidym.simulate import compiled
+from kidym.simulate import compiled_methods
 from kidym.simulate.energy import cumulative_simpson, work_done
 
 
@@ -44,9 +44,10 @@ def test_erk8_tables_are_those_of_scipy_imported_by_name():
     b = np.r_[dop.B, 0.0]
     table = np.concatenate([[s, 8.0, 5.0], np.r_[dop.C[:s - 1], 1.0], A.ravel(), b,
                             b - dop.E5[:s]])
-    assert np.array_equal(compiled._erk8_table(), table)
+    assert np.array_equal(compiled_methods.erk8_table(), table)
     n_all = dop.N_STAGES_EXTENDED
     extension = np.concatenate([[n_all - s], dop.C[s:n_all],
                                 dop.A[s:n_all, :n_all].ravel(), dop.D.ravel()])
-    assert np.array_equal(compiled._erk8_extension(), extension)
-    assert compiled._dop853().__name__ == "_kidym_dop853_coefficients"   # by its file
+    assert np.array_equal(compiled_methods.erk8_extension(), extension)
+    # loaded by its file
+    assert compiled_methods.dop853_coefficients().__name__ == "_kidym_dop853_coefficients"

@@ -1,0 +1,203 @@
+"""The specification of one run, prepared once for every entry point.
+
+:func:`prepare_run` is the one place where a run is set up — its time span and output
+times, the parameter vector, the initial state, the checks on them (finite values, a
+model's inertias and coefficients, the controls reaching the programmed constraints)
+and the consistent start of a model with constraints. :func:`kidym.simulate` (either
+engine), :func:`kidym.simulate_batch`, :func:`kidym.sweep` and ``kidym run`` all call
+it, so that the same bad input gives the same error from each.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from kidym.eom.constraints import Stabilization
+from kidym.eom.controls import ControlSolveError, reach_error, solve_controls
+from kidym.eom.controls import split as split_controls
+from kidym.model.model import Model
+from kidym.simulate.constrained import consistent_initial
+from kidym.simulate.layout import given_states, initial_state
+
+
+@dataclass(frozen=True, eq=False)
+class RunSpec:
+    """What one run starts from, checked: the same for every engine.
+
+    Attributes
+    ----------
+    t0, t1 : float
+        The span, ``t1 > t0``.
+    times : ndarray, shape (n_t,)
+        Output times.
+    p : ndarray, shape (n_p,)
+        Parameter values in model order.
+    y0 : ndarray, shape (n_y,)
+        The start state (on the constraints, for a model with constraints).
+    stabilization : Stabilization
+        How the constraints' drift is held down.
+    adjusted : dict
+        Initial values the consistent start changed, ``name → (given, solved)``.
+    parameters, initial : dict
+        The overrides the run was given (for messages and labels).
+    """
+
+    t0: float
+    t1: float
+    times: np.ndarray
+    p: np.ndarray
+    y0: np.ndarray
+    stabilization: Stabilization = field(default_factory=Stabilization)
+    adjusted: dict = field(default_factory=dict)
+    parameters: dict = field(default_factory=dict)
+    initial: dict = field(default_factory=dict)
+
+
+#: The Jacobians of the implicit methods (``simulate(..., jacobian=…)``).
+JACOBIAN_CHOICES = ("auto", "analytic", "fd")
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How a run is integrated (the engine-facing options of :func:`kidym.simulate`).
+
+    ``partitioning`` is the minimal form's :class:`~kidym.simulate.minimal.Partitioning`
+    (None: the augmented form); the rest as :func:`kidym.simulate`.
+    """
+
+    method: str = "DOP853"
+    rtol: float = 1e-9
+    atol: float = 1e-12
+    max_step: float = math.inf
+    raise_on_failure: bool = True
+    events: tuple = ()
+    quaternion_stabilization: float = 0.0
+    normalize_quaternions: bool = False
+    jacobian: str = "auto"
+    partitioning: object = None
+
+
+def check_options(*, t_start: float | None, t_end: float | None, n_points: int,
+                  rtol: float, atol: float, max_step: float,
+                  t_eval: Sequence[float] | None, jacobian: str = "auto") -> None:
+    """Raise ``ValueError`` naming the first run option that cannot work.
+
+    A span must be finite (``t_end=inf`` ran forever), at least two output points
+    (one gave an empty run, zero an ``IndexError``), ``rtol > 0``, ``atol ≥ 0`` and
+    ``max_step > 0``; output times finite; ``jacobian`` one of :data:`JACOBIAN_CHOICES`.
+    """
+    if jacobian not in JACOBIAN_CHOICES:
+        raise ValueError(f"jacobian must be one of {JACOBIAN_CHOICES}, got {jacobian!r}")
+    for name, value in (("t_start", t_start), ("t_end", t_end)):
+        if value is not None and not math.isfinite(float(value)):
+            raise ValueError(f"{name} must be a finite time, got {value}")
+    if t_eval is None and (int(n_points) != n_points or n_points < 2):
+        raise ValueError(f"n_points must be a whole number of at least 2 (the start and the "
+                         f"end of the run), got {n_points}")
+    if not (math.isfinite(rtol) and rtol > 0):
+        raise ValueError(f"rtol must be a positive number, got {rtol}")
+    if not (math.isfinite(atol) and atol >= 0):
+        raise ValueError(f"atol must be zero or a positive number, got {atol}")
+    if not max_step > 0:
+        raise ValueError(f"max_step must be positive, got {max_step}")
+    if t_eval is not None:
+        times = np.asarray(t_eval, dtype=float)
+        if times.ndim != 1 or not times.size or not np.all(np.isfinite(times)):
+            raise ValueError("t_eval must be a non-empty sequence of finite times")
+
+
+def stabilization_of(constraints: Stabilization | str) -> Stabilization:
+    """A :class:`Stabilization` from ``constraints=`` (one, or the name of a method)."""
+    if isinstance(constraints, Stabilization):
+        return constraints
+    return Stabilization(method=constraints)
+
+
+def run_span(model: Model, parameters: Mapping[str, float] | None,
+             t_start: float | None, t_end: float | None) -> tuple[float, float]:
+    """``(t0, t1)``: the model's span (``ВРЕМЯ``) with ``t_start``/``t_end`` applied;
+    ``ValueError`` unless ``t1 > t0``."""
+    span = model.time_span(parameters)
+    t0 = span[0] if t_start is None else float(t_start)
+    t1 = span[1] if t_end is None else float(t_end)
+    if not t1 > t0:
+        raise ValueError(f"t_end ({t1}) must be greater than t_start ({t0})")
+    return t0, t1
+
+
+def output_times(t0: float, t1: float, t_eval: Sequence[float] | None,
+                 n_points: int) -> np.ndarray:
+    """``t_eval``, or ``n_points`` evenly spaced times from ``t0`` to ``t1``."""
+    return np.linspace(t0, t1, n_points) if t_eval is None else np.asarray(t_eval, float)
+
+
+def check_reachable(system, t0: float, y0: np.ndarray, p: np.ndarray) -> None:
+    """Raise a located :class:`~kidym.errors.ModelError` at each programmed constraint the
+    controls cannot reach at the start (``Γ = G M⁻¹ H`` of rank below ``r``); works with
+    either engine (anything with ``equations``, ``state_names`` and ``dynamics``)."""
+    eq = system.equations
+    _qdot, M, F = system.dynamics(t0, y0, p)
+    F0, block = split_controls(np.asarray(F, float), eq.n_w, eq.controls.r, eq.controls.s)
+    try:
+        solve_controls(np.asarray(M, float), F0, block)
+    except ControlSolveError as exc:
+        if exc.unreachable:
+            raise reach_error(eq.model, exc.unreachable, t0,
+                              dict(zip(system.state_names, np.asarray(y0, float)))) from exc
+
+
+def prepare_run(system, *, parameters: Mapping[str, float] | None = None,
+                initial: Mapping[str, float] | None = None,
+                t_start: float | None = None, t_end: float | None = None,
+                t_eval: Sequence[float] | None = None, n_points: int = 501,
+                constraints: Stabilization | str = "projection") -> RunSpec:
+    """Set up one run of ``system`` (either engine's): the one preparation of a run.
+
+    Parameters
+    ----------
+    system : NumpySystem or CompiledSystem
+        Anything with ``equations``, ``state_names``, ``parameter_vector`` and
+        ``dynamics(t, y, p)``.
+    parameters, initial : mapping of str to float, optional
+        Overrides of the model's parameter and initial values.
+    t_start, t_end, t_eval, n_points
+        The span and output times, as :func:`kidym.simulate`.
+    constraints : Stabilization or str
+        For a model with constraints: the stabilization, whose tolerance sets that of
+        the consistent start.
+
+    Returns
+    -------
+    RunSpec
+
+    Raises
+    ------
+    KeyError
+        A parameter or state that the model does not have.
+    ValueError
+        A span that is empty, a value that is not a finite number, impossible inertias.
+    ModelError
+        Controls that cannot reach a programmed constraint at the start (located at it).
+    SimulationError
+        No consistent start on the constraints.
+    """
+    eq = system.equations
+    model = eq.model
+    t0, t1 = run_span(model, parameters, t_start, t_end)
+    p = system.parameter_vector(parameters)
+    y0 = initial_state(system.state_names, model, initial, parameters)
+    times = output_times(t0, t1, t_eval, n_points)
+    stab = stabilization_of(constraints)
+    adjusted: dict = {}
+    if eq.constraints is not None:
+        y0, adjusted = consistent_initial(system, t0, y0, p, given_states(model, initial),
+                                          stab.tolerance * 1e-3)
+    if eq.controls is not None:
+        check_reachable(system, t0, y0, p)
+    return RunSpec(t0=t0, t1=t1, times=times, p=p, y0=y0, stabilization=stab,
+                   adjusted=adjusted, parameters=dict(parameters or {}),
+                   initial=dict(initial or {}))
