@@ -46,6 +46,8 @@ _PUBLIC = {
     **dict.fromkeys(["FMU", "fmu_archive", "write_fmu"], "kidym.export.fmu"),
     "load": "kidym.lang",
     "parse": "kidym.lang",
+    "ImportedRobot": "kidym.robots",
+    "import_robot": "kidym.robots",
     "Body": "kidym.model.model",
     "Element": "kidym.model.model",
     "Inertia": "kidym.model.model",
@@ -89,6 +91,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
     from kidym.export.fmu import FMU, fmu_archive, write_fmu
     from kidym.lang import load, parse
     from kidym.model.model import Body, Element, Inertia, Model, Parameter, Transform
+    from kidym.robots import ImportedRobot, import_robot
     from kidym.simulate.api import simulate
     from kidym.simulate.batch import simulate_batch
     from kidym.simulate.compiled import CompiledSystem
@@ -133,8 +136,8 @@ __version__ = "0.1.0"
 __all__ = [
     "FMU",
     "Body",
-    "CasadiModel",
     "CLibrary",
+    "CasadiModel",
     "CompileError",
     "CompiledSystem",
     "Continuation",
@@ -144,6 +147,7 @@ __all__ = [
     "Equations",
     "Equilibrium",
     "Event",
+    "ImportedRobot",
     "Inertia",
     "Linearization",
     "Model",
@@ -163,6 +167,7 @@ __all__ = [
     "equilibrium",
     "first_integrals",
     "fmu_archive",
+    "import_robot",
     "integral_drift",
     "linearize",
     "load",
@@ -172,7 +177,7 @@ __all__ = [
     "simulate_batch",
     "sweep",
     "to_casadi",
-    "write_casadi",
     "write_c_library",
+    "write_casadi",
     "write_fmu",
 ]

@@ -792,6 +792,9 @@ def build_parser() -> argparse.ArgumentParser:
     from kidym.export.commands import add_parser as add_export_parser
 
     add_export_parser(sub, _load, _add_force)
+    from kidym.robots.command import add_parser as add_import_parser
+
+    add_import_parser(sub)
     return parser
 
 

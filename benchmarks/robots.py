@@ -1,0 +1,188 @@
+"""Real robots imported from URDF: accuracy against Pinocchio and MuJoCo, build time, speed.
+
+For each robot of ``example-robot-data`` (issue 30), in a fresh code cache:
+
+* ``import``: the URDF read and written as a model (:func:`kidym.import_robot`),
+  parsed, and its equations derived;
+* ``first traj``: from the file to the first trajectory: the above, then the C
+  generated, compiled (no cache) and 0.1 s simulated from rest by the compiled engine;
+* ``M``, ``b``, ``q̈``: the largest errors against Pinocchio over 100 random states
+  (``crba``; ``rnea(q, v, 0)``; ``aba``), M and b relative to their largest entry,
+  q̈ relative to its largest entry divided by cond(M) — the bounds of
+  ``tests/robots/test_urdf_pinocchio.py`` are 1e-12 on each;
+* ``MuJoCo``: the largest of the three errors against MuJoCo compiling the same file
+  (``mj_fullM``, ``qfrc_bias``, ``qacc``; ``refused`` where MuJoCo's compiler refuses
+  the file's inertias);
+* ``kidym µs``: one right-hand side ``[q̇, ẇ]`` of the compiled model called through
+  ``ctypes`` from a Python loop; ``pin.aba µs``: Pinocchio's ``aba`` from the same
+  kind of loop; ``mj_forward µs``: MuJoCo's whole forward step (constraints off), the
+  same way (all over the same 200 states, best of 5).
+
+Run: ``python benchmarks/robots.py [--robots ur5 panda …] [--markdown docs/robots.md]``;
+``--survey`` imports every URDF file of the wheel instead and counts the outcomes.
+(``--markdown`` replaces the table between the markers of that file).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+from _common import best_time, machine
+
+import kidym
+from kidym.simulate.compiled import CompiledSystem
+from tests.oracles.pinocchio_robots import (
+    ROBOTS,
+    MujocoRobot,
+    PinocchioRobot,
+    compare,
+    compare_mujoco,
+    robots_dir,
+)
+
+BEGIN, END = "<!-- robots-table:begin -->", "<!-- robots-table:end -->"
+
+
+def measure(name: str, n_states: int = 100, n_rhs: int = 200) -> dict:
+    path = robots_dir() / ROBOTS[name]
+    start = time.perf_counter()
+    robot = kidym.import_robot(path)
+    eq = kidym.derive(kidym.parse(robot.text, name=name))
+    t_import = time.perf_counter() - start
+    cs = CompiledSystem.build(eq)
+    result = kidym.simulate(cs, t_end=0.1)
+    t_first = time.perf_counter() - start
+    assert result.success
+    ref = PinocchioRobot(path, robot.coordinates, eq.coordinates, eq.speeds)
+    err = compare(cs, ref, n_states=n_states, seed=1)
+    # one RHS, kidym (compiled, ctypes) and Pinocchio (aba), over the same states
+    rng = np.random.default_rng(0)
+    Y = np.ascontiguousarray([ref.random_state(rng) for _ in range(n_rhs)])
+    p = cs.parameter_vector()
+    c = cs.constants(p)
+    out = np.empty(cs.n_y)
+    ptrs = [Y[k].ctypes.data for k in range(len(Y))]
+    rhs = cs.lib.kidym_rhs
+
+    def run_kidym(rhs=rhs, ptrs=ptrs, pp=p.ctypes.data, cp=c.ctypes.data,
+                  op=out.ctypes.data):
+        for yp in ptrs:
+            rhs(0.0, yp, pp, cp, op)
+
+    pin = ref.pin
+    qs = [ref.configuration(y[:ref.n_q]) for y in Y]
+    vs = [ref.P @ y[ref.n_q:] for y in Y]
+    tau = np.zeros(ref.model.nv)
+
+    def run_pin(aba=pin.aba, model=ref.model, data=ref.data):
+        for q, v in zip(qs, vs):
+            aba(model, data, q, v, tau)
+
+    mj_err = mj_us = float("nan")
+    try:
+        mj = MujocoRobot(path, robot.coordinates, eq.coordinates, eq.speeds)
+    except ValueError:       # MuJoCo refuses the file's inertias
+        mj = None
+    if mj is not None:
+        e = compare_mujoco(cs, mj, n_states=n_states, seed=1)
+        mj_err = max(e.M, e.b, e.qdd)
+        states = [(mj.Pq @ y[:ref.n_q], mj.P @ y[ref.n_q:]) for y in Y]
+
+        def run_mj(fwd=mj.mujoco.mj_forward, m=mj.model, d=mj.data):
+            for q, v in states:
+                d.qpos[:] = q
+                d.qvel[:] = v
+                fwd(m, d)
+
+        mj_us = best_time(run_mj) / n_rhs * 1e6
+    return {"robot": name, "dof": eq.n_w, "bodies": len(robot.bodies), "M": err.M,
+            "b": err.b, "qdd": err.qdd, "cond": err.cond, "import": t_import,
+            "first": t_first, "kidym_us": best_time(run_kidym) / n_rhs * 1e6,
+            "pin_us": best_time(run_pin) / n_rhs * 1e6, "mj": mj_err, "mj_us": mj_us}
+
+
+def table(rows: list[dict]) -> str:
+    head = ("| robot | DOF | Pinocchio: M | b | q̈ / cond(M) | cond(M) | MuJoCo: max | "
+            "import + derive [s] | file → first trajectory [s] | kidym RHS [µs] | "
+            "`pin.aba` [µs] | `mj_forward` [µs] |\n"
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    lines = [head]
+    for r in rows:
+        mj = "refused" if np.isnan(r["mj"]) else f"{r['mj']:.1e}"
+        mj_us = "–" if np.isnan(r["mj_us"]) else f"{r['mj_us']:.1f}"
+        lines.append(f"| {r['robot']} | {r['dof']} | {r['M']:.1e} | {r['b']:.1e} | "
+                     f"{r['qdd']:.1e} | {r['cond']:.1e} | {mj} | {r['import']:.1f} | "
+                     f"{r['first']:.0f} | {r['kidym_us']:.1f} | {r['pin_us']:.1f} | "
+                     f"{mj_us} |")
+    return "\n".join(lines)
+
+
+def survey() -> None:
+    """Import every URDF file of example-robot-data and read the model back."""
+    from kidym.errors import ParseError
+
+    folder = robots_dir()
+    files = sorted(folder.glob("*/*/*.urdf"))
+    ok = warned = 0
+    errors = []
+    for path in files:
+        try:
+            robot = kidym.import_robot(path)
+            kidym.parse(robot.text)
+        except ParseError as exc:
+            errors.append(f"  {path.relative_to(folder)}: {exc.diagnostics[0].message}")
+            continue
+        ok += 1
+        warned += bool(robot.warnings)
+    print(f"{len(files)} URDF files: {ok} imported and read back ({warned} with inertia "
+          f"warnings), {len(errors)} errors:")
+    print("\n".join(errors))
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--survey", action="store_true",
+                    help="import every URDF file of example-robot-data; count the outcomes")
+    ap.add_argument("--robots", nargs="+", default=list(ROBOTS), choices=list(ROBOTS))
+    ap.add_argument("--markdown", type=Path, default=None,
+                    help="replace the table between the robots-table markers of this file")
+    args = ap.parse_args(argv)
+    where = machine()
+    print(where)
+    if args.survey:
+        survey()
+        return
+    rows = []
+    with tempfile.TemporaryDirectory() as cache:
+        os.environ["KIDYM_CACHE_DIR"] = cache      # every build compiles: no cache hit
+        for name in args.robots:
+            rows.append(measure(name))
+            r = rows[-1]
+            print(f"{name}: {r['dof']} DOF, M {r['M']:.1e}, b {r['b']:.1e}, q̈ {r['qdd']:.1e}, "
+                  f"MuJoCo {r['mj']:.1e}, first trajectory {r['first']:.1f} s, RHS "
+                  f"{r['kidym_us']:.1f} µs vs pin.aba {r['pin_us']:.1f} µs, mj_forward "
+                  f"{r['mj_us']:.1f} µs", flush=True)
+    text = table(rows)
+    print(text)
+    if args.markdown is not None:
+        doc = args.markdown.read_text()
+        when = time.strftime("%Y-%m-%d")
+        block = f"{BEGIN}\nMeasured {when} on {where}.\n\n{text}\n{END}"
+        new, n = re.subn(re.escape(BEGIN) + r".*?" + re.escape(END), lambda _: block, doc,
+                         flags=re.S)
+        if n != 1:
+            raise SystemExit(f"{args.markdown}: no {BEGIN} … {END} block to replace")
+        from kidym.simulate.result import write_atomically
+
+        write_atomically(args.markdown, new)
+        print(f"wrote the table into {args.markdown}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,258 @@
+"""MJCF import against MuJoCo itself (issue 30).
+
+An inline arm with what MJCF allows and URDF does not — two hinges in one body with
+anchors off the body origin, an inertia turned by ``iquat`` (from geoms), body
+orientations by quaternion and Euler angles, welded bodies, a slide joint along an
+oblique axis — read by MuJoCo's compiler, written as a model, and at 100 random
+states held to MuJoCo's ``mj_forward`` (constraints off): kidym's M equals
+``mj_fullM`` and −F equals ``qfrc_bias`` to 1e-12 relative to their largest entry,
+M⁻¹F equals ``qacc`` to 1e-12·cond(M).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import kidym
+from kidym.errors import ParseError
+from kidym.robots import import_robot
+from kidym.simulate.simulate import NumpySystem
+
+mujoco = pytest.importorskip("mujoco", reason="the mjcf extra: pip install 'kidym[mjcf]'")
+
+
+@pytest.fixture(autouse=True)
+def _mujoco_log_in_tmp(tmp_path, monkeypatch):
+    """MuJoCo writes its warnings to MUJOCO_LOG.TXT in the working directory."""
+    monkeypatch.chdir(tmp_path)
+
+ARM = """<mujoco model="arm">
+  <worldbody>
+    <body name="base" pos="0 0 0.5" quat="0.9 0.1 0.2 0.3">
+      <geom type="box" size="0.1 0.1 0.05" mass="3"/>
+      <body name="upper" pos="0.1 0 0.1" euler="10 20 30">
+        <joint name="shoulder_y" type="hinge" axis="0 1 0" pos="0 0 0.05"/>
+        <joint name="shoulder_x" type="hinge" axis="1 0.3 0" pos="0.02 0 0"/>
+        <geom type="capsule" size="0.04" fromto="0 0 0 0.4 0.05 0" mass="1.5"/>
+        <body name="fore" pos="0.4 0.05 0">
+          <joint name="elbow" type="hinge" axis="0.2 0.5 0.8" DAMPING/>
+          <geom type="box" size="0.15 0.03 0.02" pos="0.15 0 0" euler="0 0 15" mass="0.7"/>
+          <body name="tool" pos="0.3 0 0" quat="0.7 0.7 0 0">
+            <geom type="sphere" size="0.05" pos="0.02 0.01 0" mass="0.2"/>
+            <body name="slider" pos="0 0 0.05">
+              <joint name="slide" type="slide" axis="0.6 0 0.8"/>
+              <geom type="box" size="0.02 0.03 0.04" mass="0.3"/>
+            </body>
+          </body>
+        </body>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+
+def _write(tmp_path, text: str, name: str = "arm.xml"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+FREE = ARM.replace(" DAMPING", "").replace(
+    '<geom type="box" size="0.1 0.1 0.05" mass="3"/>',
+    '<freejoint name="float"/><geom type="box" size="0.1 0.1 0.05" mass="3"/>')
+
+
+@pytest.mark.parametrize("engine, free", [
+    ("numpy", False), ("numpy", True), pytest.param("compiled", False, marks=pytest.mark.slow),
+    pytest.param("compiled", True, marks=pytest.mark.slow)])
+def test_mjcf_arm_equals_mujoco(tmp_path, engine, free):
+    """Fixed on the world, or free (MuJoCo's free joint: ``qpos`` position and
+    quaternion ``w, x, y, z``; ``qvel`` the linear velocity in the fixed axes and the
+    angular one in the body's, kidym's ``x't, y't, z't`` and ``ωX, ωY, ωZ``)."""
+    path = _write(tmp_path, FREE if free else ARM.replace(" DAMPING", ""))
+    robot = import_robot(path)
+    assert robot.warnings == [] and robot.floating == free
+    eq = kidym.derive(kidym.parse(robot.text))
+    if engine == "numpy":
+        system = NumpySystem.build(eq)
+    else:
+        from kidym.simulate.compiled import CompiledSystem
+
+        system = CompiledSystem.build(eq)
+    m = mujoco.MjModel.from_xml_path(str(path))
+    m.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONSTRAINT
+    d = mujoco.MjData(m)
+    coords = [str(c) for c in eq.coordinates]
+    speeds = [str(w) for w in eq.speeds]
+    Pq = np.zeros((m.nq, eq.n_q))             # MuJoCo's qpos = Pq q
+    P = np.zeros((m.nv, eq.n_w))              # MuJoCo's v = P w
+    for j in range(m.njnt):
+        if m.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE:
+            for k, c in enumerate(("x", "y", "z", "l0", "l1", "l2", "l3")):
+                Pq[m.jnt_qposadr[j] + k, coords.index(c)] = 1.0
+            for k, w in enumerate(("x't", "y't", "z't", "ωXbase", "ωYbase", "ωZbase")):
+                P[m.jnt_dofadr[j] + k, speeds.index(w)] = 1.0
+            continue
+        c = robot.coordinates[m.joint(j).name]
+        Pq[m.jnt_qposadr[j], coords.index(c)] = 1.0
+        P[m.jnt_dofadr[j], speeds.index(c + "'t")] = 1.0
+    rng = np.random.default_rng(2)
+    p = system.parameter_vector()
+    for _ in range(100):
+        qk, wk = rng.uniform(-np.pi, np.pi, eq.n_q), rng.normal(0.0, 2.0, eq.n_w)
+        if free:
+            lam = [coords.index(c) for c in ("l0", "l1", "l2", "l3")]
+            qk[lam] /= np.linalg.norm(qk[lam])
+        d.qpos[:], d.qvel[:] = Pq @ qk, P @ wk
+        mujoco.mj_forward(m, d)
+        M = np.zeros((m.nv, m.nv))
+        mujoco.mj_fullM(m, d, M)
+        _, Mk, F = system.evaluate(0.0, np.concatenate([qk, wk]), p)[:3]
+        Mk, F = np.asarray(Mk, float), np.asarray(F, float)[:eq.n_w]
+        assert np.abs(P @ Mk @ P.T - M).max() <= 1e-12 * np.abs(M).max()
+        assert np.abs(-P @ F - d.qfrc_bias).max() <= 1e-12 * np.abs(d.qfrc_bias).max()
+        ak = P @ np.linalg.solve(Mk, F)
+        assert np.abs(ak - d.qacc).max() <= 1e-12 * np.linalg.cond(M) * np.abs(d.qacc).max()
+
+
+def test_mjcf_joint_extras_are_named_in_a_warning(tmp_path):
+    path = _write(tmp_path, ARM.replace("DAMPING", 'damping="0.3" armature="0.01"'))
+    robot = import_robot(path)
+    shown = "\n".join(robot.format_warnings())
+    assert "warning: body `fore`: the joints' armature, damping are not part of the model" \
+        in shown
+    line = next(i for i, s in enumerate(ARM.splitlines(), 1) if 'name="fore"' in s)
+    assert f"{path}:{line}:" in shown
+
+
+def test_mjcf_errors_are_located(tmp_path):
+    text = ARM.replace(" DAMPING", "").replace('type="slide"', 'type="slid"')
+    with pytest.raises(ParseError, match=r"arm.xml:\d+:1: error: MuJoCo: XML Error: invalid "
+                                         r"keyword: 'slid'") as info:
+        import_robot(_write(tmp_path, text))
+    line = next(i for i, s in enumerate(text.splitlines(), 1) if 'type="slid"' in s)
+    assert info.value.diagnostics[0].span.line == line
+    two = ARM.replace(" DAMPING", "").replace(
+        "  </worldbody>", '    <body name="ball"><joint name="roll" type="hinge"/>'
+        '<geom size="0.1"/></body>\n  </worldbody>').replace(
+        '<geom type="box" size="0.1 0.1 0.05" mass="3"/>',
+        '<freejoint name="float"/><geom type="box" size="0.1 0.1 0.05" mass="3"/>')
+    with pytest.raises(ParseError, match=r"body `ball` moves beside the free body `base`"):
+        import_robot(_write(tmp_path, two))
+
+
+def test_fuzz_mutated_mjcf_gives_a_model_or_a_clear_error(tmp_path):
+    """Mutated MJCF files: a model kidym reads, or a ParseError/ValueError with a
+    message, never another exception."""
+    import random
+    import re
+
+    rng = random.Random(5)
+    base = ARM.replace(" DAMPING", "")
+    numbers = list(re.finditer(r'"(-?[0-9.]+(?: -?[0-9.]+)*)"', base))
+    path = tmp_path / "mutant.xml"
+    outcomes = {"model": 0, "error": 0}
+    for _ in range(60):
+        kind = rng.randrange(3)
+        if kind == 0:
+            a = rng.randrange(len(base))
+            text = base[:a] + base[a + rng.randrange(1, 30):]
+        elif kind == 1:
+            mt = rng.choice(numbers)
+            bad = rng.choice(["x", "1e999", "", "nan", "0 0 0", "-1"])
+            text = base[:mt.start(1)] + bad + base[mt.end(1):]
+        else:
+            text = base.replace(f'type="{rng.choice(["hinge", "slide"])}"',
+                                f'type="{rng.choice(["ball", "free", "hinge", "x"])}"', 1)
+        path.write_text(text)
+        try:
+            robot = import_robot(path)
+        except (ParseError, ValueError) as exc:
+            assert str(exc)
+            outcomes["error"] += 1
+            continue
+        try:
+            kidym.parse(robot.text)
+        except ParseError as exc:
+            assert "error:" in exc.render()
+        outcomes["model"] += 1
+    assert outcomes["model"] > 5 and outcomes["error"] > 5, outcomes
+
+
+FOUR_BAR = """<mujoco model="four_bar">
+  <worldbody>
+    <body name="crank">
+      <joint name="q1" type="hinge" axis="0 1 0"/>
+      <geom type="capsule" size="0.02" fromto="0 0 0 0.2 0 0" mass="1"/>
+      <body name="coupler" pos="0.2 0 0" euler="0 -53.13010235415598 0">
+        <joint name="q2" type="hinge" axis="0 1 0"/>
+        <geom type="capsule" size="0.02" fromto="0 0 0 0.5 0 0" mass="2"/>
+      </body>
+    </body>
+    <body name="rocker" pos="0.8 0 0" euler="0 -126.86989764584402 0">
+      <joint name="q3" type="hinge" axis="0 1 0"/>
+      <geom type="capsule" size="0.02" fromto="0 0 0 0.5 0 0" mass="1.5"/>
+    </body>
+  </worldbody>
+  <equality>
+    <connect name="close" body1="coupler" body2="rocker" anchor="0.5 0 0"/>
+  </equality>
+</mujoco>
+"""
+
+
+def test_mjcf_loop_closed_by_connect_equals_mujoco(tmp_path):
+    """A four-bar whose loop is an ``equality connect``: written as ``COINCIDE`` (the
+    component along the hinge axes vanishes identically: two constraints). At 100
+    random states kidym's M and −F equal MuJoCo's ``mj_fullM`` and ``qfrc_bias``, its
+    constraint Jacobian G and γ equal the connect's ``J = J_A − J_B`` (``mj_jac`` of the
+    two points) and ``−J̇ v`` (``mj_jacDot``), and its accelerations equal the solution
+    of ``[M Jᵀ; J 0]`` from MuJoCo's pieces (1e-12 relative)."""
+    path = _write(tmp_path, FOUR_BAR, "four_bar.xml")
+    robot = import_robot(path)
+    assert "COINCIDE := coupler(0.5, 0, 0) = rocker(0.5, 0, " in robot.text
+    eq = kidym.derive(kidym.parse(robot.text))
+    assert eq.constraints is not None and eq.constraints.names == ("coinX1", "coinZ1")
+    ns = NumpySystem.build(eq)
+    m = mujoco.MjModel.from_xml_path(str(path))
+    d = mujoco.MjData(m)
+    coords = [str(c) for c in eq.coordinates]
+    P = np.zeros((m.nv, eq.n_w))
+    for j in range(m.njnt):
+        P[m.jnt_dofadr[j], coords.index(robot.coordinates[m.joint(j).name])] = 1.0
+    n, k = eq.n_w, 2
+    a_id, b_id = m.body("coupler").id, m.body("rocker").id
+    rng = np.random.default_rng(8)
+    p = ns.parameter_vector()
+    for _ in range(100):
+        qk, wk = rng.uniform(-np.pi, np.pi, n), rng.normal(0.0, 2.0, n)
+        d.qpos[:], d.qvel[:] = P @ qk, P @ wk
+        mujoco.mj_forward(m, d)
+        M = np.zeros((n, n))
+        mujoco.mj_fullM(m, d, M)
+        J, Jd = np.zeros((3, n)), np.zeros((3, n))
+        for body, anchor, sign in ((a_id, m.eq_data[0, 0:3], 1.0),
+                                   (b_id, m.eq_data[0, 3:6], -1.0)):
+            point = d.xpos[body] + d.xmat[body].reshape(3, 3) @ anchor
+            jp, jdp = np.zeros((3, n)), np.zeros((3, n))
+            mujoco.mj_jac(m, d, jp, None, point, body)
+            mujoco.mj_jacDot(m, d, jdp, None, point, body)
+            J += sign * jp
+            Jd += sign * jdp
+        assert np.abs(J[1]).max() == 0.0          # along the hinge axes
+        J, gamma_ref = J[[0, 2]], -(Jd @ d.qvel)[[0, 2]]
+        y = np.concatenate([qk, wk])
+        _, Mk, Fx = ns.evaluate(0.0, y, p)[:3]
+        Mk, Fx = np.asarray(Mk, float), np.asarray(Fx, float)
+        F, gamma, G = Fx[:n], Fx[n:n + k], Fx[n + 3 * k:].reshape(k, n)
+        assert np.abs(P @ Mk @ P.T - M).max() <= 1e-12 * np.abs(M).max()
+        assert np.abs(-P @ F - d.qfrc_bias).max() <= 1e-12 * np.abs(d.qfrc_bias).max()
+        assert np.abs(G @ P.T - J).max() <= 1e-12 * np.abs(J).max()
+        assert np.abs(gamma - gamma_ref).max() <= 1e-12 * max(np.abs(gamma_ref).max(), 1.0)
+        kkt = np.block([[M, J.T], [J, np.zeros((k, k))]])
+        ref = np.linalg.solve(kkt, np.concatenate([-d.qfrc_bias, gamma_ref]))[:n]
+        got = P @ ns.rhs(0.0, y, p)[n:2 * n]
+        cond = np.linalg.cond(kkt)
+        assert np.abs(got - ref).max() <= 1e-12 * cond * np.abs(ref).max()
