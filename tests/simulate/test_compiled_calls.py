@@ -208,3 +208,17 @@ def test_batch_failure_names_the_row():
     assert err.value.time == 1.0 and np.isnan(err.value.state[cs.state_names[0]])
     with pytest.raises(SimulationError, match="not finite"):
         cs.rhs(1.0, Y[3], p)
+
+
+def test_model_without_parameters():
+    """An empty parameter vector (every value written as a number) works both ways."""
+    eq = kidym.derive(kidym.parse("Rod | Rz(phi) | Sx(0.5), 1, 0, 0.1, 0.1;"
+                                  "GRAVITY := 0, -9.81, 0;"))
+    ns, cs = NumpySystem.build(eq), CompiledSystem.build(eq)
+    p = cs.parameter_vector()
+    assert p.shape == (0,)
+    Y = _states(cs, 3, 10)
+    for y in Y:
+        assert _close(cs.rhs(0.4, y, p), ns.rhs(0.4, y, p))
+        assert np.array_equal(cs.rhs(0.4, y, []), _old_route(cs, 0.4, y, p))
+    assert np.array_equal(cs.rhs_batch(0.4, Y, p), np.array([cs.rhs(0.4, y, p) for y in Y]))
