@@ -391,13 +391,25 @@ class CompiledSystem:
         return out
 
     def outputs_at(self, t: np.ndarray, Y: np.ndarray, p: np.ndarray) -> np.ndarray:
-        """Outputs at states ``Y`` (shape (n_t, n_y)), shape (n_t, n_out)."""
+        """Outputs at states ``Y`` (shape (n_t, n_y)) at times ``t`` (shape (n_t,)),
+        shape (n_t, n_out).
+
+        Raises
+        ------
+        ValueError
+            If ``t``, ``Y`` or ``p`` has the wrong shape.
+        """
+        k = self._calls()
+        k.load_p(p)
         t = np.ascontiguousarray(t, dtype=float)
         Y = np.ascontiguousarray(Y, dtype=float)
-        p = np.ascontiguousarray(p, dtype=float)
+        if t.ndim != 1 or Y.shape != (len(t), k.n):
+            raise ValueError(f"the times t (shape {t.shape}) and states Y (shape {Y.shape}) "
+                             f"do not fit: they need shapes (n_t,) and (n_t, {k.n})")
         out = np.empty((len(t), len(self.output_names)))
         if len(t) and len(self.output_names):
-            self.lib.kidym_outputs_many(len(t), _ptr(t), _ptr(Y), _ptr(p), _ptr(out))
+            self.lib.kidym_outputs_many(len(t), t.ctypes.data, Y.ctypes.data, k.pa,
+                                        out.ctypes.data)
         return out
 
     def events_at(self, t: float, y: np.ndarray, p: np.ndarray) -> np.ndarray:

@@ -222,3 +222,22 @@ def test_model_without_parameters():
         assert _close(cs.rhs(0.4, y, p), ns.rhs(0.4, y, p))
         assert np.array_equal(cs.rhs(0.4, y, []), _old_route(cs, 0.4, y, p))
     assert np.array_equal(cs.rhs_batch(0.4, Y, p), np.array([cs.rhs(0.4, y, p) for y in Y]))
+
+
+def test_outputs_at_follows_parameters_and_checks_shapes():
+    """outputs_at against the NumPy engine's outputs, after a change of p in place."""
+    ns, cs = _systems("holonomic")
+    p = cs.parameter_vector().copy()
+    Y = _states(cs, 3, 11)
+    t = np.array([0.0, 0.5, 1.0])
+    first = cs.outputs_at(t, Y, p)
+    p *= np.random.default_rng(12).uniform(0.5, 2.0, len(p))
+    got = cs.outputs_at(t, Y, p)
+    for k in range(len(t)):
+        want = np.asarray(ns.evaluate(t[k], Y[k], p)[3], float)
+        assert np.max(np.abs(got[k] - want)) <= 1e-12 * max(1.0, np.abs(want).max())
+    assert not np.allclose(got, first)
+    with pytest.raises(ValueError, match=r"states Y \(shape \(2, 4\)\) do not fit"):
+        cs.outputs_at(t, Y[:2], p)
+    with pytest.raises(ValueError, match=r"the parameter vector p has shape \(1,\)"):
+        cs.outputs_at(t, Y, p[:1])
