@@ -1154,3 +1154,21 @@ int kidym_rhs_many(int n, const double *t, const double *Y, const double *p, dou
     }
     return status;
 }
+
+/* Right-hand side at n states (rows of Y) at one time t, with the constants c
+ * already computed (CompiledSystem.rhs_batch: one Python call for n states). Each row
+ * is exactly what kidym_rhs gives for it alone. Returns 0, or the status of the first
+ * row that fails, with that row's index in *bad. */
+int kidym_rhs_batch(int n, double t, const double *Y, const double *p, const double *c,
+                    double *Ydot, int *bad) {
+    const int ny = kidym_layout[2];
+    int status = 0;
+    for (int i = 0; i < n; ++i) {
+        int s = kidym_rhs(t, Y + (size_t)i * ny, p, c, Ydot + (size_t)i * ny);
+        if (s && !status) {
+            status = s;
+            *bad = i;
+        }
+    }
+    return status;
+}

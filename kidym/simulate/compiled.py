@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import threading
 import time as _time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ from kidym.eom.equations import Equations
 from kidym.eom.events import STORM_HINT, Event, storm_detail
 from kidym.errors import SimulationError
 from kidym.simulate import faults
+from kidym.simulate.compiled_calls import F64, Calls, check_out, time_of
 from kidym.simulate.compiled_methods import (  # noqa: F401 (the engine's method names)
     COMPILED_METHODS,
     ERK8_TOL_EXPONENT,
@@ -84,6 +86,8 @@ def _load(path: Path) -> ctypes.CDLL:
     lib.kidym_simulate.restype = i
     lib.kidym_jac.argtypes = [d, vp, vp, vp, vp]
     lib.kidym_jac.restype = i
+    lib.kidym_rhs_batch.argtypes = [i, d, vp, vp, vp, vp, vp]
+    lib.kidym_rhs_batch.restype = i
     return lib
 
 
@@ -110,6 +114,9 @@ class CompiledSystem:
     path: Path
     lib: ctypes.CDLL = field(repr=False)
     build_time_s: float = 0.0
+    #: per thread, the buffers and bound functions of the thin calls (compiled_calls)
+    _local: threading.local = field(default_factory=threading.local, init=False,
+                                    repr=False, compare=False)
 
     @classmethod
     def build(cls, eq: Equations, *, events: Sequence[Event] = (),
@@ -269,21 +276,93 @@ class CompiledSystem:
         arr = (ctypes.c_double * 3).in_dll(self.lib, "kidym_stabilization")
         arr[0], arr[1], arr[2] = a, b, tol
 
-    def rhs(self, t: float, y: np.ndarray, p: np.ndarray,
-            c: np.ndarray | None = None) -> np.ndarray:
-        """``ẏ = [q̇, M⁻¹F]``; raises :class:`SimulationError` on singular ``M`` or NaN."""
-        y = np.ascontiguousarray(y, dtype=float)
-        p = np.ascontiguousarray(p, dtype=float)
-        c = self.constants(p) if c is None else c
-        ydot = np.empty(self.n_y)
-        status = self.lib.kidym_rhs(float(t), _ptr(y), _ptr(p), _ptr(c), _ptr(ydot))
+    def _calls(self) -> Calls:
+        try:
+            return self._local.calls
+        except AttributeError:
+            calls = self._local.calls = Calls(self)
+            return calls
+
+    def rhs(self, t: float, y: np.ndarray, p: np.ndarray, c: np.ndarray | None = None, *,
+            out: np.ndarray | None = None) -> np.ndarray:
+        """``ẏ = [q̇, M⁻¹F]`` at one state: a new array, or ``out`` filled and returned.
+
+        The thin call (:mod:`kidym.simulate.compiled_calls`): the constants of ``p`` are
+        kept between calls and computed again when the values of ``p`` change; ``c``
+        (the constants of :meth:`constants`) overrides them.
+
+        Raises
+        ------
+        ValueError
+            If ``y``, ``p`` or ``out`` has the wrong shape.
+        SimulationError
+            Singular mass matrix or a non-finite result.
+        """
+        try:
+            k = self._local.calls
+        except AttributeError:
+            k = self._calls()
+        # (the checks of load_p and load_y inlined for the common case: the call is the
+        # cost of a few attribute lookups, one copy of y and one of the result)
+        if (type(p) is not np.ndarray or p.dtype is not F64 or p.shape != k.pshape
+                or p.tobytes() != k.key):
+            k.load_p(p)
+        if type(y) is np.ndarray and y.dtype is F64 and y.shape == k.yshape:
+            k.y[...] = y
+        else:
+            k.load_y(y)
+        if c is None:
+            try:
+                status = k.fn_rhs(t, k.ya, k.pa, k.ca, k.fa)
+            except ctypes.ArgumentError:   # t not a Python float or int
+                status = k.fn_rhs(time_of(t), k.ya, k.pa, k.ca, k.fa)
+        else:
+            c = np.ascontiguousarray(c, dtype=float)
+            if c.shape != k.c.shape:
+                raise ValueError(f"the constants c have shape {c.shape}, not {k.c.shape}")
+            status = k.fn_rhs(time_of(t), k.ya, k.pa, c.ctypes.data, k.fa)
         if status:
-            raise _rhs_error(status, float(t), dict(zip(self.state_names, y)))
+            raise k.failure(status, float(t), k.y)
+        if out is None:
+            return k.f.copy()
+        check_out(out, (k.n,))[...] = k.f
+        return out
+
+    def rhs_batch(self, t: float, Y: np.ndarray, p: np.ndarray, *,
+                  out: np.ndarray | None = None) -> np.ndarray:
+        """``ẏ`` at the ``K`` states of ``Y`` (shape (K, n_y)) at time ``t``, shape
+        (K, n_y), in one call into C (the library's ``kidym_rhs_batch``); each row is
+        exactly :meth:`rhs` of that row.
+
+        Raises
+        ------
+        ValueError
+            If ``Y``, ``p`` or ``out`` has the wrong shape.
+        SimulationError
+            At the first row whose mass matrix is singular or whose result is not finite.
+        """
+        k = self._calls()
+        k.load_p(p)
+        Y = np.ascontiguousarray(Y, dtype=float)
+        if Y.ndim != 2 or Y.shape[1] != k.n:
+            raise ValueError(f"the states Y have shape {Y.shape}; this system needs shape "
+                             f"(K, {k.n}), one state a row")
+        ydot = np.empty(Y.shape) if out is None else check_out(out, Y.shape)
+        if not ydot.flags.c_contiguous:
+            raise ValueError("out= must be C-contiguous")
+        if len(Y):
+            status = k.fn_batch(len(Y), time_of(t), Y.ctypes.data, k.pa, k.ca, ydot.ctypes.data,
+                                k.bada)
+            if status:
+                row = int(k.bad[0])
+                raise k.failure(status, float(t), Y[row], f"row {row} of Y")
         return ydot
 
     def jacobian(self, t: float, y: np.ndarray, p: np.ndarray,
-                 stab: Stabilization | None = None) -> np.ndarray:
-        """The analytic Jacobian ``∂ẏ/∂y`` at one state, shape (n_y, n_y).
+                 stab: Stabilization | None = None, *,
+                 out: np.ndarray | None = None) -> np.ndarray:
+        """The analytic Jacobian ``∂ẏ/∂y`` at one state, shape (n_y, n_y): a new array,
+        or ``out`` filled and returned.
 
         With constraints, ``stab`` (default: the one last written into the library by
         :meth:`set_stabilization`) gives the Baumgarte terms of ``ẇ``.
@@ -291,7 +370,7 @@ class CompiledSystem:
         Raises
         ------
         ValueError
-            If the library was built without the Jacobian.
+            If the library was built without the Jacobian, or a shape is wrong.
         SimulationError
             Singular mass matrix (or constraint Jacobian) or a non-finite result.
         """
@@ -300,24 +379,37 @@ class CompiledSystem:
                              "CompiledSystem.build(eq, jacobian=True)")
         if stab is not None:
             self.set_stabilization(stab)
-        y = np.ascontiguousarray(y, dtype=float)
-        p = np.ascontiguousarray(p, dtype=float)
-        J = np.empty((self.n_y, self.n_y))
-        status = self.lib.kidym_jac(float(t), _ptr(y), _ptr(p), _ptr(self.constants(p)),
-                                    _ptr(J))
+        k = self._calls()
+        k.load_p(p)
+        k.load_y(y)
+        status = k.fn_jac(time_of(t), k.ya, k.pa, k.ca, k.Ja)
         if status:
-            raise _rhs_error(status if status != 3 else 2, float(t),
-                             dict(zip(self.state_names, y)))
-        return J
+            raise k.failure(status if status != 3 else 2, float(t), k.y)
+        if out is None:
+            return k.J.copy()
+        check_out(out, k.J.shape)[...] = k.J
+        return out
 
     def outputs_at(self, t: np.ndarray, Y: np.ndarray, p: np.ndarray) -> np.ndarray:
-        """Outputs at states ``Y`` (shape (n_t, n_y)), shape (n_t, n_out)."""
+        """Outputs at states ``Y`` (shape (n_t, n_y)) at times ``t`` (shape (n_t,)),
+        shape (n_t, n_out).
+
+        Raises
+        ------
+        ValueError
+            If ``t``, ``Y`` or ``p`` has the wrong shape.
+        """
+        k = self._calls()
+        k.load_p(p)
         t = np.ascontiguousarray(t, dtype=float)
         Y = np.ascontiguousarray(Y, dtype=float)
-        p = np.ascontiguousarray(p, dtype=float)
+        if t.ndim != 1 or Y.shape != (len(t), k.n):
+            raise ValueError(f"the times t (shape {t.shape}) and states Y (shape {Y.shape}) "
+                             f"do not fit: they need shapes (n_t,) and (n_t, {k.n})")
         out = np.empty((len(t), len(self.output_names)))
         if len(t) and len(self.output_names):
-            self.lib.kidym_outputs_many(len(t), _ptr(t), _ptr(Y), _ptr(p), _ptr(out))
+            self.lib.kidym_outputs_many(len(t), t.ctypes.data, Y.ctypes.data, k.pa,
+                                        out.ctypes.data)
         return out
 
     def events_at(self, t: float, y: np.ndarray, p: np.ndarray) -> np.ndarray:
