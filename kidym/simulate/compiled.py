@@ -634,6 +634,13 @@ def _failure(system: CompiledSystem, raw: dict, p: np.ndarray) -> SimulationErro
     fault = _fault(system, raw)
     if raw["status"] == -201 and system.equations.controls is not None:
         fault = _control_fault(system, fault, p)
+    elif raw["status"] == -201 and system.equations.constraints is not None:
+        from kidym.simulate.monitors import augmented_fault
+
+        try:
+            fault = augmented_fault(fault, system.evaluate(fault.t, fault.y, p)[1])
+        except (ValueError, np.linalg.LinAlgError):
+            pass
     return faults.diagnose(
         fault, state_names=system.state_names, t0=raw["t0"], y0=raw["y0"],
         mass=lambda t, y: system.evaluate(t, y, p)[1],
@@ -694,6 +701,24 @@ def to_result(system: CompiledSystem, raw: dict, p: np.ndarray, *, rtol: float, 
                   failure=error.to_dict() if error is not None else None)
 
 
+def _passage_check(system: CompiledSystem, raw: dict, p: np.ndarray) -> tuple:
+    """``(raw, error)``: the run's samples up to a passage through a singular position of
+    the loop and its error (:mod:`kidym.simulate.monitors`, the NumPy engine's rule), or
+    ``raw`` and None."""
+    from kidym.simulate.monitors import loop_passage
+
+    passage = loop_passage(system, raw["t"], raw["y"], p)
+    if passage is None:
+        return raw, None
+    k = passage.k
+    error = passage.error(system.state_names, raw["y"][k],
+                          system.equations.constraints.names)
+    keep = raw["events_t"] <= raw["t"][k]
+    return dict(raw, t=raw["t"][:k + 1], y=raw["y"][:k + 1], status=-107,
+                events_t=raw["events_t"][keep], events_k=raw["events_k"][keep],
+                events_y=raw["events_y"][keep]), error
+
+
 def simulate_compiled(system: CompiledSystem, *, t0: float, t1: float, y0: np.ndarray,
                       p: np.ndarray, times: np.ndarray, method: str = "ERK8",
                       rtol: float = 1e-9, atol: float = 1e-12, max_step: float = np.inf,
@@ -720,6 +745,8 @@ def simulate_compiled(system: CompiledSystem, *, t0: float, t1: float, y0: np.nd
     raw = system.integrate(y0, p, times, t0=t0, method=method, rtol=rtol, atol=atol,
                            max_step=max_step, jacobian=jacobian)
     error = _failure(system, raw, p) if raw["status"] < 0 else None
+    if error is None and cons is not None:
+        raw, error = _passage_check(system, raw, p)
     result = to_result(system, raw, p, rtol=rtol, atol=atol, max_step=max_step, extra=extra,
                        error=error)
     result = _with_constraints(system, raw, p, stab, result)

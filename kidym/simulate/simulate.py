@@ -46,6 +46,7 @@ from kidym.simulate.minimal import (
     require_minimal_form,
     run_minimal,
 )
+from kidym.simulate.monitors import loop_passage
 from kidym.simulate.numpy_engine import generate_python, needs_accelerations, tolerant
 from kidym.simulate.result import Result
 
@@ -852,7 +853,11 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
         t_out, y_out = start, np.repeat(y0[:, None], start.size, axis=1)
     wall = _time.perf_counter() - started
     error = None
-    if not ok:
+    if ok and system.equations.constraints is not None:
+        t_out, y_out, error = _passage_check(system, t_out, y_out, p)
+        if error is not None:
+            ok, status, message = False, -1, str(error)
+    if not ok and error is None:
         if fault is None:
             fault = _numpy_fault(failure, solver.last, str(message), system.state_names)
         error = faults.diagnose(
@@ -994,6 +999,18 @@ def _projected_run(system: NumpySystem, segment, p: np.ndarray, t0: float, t1: f
     t_out = np.concatenate(ts)
     y_out = np.concatenate(ys, axis=1)
     return ok, status, message, nfev, t_out, y_out, events, fault, projections
+
+
+def _passage_check(system, t: np.ndarray, y: np.ndarray, p: np.ndarray) -> tuple:
+    """``(t, y, error)``: the samples up to a passage through a singular position of
+    the loop and its error (:mod:`kidym.simulate.monitors`), or all and None."""
+    passage = loop_passage(system, t, y.T, p)
+    if passage is None:
+        return t, y, None
+    keep = slice(0, passage.k + 1)
+    error = passage.error(system.state_names, y[:, passage.k],
+                          system.equations.constraints.names)
+    return t[keep], y[:, keep], error
 
 
 def _outputs(system: NumpySystem, t: np.ndarray, y: np.ndarray, p: np.ndarray, *,
