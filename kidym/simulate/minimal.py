@@ -45,7 +45,7 @@ from kidym.errors import SimulationError
 from kidym.simulate import faults
 
 #: The routes for a model with constraints (``kidym.simulate(…, formulation=…)``).
-FORMULATIONS = ("augmented", "minimal")
+FORMULATIONS = ("augmented", "minimal", "ali3")
 #: Newton iterations allowed per recovery of the dependent coordinates.
 MAX_NEWTON = 20
 
@@ -102,7 +102,7 @@ def formulation_of(value) -> Partitioning | None:
         return value
     if value == "minimal":
         return Partitioning()
-    if value == "augmented":
+    if value in ("augmented", "ali3"):   # ali3: kidym.simulate.passages
         return None
     raise ValueError(f"formulation must be one of {FORMULATIONS} (or a "
                      f"kidym.simulate.minimal.Partitioning), got {value!r}")

@@ -48,6 +48,7 @@ from kidym.simulate.minimal import (
 )
 from kidym.simulate.monitors import loop_passage
 from kidym.simulate.numpy_engine import generate_python, needs_accelerations, tolerant
+from kidym.simulate.passages import require_ali3, run_ali3
 from kidym.simulate.result import Result
 
 ENGINES = ("numpy", "compiled", "auto")
@@ -711,6 +712,12 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
     if isinstance(system, Model):
         system = derive(system)
     partitioning = formulation_of(formulation)
+    ali3 = isinstance(formulation, str) and formulation == "ali3"
+    if ali3:
+        require_ali3(system if isinstance(system, Equations) else system.equations,  # type: ignore[union-attr]
+                     engine=engine, events=events, constraints=constraints)
+        if engine == "auto":
+            engine = "numpy"
     if partitioning is not None:
         eq_ = system if isinstance(system, Equations) else system.equations  # type: ignore[union-attr]
         require_minimal_form(eq_)
@@ -836,7 +843,11 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
     projections = 0
     minimal_stats: dict = {}
     try:
-        if partitioning is not None:
+        if ali3:
+            (ok, status, message, nfev, t_out, y_out, minimal_stats, fault) = run_ali3(
+                system, p, t0, t1, y0, times, method=solver, rtol=rtol, atol=atol,
+                max_step=max_step, tol=min(stab.tolerance * 1e-3, 1e-15))
+        elif partitioning is not None:
             (ok, status, message, nfev, t_out, y_out, minimal_stats, fault) = run_minimal(
                 system, p, t0, t1, y0, times, options=partitioning,
                 tol=min(stab.tolerance * 1e-3, 1e-15), method=solver, rtol=rtol, atol=atol,
@@ -853,7 +864,7 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
         t_out, y_out = start, np.repeat(y0[:, None], start.size, axis=1)
     wall = _time.perf_counter() - started
     error = None
-    if ok and system.equations.constraints is not None:
+    if ok and system.equations.constraints is not None and not ali3:
         t_out, y_out, error = _passage_check(system, t_out, y_out, p)
         if error is not None:
             ok, status, message = False, -1, str(error)
@@ -873,9 +884,11 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
         pos, vel = measure(system, t_out, y_out, p)
         constraint_stats.update({"constraint_drift": {
             "position": pos, "velocity": vel,
-            "stabilization": stab.method if partitioning is None else "minimal",
+            "stabilization": ("ali3" if ali3 else stab.method if partitioning is None
+                              else "minimal"),
             "projections": projections, "tolerance": stab.tolerance,
-            "formulation": "augmented" if partitioning is None else "minimal",
+            "formulation": ("ali3" if ali3 else "augmented" if partitioning is None
+                            else "minimal"),
             **minimal_stats,
             **({"alpha": stab.alpha, "beta": stab.beta} if stab.method == "baumgarte"
                else {})},
