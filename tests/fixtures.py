@@ -10,8 +10,8 @@ from make_chain import chain_text  # examples/chain/make_chain.py (on the pytest
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 
-__all__ = ["BIPED_FIG2", "BIPED_FIG3", "DOUBLE_PENDULUM", "EXAMPLES", "MOMENTS_ON_BODY_AXES",
-           "ROD_WITH_MOMENT", "chain_text"]
+__all__ = ["BIPED_FIG2", "BIPED_FIG3", "DOUBLE_PENDULUM", "EXAMPLES", "FOUR_BAR_SPRING",
+           "IFTOMM_A02_N1", "MOMENTS_ON_BODY_AXES", "ROD_WITH_MOMENT", "chain_text"]
 
 DOUBLE_PENDULUM = """
 m1 = 1.3; m2 = 0.7; l1 = 1.1; l2 = 0.9; g = 9.81;
@@ -43,6 +43,41 @@ Dd.ωYB2 = b;
 Jrot.ωZB2 = Jr;
 INITIAL := q1(0.3), q2(-0.4), q3(0.5), q1't(1), q2't(-0.5), q3't(0.8);
 TIME := t(0, 2);
+"""
+
+#: Issue 27, item 2: a parallelogram four-bar (three uniform rods of 1 m and 1 kg, ground
+#: pivots 1 m apart, gravity along -y) with a diagonal spring k = 25 of rest length √2
+#: from the crank's ground pivot to the far coupler joint, released at rest at
+#: q1 = 1. It falls through q1 = 0, where all links lie in line (a singular position:
+#: the parallelogram, anti-parallelogram and kite branches meet). On the parallelogram
+#: branch the coupler stays horizontal: q2 = -q1, q3 = q1.
+FOUR_BAR_SPRING = """
+l = 1; m = 1; g = 9.81; k = 25; L0 = sqrt(2);
+Crank | Rz(q1) | Sx(l/2), m(m), Jx(0), Jy(m*l^2/12), Jz(m*l^2/12);
+Coupler~Crank | Sx(l), Rz(q2) | Sx(l/2), m(m), Jx(0), Jy(m*l^2/12), Jz(m*l^2/12);
+Rocker | Sx(l), Rz(q3) | Sx(l/2), m(m), Jx(0), Jy(m*l^2/12), Jz(m*l^2/12);
+СОВПАДЕНИЕ := Coupler(l, 0, 0) = Rocker(l, 0, 0);
+ds = sqrt((l + l*cos(q3))^2 + (l*sin(q3))^2) - L0;
+Cs.ds = k;
+ГРАВИТАЦИЯ := 0, -g, 0;
+НАЧАЛЬНЫЕ УСЛОВИЯ := t(0), q1(1), q2(-1), q3(1);
+ВРЕМЯ := t(0, 3);
+"""
+
+#: IFToMM benchmark A02 (the N-four-bar) with N = 1: two cranks of 1 m and 1 kg hinged
+#: to the ground at x = 0 and 1, a coupler of 1 m and 1 kg on their tips, gravity 9.81
+#: along -y; the cranks start vertical (q1 = q3 = π/2) and the first crank's tip moves
+#: at 1 m/s along +x (q1' = -1). The cranks turn over and over, through the singular
+#: positions q1 = 0 and q1 = π where all links lie in line.
+IFTOMM_A02_N1 = """
+l = 1; m = 1; g = 9.81;
+Crank1 | Rz(q1) | Sx(l/2), m(m), Jx(0), Jy(m*l^2/12), Jz(m*l^2/12);
+Coupler~Crank1 | Sx(l), Rz(q2) | Sx(l/2), m(m), Jx(0), Jy(m*l^2/12), Jz(m*l^2/12);
+Crank2 | Sx(l), Rz(q3) | Sx(l/2), m(m), Jx(0), Jy(m*l^2/12), Jz(m*l^2/12);
+СОВПАДЕНИЕ := Coupler(l, 0, 0) = Crank2(l, 0, 0);
+ГРАВИТАЦИЯ := 0, -g, 0;
+НАЧАЛЬНЫЕ УСЛОВИЯ := t(0), q1(pi/2), q2(-pi/2), q3(pi/2), q1't(-1);
+ВРЕМЯ := t(0, 20);
 """
 
 #: Seed 003, Fig. 2: the biped's records in the old form (1), character for character.
