@@ -148,3 +148,14 @@ def test_a_singular_augmented_solve_with_regular_masses_names_the_constraint_jac
     assert named.kind == faults.CONSTRAINTS and named.detail == RANK_LOSS
     # a mass matrix that is singular (a massless motion) stays the mass matrix's fault
     assert augmented_fault(fault, np.diag([1.0, 0.0, 3.0])) is fault
+
+
+def test_kidym_run_formulation_ali3(tmp_path, capsys):
+    from kidym.cli import main
+
+    model = tmp_path / "four_bar_spring.kdm"
+    model.write_text(FOUR_BAR_SPRING, encoding="utf-8")
+    out = tmp_path / "out"
+    assert main(["run", str(model), "--formulation", "ali3", "--t-end", "0.8", "--rtol",
+                 "1e-10", "--no-plots", "--out", str(out)]) == 0
+    assert "singular positions passed: 1 (t = 0.5" in capsys.readouterr().out
