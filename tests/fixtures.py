@@ -10,8 +10,18 @@ from make_chain import chain_text  # examples/chain/make_chain.py (on the pytest
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 
-__all__ = ["BIPED_FIG2", "BIPED_FIG3", "DOUBLE_PENDULUM", "EXAMPLES", "FOUR_BAR_SPRING",
-           "IFTOMM_A02_N1", "MOMENTS_ON_BODY_AXES", "ROD_WITH_MOMENT", "chain_text"]
+__all__ = [
+    "BIPED_FIG2",
+    "BIPED_FIG3",
+    "DOUBLE_PENDULUM",
+    "EXAMPLES",
+    "FOUR_BAR_SPRING",
+    "IFTOMM_A02_N1",
+    "MOMENTS_ON_BODY_AXES",
+    "ROD_WITH_MOMENT",
+    "SLIDER_CRANK_DEAD_CENTRE",
+    "chain_text",
+]
 
 DOUBLE_PENDULUM = """
 m1 = 1.3; m2 = 0.7; l1 = 1.1; l2 = 0.9; g = 9.81;
@@ -78,6 +88,19 @@ Crank2 | Sx(l), Rz(q3) | Sx(l/2), m(m), Jx(0), Jy(m*l^2/12), Jz(m*l^2/12);
 ГРАВИТАЦИЯ := 0, -g, 0;
 НАЧАЛЬНЫЕ УСЛОВИЯ := t(0), q1(pi/2), q2(-pi/2), q3(pi/2), q1't(-1);
 ВРЕМЯ := t(0, 20);
+"""
+
+#: A slider-crank in a horizontal plane (no gravity), its crank turning through the dead
+#: centres q1 = 0, π, where crank and rod lie in line: regular positions of the loop
+#: (the slider only reverses there; the constraint Jacobian keeps its rank).
+SLIDER_CRANK_DEAD_CENTRE = """
+a = 0.3; b = 1; m1 = 1; m2 = 2; ms = 1.5;
+Crank | Rz(q1) | Sx(a/2), m(m1), Jx(0), Jy(m1*a^2/12), Jz(m1*a^2/12);
+Rod~Crank | Sx(a), Rz(q2) | Sx(b/2), m(m2), Jx(0), Jy(m2*b^2/12), Jz(m2*b^2/12);
+Slider | Sx(s) | m(ms), Jx(0), Jy(0), Jz(0);
+СОВПАДЕНИЕ := Rod(b, 0, 0) = Slider(0, 0, 0);
+НАЧАЛЬНЫЕ УСЛОВИЯ := t(0), q1(0.5), q2(-0.64), s(1.25), q1't(5);
+ВРЕМЯ := t(0, 2);
 """
 
 #: Seed 003, Fig. 2: the biped's records in the old form (1), character for character.

@@ -4,7 +4,7 @@ The parallelogram four-bar with a diagonal spring and IFToMM A02 with N = 1
 (``tests/fixtures.py``) pass positions where all links lie in line and the constraint
 Jacobian loses rank. The reference is the exact motion of the parallelogram branch, a
 one-degree-of-freedom equation formed with SymPy from the energies and integrated at
-rtol 1e-13 (``tests/oracles/parallelogram.py``). The augmented formulation, in both
+rtol 1e-13 (``tests/oracles/loop_branches.py``). The augmented formulation, in both
 engines, either follows it or ends as a failure naming the constraint Jacobian's loss of
 rank (:mod:`kidym.simulate.monitors`) — the runs chosen here are ones that used to
 report "reached the end" up to 4 rad off the motion; ``formulation="ali3"``
@@ -21,8 +21,8 @@ from kidym.errors import SimulationError
 from kidym.simulate import faults
 from kidym.simulate.monitors import RANK_LOSS, augmented_fault
 from tests.codegen.shared import kidym_cache  # noqa: F401
-from tests.fixtures import FOUR_BAR_SPRING, IFTOMM_A02_N1
-from tests.oracles.parallelogram import parallelogram_motion
+from tests.fixtures import FOUR_BAR_SPRING, IFTOMM_A02_N1, SLIDER_CRANK_DEAD_CENTRE
+from tests.oracles.loop_branches import parallelogram_motion, slider_crank_motion
 
 SPRING = dict(l=1.0, m=1.0, g=9.81, k=25.0, rest=np.sqrt(2.0), theta0=1.0, omega0=0.0)
 A02 = dict(l=1.0, m=1.0, g=9.81, theta0=np.pi / 2, omega0=-1.0)
@@ -159,3 +159,20 @@ def test_kidym_run_formulation_ali3(tmp_path, capsys):
     assert main(["run", str(model), "--formulation", "ali3", "--t-end", "0.8", "--rtol",
                  "1e-10", "--no-plots", "--out", str(out)]) == 0
     assert "singular positions passed: 1 (t = 0.5" in capsys.readouterr().out
+
+
+SLIDER = dict(a=0.3, b=1.0, m1=1.0, m2=2.0, ms=1.5, theta0=0.5, omega0=5.0)
+
+
+@pytest.mark.parametrize(("engine", "formulation"), [
+    ("numpy", "augmented"), ("compiled", "augmented"), ("numpy", "ali3")])
+def test_slider_crank_through_its_dead_centres(engine, formulation):
+    # dead centres are regular positions of this loop: no monitor trips, and every
+    # route follows the exact motion (about three crank turns, six dead centres)
+    model = kidym.parse(SLIDER_CRANK_DEAD_CENTRE)
+    result = kidym.simulate(model, engine=engine, formulation=formulation, rtol=1e-10,
+                            n_points=401)
+    assert result.success
+    exact = slider_crank_motion(**SLIDER, times=result.t)
+    assert angle_error(result.values["q1"], exact) < 100 * 1e-10
+    assert result.values["q1"][-1] > 2 * np.pi   # it did pass them
