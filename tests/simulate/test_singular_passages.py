@@ -176,3 +176,19 @@ def test_slider_crank_through_its_dead_centres(engine, formulation):
     exact = slider_crank_motion(**SLIDER, times=result.t)
     assert angle_error(result.values["q1"], exact) < 100 * 1e-10
     assert result.values["q1"][-1] > 2 * np.pi   # it did pass them
+
+
+def test_minimal_form_stops_at_a_singular_position_with_an_error(spring_eq):
+    # no partition determines the others where the links lie in line: it used to die
+    # with a bare `ValueError: rank …` from choose_dependent (or loop on ever shorter
+    # steps); now a located failure, honoring raise_on_failure=False
+    result = kidym.simulate(spring_eq, formulation="minimal", rtol=1e-10, t_end=2.0,
+                            n_points=201, raise_on_failure=False)
+    assert not result.success
+    assert "constraint Jacobian loses rank" in result.message
+    assert "formulation='ali3'" in result.message
+    assert 0.55 < result.failure["time"] < 0.7      # the passage is near t = 0.62
+    exact = parallelogram_motion(**SPRING, times=result.t)
+    assert angle_error(result.values["q1"], exact) < 1e-7
+    with pytest.raises(SimulationError, match="loses rank"):
+        kidym.simulate(spring_eq, formulation="minimal", t_end=2.0, n_points=201)
