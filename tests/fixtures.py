@@ -90,6 +90,26 @@ Crank2 | Sx(l), Rz(q3) | Sx(l/2), m(m), Jx(0), Jy(m*l^2/12), Jz(m*l^2/12);
 ВРЕМЯ := t(0, 20);
 """
 
+def iftomm_a02(n: int) -> str:
+    """IFToMM A02, the N-four-bar: ``n + 1`` cranks hinged to the ground at x = 0…n,
+    ``n`` couplers on their tips (all bars 1 m, 1 kg), closed by ``СОВПАДЕНИЕ``; the
+    start of :data:`IFTOMM_A02_N1` (which is ``iftomm_a02(1)`` up to names)."""
+    rod = "Sx(l/2), m(m), Jx(0), Jy(m*l^2/12), Jz(m*l^2/12)"
+    lines = ["l = 1; m = 1; g = 9.81;"]
+    for i in range(n + 1):
+        lines.append(f"Crank{i} | Sx({i}), Rz(c{i}) | {rod};")
+    for i in range(n):
+        lines.append(f"Coupler{i}~Crank{i} | Sx(l), Rz(r{i}) | {rod};")
+    pairs = ", ".join(f"Coupler{i}(l, 0, 0) = Crank{i + 1}(l, 0, 0)" for i in range(n))
+    lines.append(f"СОВПАДЕНИЕ := {pairs};")
+    lines.append("ГРАВИТАЦИЯ := 0, -g, 0;")
+    start = ", ".join([f"c{i}(pi/2)" for i in range(n + 1)]
+                      + [f"r{i}(-pi/2)" for i in range(n)])
+    lines.append(f"НАЧАЛЬНЫЕ УСЛОВИЯ := t(0), {start}, c0't(-1);")
+    lines.append("ВРЕМЯ := t(0, 20);")
+    return "\n".join(lines) + "\n"
+
+
 #: A slider-crank in a horizontal plane (no gravity), its crank turning through the dead
 #: centres q1 = 0, π, where crank and rod lie in line: regular positions of the loop
 #: (the slider only reverses there; the constraint Jacobian keeps its rank).

@@ -24,7 +24,11 @@ The rule, at the output samples ``t_k`` (positions ``q_k``):
    are too far apart to exclude one: ``min(r_k, r_{k+1})`` below the change of ``r``
    that the distance ``|q_{k+1} − q_k|`` allows (twice the largest ``|Δr| / |Δq|`` seen
    between samples of the run). A change of the best block where ``G`` keeps its
-   rank (the five-bar's re-partitions) is no failure.
+   rank (the five-bar's re-partitions) is no failure;
+3. where ``G`` loses more than one rank at once (the N-four-bar with N ≥ 2 loses N)
+   the best block's determinant vanishes to an even order and need not change sign:
+   so the lines on both sides of every sample where ``r`` has a local minimum are
+   searched too, failing where ``r`` on them falls below ``PASSAGE_RATIO``.
 
 The rule looks at the samples: a passage and a return between two samples, where the
 best block's determinant changes sign twice, is not seen. Runs through singular
@@ -155,12 +159,17 @@ def loop_passage(system, t: np.ndarray, Y: np.ndarray, p: np.ndarray) -> Passage
         slopes = np.abs(np.diff(r)) / dq
     slopes = slopes[np.isfinite(slopes)]
     lipschitz = 2.0 * float(slopes.max(initial=0.0))
+    # a local minimum of r at a sample: where G loses more than one rank, the best
+    # block's determinant vanishes to an even order and need not change sign
+    dips = {j for k in range(1, len(t) - 1) if r[k] <= r[k - 1] and r[k] <= r[k + 1]
+            for j in (k - 1, k)}
     for k in range(len(t) - 1):
         cols = _pivot_columns(Gs[k], rank)
-        if _signed_volume(Gs[k], cols) * _signed_volume(Gs[k + 1], cols) > 0:
+        flipped = _signed_volume(Gs[k], cols) * _signed_volume(Gs[k + 1], cols) <= 0
+        if not flipped and k not in dips:
             continue
         low = _line_minimum(system, t[k], t[k + 1], Y[k], Y[k + 1], p, rank)
-        if low < PASSAGE_RATIO or min(r[k], r[k + 1]) < lipschitz * dq[k]:
+        if low < PASSAGE_RATIO or (flipped and min(r[k], r[k + 1]) < lipschitz * dq[k]):
             return Passage(k, float(t[k]), float(t[k + 1]), float(min(low, r[k], r[k + 1])),
                            at_sample=False)
     return None

@@ -68,3 +68,20 @@ def parallelogram_motion(*, l: float, m: float, g: float, k: float = 0.0, rest: 
     tip = sp.Matrix([l + l * c, l * s])                       # far coupler joint
     V = sum(m * g * r[1] for r in centres) + k * (sp.sqrt((tip.T * tip)[0]) - rest) ** 2 / 2
     return _integrate(T, V, th, theta0, omega0, times)
+
+
+def n_four_bar_motion(n: int, *, l: float, m: float, g: float, theta0: float,
+                      omega0: float, times: np.ndarray) -> np.ndarray:
+    """``θ(t)`` of IFToMM A02's N-four-bar on its parallelogram branch: ``n + 1`` cranks
+    turning together about ground pivots ``l`` apart, ``n`` couplers translating on
+    their tips (uniform rods of length ``l``, mass ``m``), gravity ``g`` along -y."""
+    th = sp.Function("theta")(_t)
+    c, s = sp.cos(th), sp.sin(th)
+    crank = [sp.Matrix([i * l + l / 2 * c, l / 2 * s]) for i in range(n + 1)]
+    coupler = [sp.Matrix([i * l + l * c + l / 2, l * s]) for i in range(n)]
+    J = m * l**2 / 12
+    T = (sum(m * (r.diff(_t).T * r.diff(_t))[0] / 2 + J * th.diff(_t) ** 2 / 2
+             for r in crank)
+         + sum(m * (r.diff(_t).T * r.diff(_t))[0] / 2 for r in coupler))
+    V = sum(m * g * r[1] for r in crank + coupler)
+    return _integrate(T, V, th, theta0, omega0, times)
