@@ -45,6 +45,10 @@ MAX_PROJECTION = 20
 #: out the forces' derivatives, so it converges linearly at a rate ~h², and below this
 #: the penalty's rounding dominates.
 NEWTON_TOL = 1e-11
+#: Where the loop has lost several ranks the multipliers' iteration creeps along the
+#: directions the constraints barely fix; a step whose last Newton move and residual are
+#: below this is taken (the bridge's end projects onto the constraints).
+SLOW_TOL = 1e-8
 
 
 def _geometry(G: np.ndarray, rank: int) -> tuple[float, list[int], float]:
@@ -114,8 +118,8 @@ class _Bridge:
             # at the singular position the multipliers' iteration is slow along the
             # direction the constraints barely fix; a small step and residual there is
             # as good as it gets
-            converged = (np.abs(dq).max() <= 1e3 * NEWTON_TOL * scale
-                         and np.abs(phi).max(initial=0.0) <= 1e3 * NEWTON_TOL)
+            converged = (np.abs(dq).max() <= SLOW_TOL * scale
+                         and np.abs(phi).max(initial=0.0) <= SLOW_TOL)
         if not converged:
             raise SimulationError(
                 "the index-3 augmented Lagrangian step across a singular position did not "
