@@ -745,8 +745,11 @@ def simulate_compiled(system: CompiledSystem, *, t0: float, t1: float, y0: np.nd
     raw = system.integrate(y0, p, times, t0=t0, method=method, rtol=rtol, atol=atol,
                            max_step=max_step, jacobian=jacobian)
     error = _failure(system, raw, p) if raw["status"] < 0 else None
-    if error is None and cons is not None:
-        raw, error = _passage_check(system, raw, p)
+    if cons is not None:
+        # a passage through a singular position is the first cause of a failure too
+        raw_kept, passage = _passage_check(system, raw, p)
+        if passage is not None:
+            raw, error = raw_kept, passage
     result = to_result(system, raw, p, rtol=rtol, atol=atol, max_step=max_step, extra=extra,
                        error=error)
     result = _with_constraints(system, raw, p, stab, result)

@@ -30,10 +30,11 @@ The rule, at the output samples ``t_k`` (positions ``q_k``):
    so the lines on both sides of every sample where ``r`` has a local minimum are
    searched too, failing where ``r`` on them falls below ``PASSAGE_RATIO``.
 
-The rule looks at the samples: a passage and a return between two samples, where the
-best block's determinant changes sign twice, is not seen. Runs through singular
-positions should ask for output times at least as fine as the motion (the default 501
-samples resolve the tests' mechanisms).
+A failed run is checked too, up to its failure: a passage before it is the first cause,
+and the samples after it are dropped. The rule looks at the samples: a passage and a
+return between two samples, where the best block's determinant changes sign twice, is
+not seen. Runs through singular positions should ask for output times at least as fine
+as the motion (the default 501 samples resolve the tests' mechanisms).
 """
 
 from __future__ import annotations
@@ -137,8 +138,17 @@ def loop_passage(system, t: np.ndarray, Y: np.ndarray, p: np.ndarray) -> Passage
     n_q = system.equations.n_q
     if len(t) == 0:
         return None
-    Gs = [_jacobian(system, t[k], Y[k], p) for k in range(len(t))]
-    if not all(np.all(np.isfinite(G)) for G in Gs):
+    Gs = []
+    for k in range(len(t)):   # up to a sample where G cannot be evaluated (a failed run's)
+        try:
+            G = _jacobian(system, t[k], Y[k], p)
+        except (SimulationError, ValueError, ZeroDivisionError, OverflowError):
+            break
+        if not np.all(np.isfinite(G)):
+            break
+        Gs.append(G)
+    t, Y = t[:len(Gs)], np.asarray(Y, float)[:len(Gs)]
+    if len(Gs) == 0:
         return None   # a formula fault is the engines' own report
     s0 = np.linalg.svd(Gs[0], compute_uv=False)
     if s0.size == 0 or not s0[0] > 0:

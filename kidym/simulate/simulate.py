@@ -864,7 +864,8 @@ def simulate(system: Model | Equations | NumpySystem, *, t_end: float | None = N
         t_out, y_out = start, np.repeat(y0[:, None], start.size, axis=1)
     wall = _time.perf_counter() - started
     error = None
-    if ok and system.equations.constraints is not None and not ali3:
+    if system.equations.constraints is not None and not ali3:
+        # a passage through a singular position is the first cause of a failure too
         t_out, y_out, error = _passage_check(system, t_out, y_out, p)
         if error is not None:
             ok, status, message = False, -1, str(error)
