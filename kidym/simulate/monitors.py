@@ -27,8 +27,11 @@ The rule, at the output samples ``t_k`` (positions ``q_k``):
    rank (the five-bar's re-partitions) is no failure;
 3. where ``G`` loses more than one rank at once (the N-four-bar with N ≥ 2 loses N)
    the best block's determinant vanishes to an even order and need not change sign:
-   so the lines on both sides of every sample where ``r`` has a local minimum are
-   searched too, failing where ``r`` on them falls below ``PASSAGE_RATIO``.
+   so the intervals on both sides of every sample where ``r`` has a local minimum are
+   tested as in 2. as well (a jump to a branch that meets this one only at the
+   singular position, such as the kite branch of a parallelogram, leaves samples on
+   both sides that the straight line between them does not bring close to it: the
+   distance test catches it).
 
 A failed run is checked too, up to its failure: a passage before it is the first cause,
 and the samples after it are dropped. The rule looks at the samples: a passage and a
@@ -179,7 +182,7 @@ def loop_passage(system, t: np.ndarray, Y: np.ndarray, p: np.ndarray) -> Passage
         if not flipped and k not in dips:
             continue
         low = _line_minimum(system, t[k], t[k + 1], Y[k], Y[k + 1], p, rank)
-        if low < PASSAGE_RATIO or (flipped and min(r[k], r[k + 1]) < lipschitz * dq[k]):
+        if low < PASSAGE_RATIO or min(r[k], r[k + 1]) < lipschitz * dq[k]:
             return Passage(k, float(t[k]), float(t[k + 1]), float(min(low, r[k], r[k + 1])),
                            at_sample=False)
     return None

@@ -76,13 +76,16 @@ def test_spring_four_bar_follows_the_motion_or_fails(spring_eq, engine, rtol, n_
 
 
 @pytest.mark.parametrize("engine", ["numpy", "compiled"])
-def test_a02_fails_at_its_first_singular_position(a02_eq, engine):
+@pytest.mark.parametrize(("t_end", "n_points"), [(2.0, 401), (20.0, 401)])
+def test_a02_fails_at_its_first_singular_position(a02_eq, engine, t_end, n_points):
     # the augmented formulation cannot tell the branches apart: an error, not success
+    # (the compiled engine at 401 points over 20 s jumps to the kite branch, the crank
+    # held at θ = 0, which only the distance test of the monitor sees)
     with pytest.raises(SimulationError, match="constraint Jacobian") as info:
-        kidym.simulate(a02_eq, engine=engine, rtol=1e-10, n_points=401, t_end=2.0)
+        kidym.simulate(a02_eq, engine=engine, rtol=1e-10, n_points=n_points, t_end=t_end)
     exact = parallelogram_motion(**A02, times=np.array([0.0, info.value.time]))
-    # the first crank lies along the x axis (θ = 0) between 0.7 and 0.75 s
-    assert abs(np.angle(np.exp(1j * exact[-1]))) < 0.2
+    # the first crank comes to the x axis (θ = 0) between 0.7 and 0.75 s
+    assert abs(np.angle(np.exp(1j * exact[-1]))) < 0.3
     partial = info.value.result
     assert angle_error(partial.values["q1"],
                        parallelogram_motion(**A02, times=partial.t)) < 1e-7
