@@ -1,7 +1,7 @@
 """Monitors of a finished run with constraints: did it pass a singular position?
 
 At a singular position of a closed loop the constraint Jacobian ``G`` (rows: the
-constraints, columns: the speeds) loses rank and the mechanism's degrees of freedom
+holonomic constraints, columns: the speeds) loses rank and the mechanism's degrees of freedom
 jump: branches of the motion meet there (a parallelogram four-bar whose links all lie
 in line can go on as a parallelogram, an anti-parallelogram or a kite). The augmented
 formulation integrates through such a position without knowing which branch is the
@@ -90,8 +90,19 @@ class Passage:
             hint=HINT, kind=faults.CONSTRAINTS)
 
 
+def _loop_rows(system) -> list[int]:
+    """The holonomic constraints ``Φ(q, t) = 0`` (the loops). Velocity constraints —
+    rolling contact — are left out: their rows lose rank where the parametrisation of
+    the contact does (a normal turning horizontal), which the engines report
+    themselves."""
+    cons = system.equations.constraints
+    flags = cons.holonomic or (True,) * cons.m
+    return [i for i, h in enumerate(flags) if h]
+
+
 def _jacobian(system, t: float, y: np.ndarray, p: np.ndarray) -> np.ndarray:
-    return np.asarray(system.constraint_block(float(t), y, p)[2].G, float)
+    G = np.asarray(system.constraint_block(float(t), y, p)[2].G, float)
+    return G[_loop_rows(system)]
 
 
 def _ratio(G: np.ndarray, rank: int) -> float:
@@ -139,7 +150,7 @@ def loop_passage(system, t: np.ndarray, Y: np.ndarray, p: np.ndarray) -> Passage
     Passage or None
     """
     n_q = system.equations.n_q
-    if len(t) == 0:
+    if len(t) == 0 or not _loop_rows(system):
         return None
     Gs = []
     for k in range(len(t)):   # up to a sample where G cannot be evaluated (a failed run's)
