@@ -233,3 +233,18 @@ def test_ali3_at_a_loss_of_two_ranks_fails_with_an_error():
                               times=result.t)
     assert angle_error(result.values["c0"], exact) < 1e-6
     assert result.success or "did not converge" in result.message
+
+
+def test_an_ill_conditioned_augmented_solve_is_an_error_not_a_scipy_warning():
+    import warnings
+
+    from kidym.eom.constraints import Block, ConstraintSolveError, Stabilization, solve_augmented
+
+    # G M⁻¹ Gᵀ positive definite in floating point, its condition ~1e16: SciPy warns
+    # (LinAlgWarning) where the loop is at a singular position
+    G = np.array([[1.0, 0.0, 0.0], [1.0, 3e-8, 0.0]])
+    block = Block(gamma=np.zeros(2), phi=np.zeros(2), c=np.zeros(2), G=G)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ConstraintSolveError, match="lost rank"):
+            solve_augmented(np.eye(3), np.ones(3), block, Stabilization(method="none"))
