@@ -552,6 +552,10 @@ def _print_quaternion_drift(result) -> None:
     if stiff:
         print(f"warning: {stiff['hint']}", file=sys.stderr)
     cd = result.stats.get("constraint_drift")
+    if cd and cd.get("formulation") == "ali3":
+        spans = ", ".join(f"t = {a:.6g}…{b:.6g}" for a, b in cd["bridges"])
+        print(f"singular positions passed: {len(cd['bridges'])}"
+              + (f" ({spans})" if spans else ""))
     if cd and cd.get("formulation") == "minimal":
         parts = cd["partitions"]
         print(f"minimal form: independent {', '.join(parts[0]['independent'])}"
@@ -764,11 +768,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="largest integration step (default: no limit); stiff virtual "
                         "potentials need a fraction of their vibration period")
     p.add_argument("--points", type=int, default=501, help="number of output times (501)")
-    p.add_argument("--formulation", choices=("augmented", "minimal"), default="augmented",
+    p.add_argument("--formulation", choices=("augmented", "minimal", "ali3"),
+                   default="augmented",
                    help="models with constraints (УРАВНЕНИЯ): augmented (default; all "
                         "coordinates, multipliers solved with the accelerations, drift "
-                        "projected) or minimal (an ODE in the independent coordinates, "
-                        "chosen by pivoting and re-chosen where they degrade; NumPy engine)")
+                        "projected), minimal (an ODE in the independent coordinates, "
+                        "chosen by pivoting and re-chosen where they degrade; NumPy engine) "
+                        "or ali3 (augmented, with singular positions of a loop passed by "
+                        "an index-3 augmented Lagrangian; NumPy engine)")
     p.add_argument("--independent", action="append", metavar="NAMES",
                    help="with --formulation minimal: the coordinates to start with as "
                         "independent (comma-separated or repeated; default: by pivoting)")

@@ -10,8 +10,18 @@ from make_chain import chain_text  # examples/chain/make_chain.py (on the pytest
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 
-__all__ = ["BIPED_FIG2", "BIPED_FIG3", "DOUBLE_PENDULUM", "EXAMPLES", "MOMENTS_ON_BODY_AXES",
-           "ROD_WITH_MOMENT", "chain_text"]
+__all__ = [
+    "BIPED_FIG2",
+    "BIPED_FIG3",
+    "DOUBLE_PENDULUM",
+    "EXAMPLES",
+    "FOUR_BAR_SPRING",
+    "IFTOMM_A02_N1",
+    "MOMENTS_ON_BODY_AXES",
+    "ROD_WITH_MOMENT",
+    "SLIDER_CRANK_DEAD_CENTRE",
+    "chain_text",
+]
 
 DOUBLE_PENDULUM = """
 m1 = 1.3; m2 = 0.7; l1 = 1.1; l2 = 0.9; g = 9.81;
@@ -43,6 +53,74 @@ Dd.ωYB2 = b;
 Jrot.ωZB2 = Jr;
 INITIAL := q1(0.3), q2(-0.4), q3(0.5), q1't(1), q2't(-0.5), q3't(0.8);
 TIME := t(0, 2);
+"""
+
+#: Issue 27, item 2: a parallelogram four-bar (three uniform rods of 1 m and 1 kg, ground
+#: pivots 1 m apart, gravity along -y) with a diagonal spring k = 25 of rest length √2
+#: from the crank's ground pivot to the far coupler joint, released at rest at
+#: q1 = 1. It falls through q1 = 0, where all links lie in line (a singular position:
+#: the parallelogram, anti-parallelogram and kite branches meet). On the parallelogram
+#: branch the coupler stays horizontal: q2 = -q1, q3 = q1.
+FOUR_BAR_SPRING = """
+l = 1; m = 1; g = 9.81; k = 25; L0 = sqrt(2);
+Crank | Rz(q1) | Sx(l/2), m(m), Jx(0), Jy(m*l^2/12), Jz(m*l^2/12);
+Coupler~Crank | Sx(l), Rz(q2) | Sx(l/2), m(m), Jx(0), Jy(m*l^2/12), Jz(m*l^2/12);
+Rocker | Sx(l), Rz(q3) | Sx(l/2), m(m), Jx(0), Jy(m*l^2/12), Jz(m*l^2/12);
+СОВПАДЕНИЕ := Coupler(l, 0, 0) = Rocker(l, 0, 0);
+ds = sqrt((l + l*cos(q3))^2 + (l*sin(q3))^2) - L0;
+Cs.ds = k;
+ГРАВИТАЦИЯ := 0, -g, 0;
+НАЧАЛЬНЫЕ УСЛОВИЯ := t(0), q1(1), q2(-1), q3(1);
+ВРЕМЯ := t(0, 3);
+"""
+
+#: IFToMM benchmark A02 (the N-four-bar) with N = 1: two cranks of 1 m and 1 kg hinged
+#: to the ground at x = 0 and 1, a coupler of 1 m and 1 kg on their tips, gravity 9.81
+#: along -y; the cranks start vertical (q1 = q3 = π/2) and the first crank's tip moves
+#: at 1 m/s along +x (q1' = -1). The cranks turn over and over, through the singular
+#: positions q1 = 0 and q1 = π where all links lie in line.
+IFTOMM_A02_N1 = """
+l = 1; m = 1; g = 9.81;
+Crank1 | Rz(q1) | Sx(l/2), m(m), Jx(0), Jy(m*l^2/12), Jz(m*l^2/12);
+Coupler~Crank1 | Sx(l), Rz(q2) | Sx(l/2), m(m), Jx(0), Jy(m*l^2/12), Jz(m*l^2/12);
+Crank2 | Sx(l), Rz(q3) | Sx(l/2), m(m), Jx(0), Jy(m*l^2/12), Jz(m*l^2/12);
+СОВПАДЕНИЕ := Coupler(l, 0, 0) = Crank2(l, 0, 0);
+ГРАВИТАЦИЯ := 0, -g, 0;
+НАЧАЛЬНЫЕ УСЛОВИЯ := t(0), q1(pi/2), q2(-pi/2), q3(pi/2), q1't(-1);
+ВРЕМЯ := t(0, 20);
+"""
+
+def iftomm_a02(n: int) -> str:
+    """IFToMM A02, the N-four-bar: ``n + 1`` cranks hinged to the ground at x = 0…n,
+    ``n`` couplers on their tips (all bars 1 m, 1 kg), closed by ``СОВПАДЕНИЕ``; the
+    start of :data:`IFTOMM_A02_N1` (which is ``iftomm_a02(1)`` up to names)."""
+    rod = "Sx(l/2), m(m), Jx(0), Jy(m*l^2/12), Jz(m*l^2/12)"
+    lines = ["l = 1; m = 1; g = 9.81;"]
+    for i in range(n + 1):
+        lines.append(f"Crank{i} | Sx({i}), Rz(c{i}) | {rod};")
+    for i in range(n):
+        lines.append(f"Coupler{i}~Crank{i} | Sx(l), Rz(r{i}) | {rod};")
+    pairs = ", ".join(f"Coupler{i}(l, 0, 0) = Crank{i + 1}(l, 0, 0)" for i in range(n))
+    lines.append(f"СОВПАДЕНИЕ := {pairs};")
+    lines.append("ГРАВИТАЦИЯ := 0, -g, 0;")
+    start = ", ".join([f"c{i}(pi/2)" for i in range(n + 1)]
+                      + [f"r{i}(-pi/2)" for i in range(n)])
+    lines.append(f"НАЧАЛЬНЫЕ УСЛОВИЯ := t(0), {start}, c0't(-1);")
+    lines.append("ВРЕМЯ := t(0, 20);")
+    return "\n".join(lines) + "\n"
+
+
+#: A slider-crank in a horizontal plane (no gravity), its crank turning through the dead
+#: centres q1 = 0, π, where crank and rod lie in line: regular positions of the loop
+#: (the slider only reverses there; the constraint Jacobian keeps its rank).
+SLIDER_CRANK_DEAD_CENTRE = """
+a = 0.3; b = 1; m1 = 1; m2 = 2; ms = 1.5;
+Crank | Rz(q1) | Sx(a/2), m(m1), Jx(0), Jy(m1*a^2/12), Jz(m1*a^2/12);
+Rod~Crank | Sx(a), Rz(q2) | Sx(b/2), m(m2), Jx(0), Jy(m2*b^2/12), Jz(m2*b^2/12);
+Slider | Sx(s) | m(ms), Jx(0), Jy(0), Jz(0);
+СОВПАДЕНИЕ := Rod(b, 0, 0) = Slider(0, 0, 0);
+НАЧАЛЬНЫЕ УСЛОВИЯ := t(0), q1(0.5), q2(-0.64), s(1.25), q1't(5);
+ВРЕМЯ := t(0, 2);
 """
 
 #: Seed 003, Fig. 2: the biped's records in the old form (1), character for character.

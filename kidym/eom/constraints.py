@@ -30,6 +30,7 @@ same solve, :mod:`kidym.codegen.emit`).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -458,8 +459,12 @@ def solve_augmented(M: np.ndarray, F: np.ndarray, block: Block,
     MinvGt = linalg.cho_solve(cf, block.G.T)
     S = block.G @ MinvGt
     try:
-        lam = linalg.solve(S, rhs - block.G @ MinvF, assume_a="pos")
-    except (linalg.LinAlgError, ValueError) as exc:
+        # SciPy's warning of an ill-conditioned S is this error (issue 27: it reached
+        # the user as a LinAlgWarning)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", linalg.LinAlgWarning)
+            lam = linalg.solve(S, rhs - block.G @ MinvF, assume_a="pos")
+    except (linalg.LinAlgError, linalg.LinAlgWarning, ValueError) as exc:
         raise ConstraintSolveError(
             "the constraint Jacobian has lost rank (G M⁻¹ Gᵀ is singular): the "
             "constraints are dependent here, or the mechanism is at a locking position"

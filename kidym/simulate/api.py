@@ -144,7 +144,7 @@ def simulate(system, *, t_end: float | None = None, t_start: float | None = None
         difference quotients; ``auto`` (default) — analytic where available (a compiled
         library passed in without it uses difference quotients).
         ``result.stats["jacobian"]`` says which was used.
-    formulation : {"augmented", "minimal"} or Partitioning
+    formulation : {"augmented", "minimal", "ali3"} or Partitioning
         For models with holonomic constraints: ``augmented`` (default) integrates all
         coordinates and speeds with ``M ẇ = F + Gᵀλ``, ``G ẇ = γ``; ``minimal`` only
         the independent coordinates and speeds, chosen by pivoting and re-chosen when
@@ -153,6 +153,11 @@ def simulate(system, *, t_end: float | None = None, t_start: float | None = None
         minimal form runs in the NumPy engine (``engine="compiled"`` with it is a
         ``ValueError``, ``"auto"`` chooses NumPy and says so); it needs holonomic
         constraints on coordinates whose speeds are their rates, and no events.
+        ``ali3`` steps as ``augmented`` away from singular positions of the loop and
+        crosses them by the index-3 augmented Lagrangian with mass-orthogonal projections
+        (Bayo & Ledesma; :mod:`kidym.simulate.passages`): the NumPy engine only, with the
+        requirements of ``minimal``. Every other run that reaches a singular position
+        stops there with an error (:mod:`kidym.simulate.monitors`).
 
     Returns
     -------
@@ -176,7 +181,14 @@ def simulate(system, *, t_end: float | None = None, t_start: float | None = None
                          raise_on_failure=raise_on_failure, events=tuple(events),
                          quaternion_stabilization=quaternion_stabilization,
                          normalize_quaternions=normalize_quaternions, jacobian=jacobian,
-                         partitioning=formulation_of(formulation))
+                         partitioning=formulation_of(formulation),
+                         ali3=isinstance(formulation, str) and formulation == "ali3")
+    if options.ali3:
+        from kidym.simulate.passages import require_ali3
+
+        owner = engine_of(system)
+        require_ali3(eq, engine="compiled" if owner is not None and owner.name != "numpy"
+                     else engine, events=options.events, constraints=constraints)
     chosen, why = _choose(system, eq, engine, options, run_span(eq.model, parameters,
                                                                 t_start, t_end))
     options = _options_for(chosen, options, engine)
@@ -213,6 +225,9 @@ def _choose(system, eq: Equations, engine: str, options: RunOptions,
         if engine == "auto":
             return engine_named("numpy"), ("auto → numpy: formulation='minimal' runs in "
                                            "the NumPy engine only")
+    if options.ali3 and engine == "auto":
+        return engine_named("numpy"), ("auto → numpy: formulation='ali3' runs in the NumPy "
+                                       "engine only")
     if owner is not None and owner.name != "numpy":
         return owner, ""   # a system built by an engine runs in it
     if engine != "auto":

@@ -28,7 +28,13 @@ from kidym.eom.equations import Equations
 from kidym.eom.events import STORM_HINT, Event, storm_detail
 from kidym.errors import SimulationError
 from kidym.simulate import faults
-from kidym.simulate.compiled_calls import F64, Calls, check_out, time_of
+from kidym.simulate.compiled_calls import (
+    F64,
+    NOT_FINITE,
+    Calls,
+    check_out,
+    time_of,
+)
 from kidym.simulate.compiled_methods import (  # noqa: F401 (the engine's method names)
     COMPILED_METHODS,
     ERK8_TOL_EXPONENT,
@@ -45,9 +51,6 @@ from kidym.simulate.layout import parameter_vector
 from kidym.simulate.result import Result
 from kidym.simulate.spec import RunOptions, RunSpec
 
-_UNDEFINED_HINT = ("look for a formula undefined at this state (sqrt or log of a negative, "
-                   "division by zero), or a blow-up; shorten t_end or tighten rtol")
-_NOT_FINITE = "the right-hand side is not finite (NaN or infinity; a formula cannot be evaluated)"
 #: SUNDIALS failures in which the step size has shrunk to nothing, and what they mean.
 _STEP_COLLAPSE_FLAGS = {
     "ERR_FAILURE": "the error test failed repeatedly or at the smallest step",
@@ -515,21 +518,13 @@ class CompiledSystem:
         return jacobian
 
 
-def _rhs_error(status: int, t: float, state: dict[str, float]) -> SimulationError:
-    if status == 1:
-        return SimulationError("the mass matrix is singular", time=t, state=state,
-                               hint=faults.HINTS[faults.SINGULAR], kind=faults.SINGULAR)
-    return SimulationError(_NOT_FINITE, time=t, state=state, hint=_UNDEFINED_HINT,
-                           kind=faults.NON_FINITE)
-
-
 def _fault(system: CompiledSystem, raw: dict) -> faults.Fault:
     """What the driver saw when it stopped with a negative status (``driver.c``)."""
     status, t, y = raw["status"], raw["fail_t"], np.array(raw["fail_y"], dtype=float)
     if status == -201:
         return faults.Fault(faults.SINGULAR, "the mass matrix is singular", t, y)
     if status == -202:
-        return faults.Fault(faults.NON_FINITE, _NOT_FINITE, t, y)
+        return faults.Fault(faults.NON_FINITE, NOT_FINITE, t, y)
     if status == -203:
         return faults.Fault(faults.STEP_COLLAPSE, "the right-hand side was evaluated 10000 "
                             "times in a row within 16 ulps of t: the steps no longer "
@@ -590,6 +585,13 @@ def _failure(system: CompiledSystem, raw: dict, p: np.ndarray) -> SimulationErro
     fault = _fault(system, raw)
     if raw["status"] == -201 and system.equations.controls is not None:
         fault = _control_fault(system, fault, p)
+    elif raw["status"] == -201 and system.equations.constraints is not None:
+        from kidym.simulate.monitors import augmented_fault
+
+        try:
+            fault = augmented_fault(fault, system.evaluate(fault.t, fault.y, p)[1])
+        except (ValueError, np.linalg.LinAlgError):
+            pass
     return faults.diagnose(
         fault, state_names=system.state_names, t0=raw["t0"], y0=raw["y0"],
         mass=lambda t, y: system.evaluate(t, y, p)[1],
@@ -649,6 +651,24 @@ def to_result(system: CompiledSystem, raw: dict, p: np.ndarray, *, rtol: float, 
                     message=message, nfev=raw["nfev"], p=p, stats=stats, error=error)
 
 
+def _passage_check(system: CompiledSystem, raw: dict, p: np.ndarray) -> tuple:
+    """``(raw, error)``: the run's samples up to a passage through a singular position of
+    the loop and its error (:mod:`kidym.simulate.monitors`, the NumPy engine's rule), or
+    ``raw`` and None."""
+    from kidym.simulate.monitors import loop_passage
+
+    passage = loop_passage(system, raw["t"], raw["y"], p)
+    if passage is None:
+        return raw, None
+    k = passage.k
+    error = passage.error(system.state_names, raw["y"][k],
+                          system.equations.constraints.names)
+    keep = raw["events_t"] <= raw["t"][k]
+    return dict(raw, t=raw["t"][:k + 1], y=raw["y"][:k + 1], status=-107,
+                events_t=raw["events_t"][keep], events_k=raw["events_k"][keep],
+                events_y=raw["events_y"][keep]), error
+
+
 def run_compiled(system: CompiledSystem, *, t0: float, t1: float, y0: np.ndarray,
                  p: np.ndarray, times: np.ndarray, method: str = "ERK8",
                  rtol: float = 1e-9, atol: float = 1e-12, max_step: float = np.inf,
@@ -669,6 +689,11 @@ def run_compiled(system: CompiledSystem, *, t0: float, t1: float, y0: np.ndarray
     raw = system.integrate(y0, p, times, t0=t0, method=method, rtol=rtol, atol=atol,
                            max_step=max_step, jacobian=jacobian)
     error = _failure(system, raw, p) if raw["status"] < 0 else None
+    if cons is not None:
+        # a passage through a singular position is the first cause of a failure too
+        raw_kept, passage = _passage_check(system, raw, p)
+        if passage is not None:
+            raw, error = raw_kept, passage
     result = to_result(system, raw, p, rtol=rtol, atol=atol, max_step=max_step, extra=extra,
                        error=error)
     result = with_constraints(system, raw, p, stab, result)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kidym.errors import SimulationError
+from kidym.simulate import faults
 
 if TYPE_CHECKING:
     from kidym.simulate.compiled import CompiledSystem
@@ -58,6 +59,20 @@ def check_out(out: object, shape: tuple[int, ...]) -> np.ndarray:
     if not out.flags.writeable:
         raise ValueError("out= must be writable")
     return out
+
+
+#: What a failed evaluation of the right-hand side says, and what to try.
+UNDEFINED_HINT = ("look for a formula undefined at this state (sqrt or log of a negative, "
+                  "division by zero), or a blow-up; shorten t_end or tighten rtol")
+NOT_FINITE = "the right-hand side is not finite (NaN or infinity; a formula cannot be evaluated)"
+
+
+def rhs_error(status: int, t: float, state: dict[str, float]) -> SimulationError:
+    if status == 1:
+        return SimulationError("the mass matrix is singular", time=t, state=state,
+                               hint=faults.HINTS[faults.SINGULAR], kind=faults.SINGULAR)
+    return SimulationError(NOT_FINITE, time=t, state=state, hint=UNDEFINED_HINT,
+                           kind=faults.NON_FINITE)
 
 
 class Calls:
@@ -114,9 +129,7 @@ class Calls:
 
     def failure(self, status: int, t: float, y: np.ndarray, where: str = "") -> SimulationError:
         """The error of a failed evaluation (status 1: singular, else not finite)."""
-        from kidym.simulate.compiled import _rhs_error
-
-        err = _rhs_error(status, t, dict(zip(self.names, map(float, y))))
+        err = rhs_error(status, t, dict(zip(self.names, map(float, y))))
         if not where:
             return err
         return SimulationError(f"{where}: {err.message}", time=err.time, state=err.state,

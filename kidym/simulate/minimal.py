@@ -43,9 +43,10 @@ import symengine as se
 from kidym.eom.constraints import choose_dependent
 from kidym.errors import SimulationError
 from kidym.simulate import faults
+from kidym.simulate.monitors import PASSAGE_RATIO, singular_ratio
 
 #: The routes for a model with constraints (``kidym.simulate(…, formulation=…)``).
-FORMULATIONS = ("augmented", "minimal")
+FORMULATIONS = ("augmented", "minimal", "ali3")
 #: Newton iterations allowed per recovery of the dependent coordinates.
 MAX_NEWTON = 20
 
@@ -102,7 +103,7 @@ def formulation_of(value) -> Partitioning | None:
         return value
     if value == "minimal":
         return Partitioning()
-    if value == "augmented":
+    if value in ("augmented", "ali3"):   # ali3: kidym.simulate.passages
         return None
     raise ValueError(f"formulation must be one of {FORMULATIONS} (or a "
                      f"kidym.simulate.minimal.Partitioning), got {value!r}")
@@ -273,7 +274,10 @@ class ReducedSystem:
             ind = self._named(independent, block.G)
             dep = [j for j in range(n) if j not in ind]
         else:
-            dep = sorted(choose_dependent(block.G, []))
+            try:
+                dep = sorted(choose_dependent(block.G, []))
+            except ValueError as exc:   # every partition singular: rank of G below m
+                raise singular_position(self.system, t, y, str(exc)) from exc
             ind = [j for j in range(n) if j not in dep]
         cond = float(np.linalg.cond(block.G[:, dep]))
         self.partition = Partition(dep, ind, max(limit, 2.0 * cond))
@@ -303,6 +307,21 @@ class ReducedSystem:
                              "from them there (their block of the constraint Jacobian is "
                              "singular); name others, or let pivoting choose")
         return ind
+
+
+def singular_position(system, t: float, y: np.ndarray, detail: str) -> SimulationError:
+    """The minimal form's error at a singular position of the loop, where the
+    constraint Jacobian loses rank and no partition determines the dependent
+    coordinates (issue 27: it used to be a bare ``ValueError`` or a hang)."""
+    names = ", ".join(f"`{n}`" for n in system.equations.constraints.names)
+    return SimulationError(
+        f"the constraint Jacobian loses rank ({detail}; constraints {names}): the loop is "
+        "at a singular position, where no choice of independent coordinates determines "
+        "the others", time=float(t),
+        state=dict(zip(system.state_names, np.asarray(y, float).tolist())),
+        hint="formulation='ali3' passes singular positions of a loop on the branch the "
+             "motion is on (docs/theory.md, \"Singular positions of a loop\")",
+        kind=faults.CONSTRAINTS)
 
 
 def run_minimal(system, p: np.ndarray, t0: float, t1: float, y0: np.ndarray,
@@ -344,59 +363,69 @@ def run_minimal(system, p: np.ndarray, t0: float, t1: float, y0: np.ndarray,
         ok, status, message = False, -1, detail
         fault = faults.Fault(kind, detail, float(tt), np.asarray(yy, float), hint)
 
-    while t < t1 and fault is None:
-        red.last = y.copy()
-        solver = solver_class(red.rhs, t, red.reduced(y), t1, rtol=rtol, atol=atol,
-                              max_step=max_step,
-                              **({"first_step": first_step} if first_step else {}))
-        first_step = None
-        while solver.status == "running":
-            try:
-                message_ = solver.step()
-                if solver.status == "failed":
-                    kind = (faults.STEP_COLLAPSE if "step size" in str(message_)
-                            else faults.INTEGRATOR)
-                    failed(kind, str(message_).rstrip("."), solver.t,
-                           red.full(solver.t, solver.y)[0])
+    rank = np.linalg.matrix_rank(red._block(t0, y0)[2].G)
+    try:
+        while t < t1 and fault is None:
+            red.last = y.copy()
+            solver = solver_class(red.rhs, t, red.reduced(y), t1, rtol=rtol, atol=atol,
+                                  max_step=max_step,
+                                  **({"first_step": first_step} if first_step else {}))
+            first_step = None
+            while solver.status == "running":
+                try:
+                    message_ = solver.step()
+                    if solver.status == "failed":
+                        kind = (faults.STEP_COLLAPSE if "step size" in str(message_)
+                                else faults.INTEGRATOR)
+                        failed(kind, str(message_).rstrip("."), solver.t,
+                               red.full(solver.t, solver.y)[0])
+                        nfev += solver.nfev
+                        break
+                    # outputs in (t, t_new], then the step's end: continuation from y
+                    dense = solver.dense_output()
+                    red.last = y.copy()
+                    new_t = [tk for tk in reversed(pending) if tk <= solver.t]
+                    new_y = [red.full(float(tk), dense(tk))[0] for tk in new_t]
+                    y_new, (_M, _F, block) = red.full(solver.t, solver.y)
+                    ratio = singular_ratio(block.G, rank)
+                    if ratio < PASSAGE_RATIO:
+                        raise singular_position(system, solver.t, y_new,
+                                                f"σ_min/σ_max = {ratio:.2g}")
+                except DegradedError as exc:
+                    # abandon the step: go on from the last accepted state (t, y)
                     nfev += solver.nfev
+                    retries += 1
+                    if retries > MAX_RETRIES:
+                        failed(faults.CONSTRAINTS, exc.detail, exc.t, exc.y,
+                               red.hint())
+                        break
+                    old = red.partition.dependent
+                    red.repartition(t, y, options.condition)
+                    if red.partition.dependent == old:
+                        red.history.pop()
+                        h = solver.h_abs if solver.h_abs else t1 - t
+                        first_step = min(max(h / 10, 1e-12 * max(1.0, abs(t))), t1 - t)
                     break
-                # outputs in (t, t_new], then the step's end: continuation from y
-                dense = solver.dense_output()
-                red.last = y.copy()
-                new_t = [tk for tk in reversed(pending) if tk <= solver.t]
-                new_y = [red.full(float(tk), dense(tk))[0] for tk in new_t]
-                y_new, (_M, _F, block) = red.full(solver.t, solver.y)
-            except DegradedError as exc:
-                # abandon the step: go on from the last accepted state (t, y)
-                nfev += solver.nfev
-                retries += 1
-                if retries > MAX_RETRIES:
-                    failed(faults.CONSTRAINTS, exc.detail, exc.t, exc.y,
-                           red.hint())
+                except SimulationError as exc:
+                    y_bad = np.array([exc.state[n] for n in system.state_names], dtype=float)
+                    failed(exc.kind or faults.NON_FINITE, exc.reason, exc.time, y_bad,
+                           exc.hint or "")
                     break
-                old = red.partition.dependent
-                red.repartition(t, y, options.condition)
-                if red.partition.dependent == old:
-                    red.history.pop()
-                    h = solver.h_abs if solver.h_abs else t1 - t
-                    first_step = min(max(h / 10, 1e-12 * max(1.0, abs(t))), t1 - t)
-                break
-            except SimulationError as exc:
-                y_bad = np.array([exc.state[n] for n in system.state_names], dtype=float)
-                failed(exc.kind or faults.NON_FINITE, exc.reason, exc.time, y_bad,
-                       exc.hint or "")
-                break
-            retries = 0
-            del pending[len(pending) - len(new_t):]
-            out_t += new_t
-            out_y += new_y
-            t, y = float(solver.t), y_new
-            if red.condition_of(block) > red.partition.limit:
+                retries = 0
+                del pending[len(pending) - len(new_t):]
+                out_t += new_t
+                out_y += new_y
+                t, y = float(solver.t), y_new
+                if red.condition_of(block) > red.partition.limit:
+                    nfev += solver.nfev
+                    red.repartition(t, y, options.condition)
+                    break
+            else:
                 nfev += solver.nfev
-                red.repartition(t, y, options.condition)
-                break
-        else:
-            nfev += solver.nfev
+    except SimulationError as exc:   # a singular position met at a re-partition
+        failed(exc.kind or faults.CONSTRAINTS, exc.reason, exc.time,
+               np.array([exc.state[n] for n in system.state_names], dtype=float),
+               exc.hint or "")
     stats = {"partitions": red.history, "repartitions": len(red.history) - 1,
              "evaluations": red.evaluations, "condition_limit": options.condition}
     y_out = np.array(out_y, dtype=float).T.reshape(len(y0), len(out_t))

@@ -30,7 +30,9 @@ from kidym.simulate.finish import assemble
 from kidym.simulate.jacobian import STIFF_CHECK_ABOVE, JacobianFunction, stiffness
 from kidym.simulate.layout import parameter_vector, quaternion_groups
 from kidym.simulate.minimal import run_minimal
+from kidym.simulate.monitors import loop_passage
 from kidym.simulate.numpy_engine import generate_python, needs_accelerations, tolerant
+from kidym.simulate.passages import run_ali3
 from kidym.simulate.result import Result
 from kidym.simulate.spec import RunOptions, RunSpec
 
@@ -458,6 +460,7 @@ def run_numpy(system: NumpySystem, spec: RunSpec, options: RunOptions
     method, rtol, atol, max_step = options.method, options.rtol, options.atol, \
         options.max_step
     partitioning, jacobian = options.partitioning, options.jacobian
+    ali3 = options.ali3
     quaternion_stabilization = options.quaternion_stabilization
     model = system.equations.model
     stab = spec.stabilization
@@ -514,7 +517,11 @@ def run_numpy(system: NumpySystem, spec: RunSpec, options: RunOptions
     projections = 0
     minimal_stats: dict = {}
     try:
-        if partitioning is not None:
+        if ali3:
+            (ok, status, message, nfev, t_out, y_out, minimal_stats, fault) = run_ali3(
+                system, p, t0, t1, y0, times, method=solver, rtol=rtol, atol=atol,
+                max_step=max_step, tol=min(stab.tolerance * 1e-3, 1e-15))
+        elif partitioning is not None:
             (ok, status, message, nfev, t_out, y_out, minimal_stats, fault) = run_minimal(
                 system, p, t0, t1, y0, times, options=partitioning,
                 tol=min(stab.tolerance * 1e-3, 1e-15), method=solver, rtol=rtol, atol=atol,
@@ -531,7 +538,12 @@ def run_numpy(system: NumpySystem, spec: RunSpec, options: RunOptions
         t_out, y_out = start, np.repeat(y0[:, None], start.size, axis=1)
     wall = _time.perf_counter() - started
     error = None
-    if not ok:
+    if system.equations.constraints is not None and not ali3:
+        # a passage through a singular position is the first cause of a failure too
+        t_out, y_out, error = _passage_check(system, t_out, y_out, p)
+        if error is not None:
+            ok, status, message = False, -1, str(error)
+    if not ok and error is None:
         if fault is None:
             fault = _numpy_fault(failure, solver.last, str(message), system.state_names)
         error = faults.diagnose(
@@ -547,9 +559,11 @@ def run_numpy(system: NumpySystem, spec: RunSpec, options: RunOptions
         pos, vel = measure(system, t_out, y_out, p)
         constraint_stats.update({"constraint_drift": {
             "position": pos, "velocity": vel,
-            "stabilization": stab.method if partitioning is None else "minimal",
+            "stabilization": ("ali3" if ali3 else stab.method if partitioning is None
+                              else "minimal"),
             "projections": projections, "tolerance": stab.tolerance,
-            "formulation": "augmented" if partitioning is None else "minimal",
+            "formulation": ("ali3" if ali3 else "augmented" if partitioning is None
+                            else "minimal"),
             **minimal_stats,
             **({"alpha": stab.alpha, "beta": stab.beta} if stab.method == "baumgarte"
                else {})},
@@ -565,6 +579,18 @@ def run_numpy(system: NumpySystem, spec: RunSpec, options: RunOptions
                     output_names=system.output_names, outputs=outs, success=ok,
                     status=status, message=message, nfev=nfev, p=p, stats=stats,
                     error=error), error
+
+
+def _passage_check(system, t: np.ndarray, y: np.ndarray, p: np.ndarray) -> tuple:
+    """``(t, y, error)``: the samples up to a passage through a singular position of
+    the loop and its error (:mod:`kidym.simulate.monitors`), or all and None."""
+    passage = loop_passage(system, t, y.T, p)
+    if passage is None:
+        return t, y, None
+    keep = slice(0, passage.k + 1)
+    error = passage.error(system.state_names, y[:, passage.k],
+                          system.equations.constraints.names)
+    return t[keep], y[:, keep], error
 
 
 class NumpyEngine:

@@ -66,7 +66,8 @@ class RunOptions:
     """How a run is integrated (the engine-facing options of :func:`kidym.simulate`).
 
     ``partitioning`` is the minimal form's :class:`~kidym.simulate.minimal.Partitioning`
-    (None: the augmented form); the rest as :func:`kidym.simulate`.
+    (None: the augmented form); ``ali3`` the augmented Lagrangian crossing of singular
+    positions (:mod:`kidym.simulate.passages`); the rest as :func:`kidym.simulate`.
     """
 
     method: str = "DOP853"
@@ -79,6 +80,7 @@ class RunOptions:
     normalize_quaternions: bool = False
     jacobian: str = "auto"
     partitioning: object = None
+    ali3: bool = False
 
 
 def check_options(*, t_start: float | None, t_end: float | None, n_points: int,

@@ -224,7 +224,8 @@ def test_pivoting_chooses_a_well_conditioned_partition_and_the_cli_reports_it(
 @pytest.mark.parametrize(("change", "message"), [
     (dict(engine="compiled"), "runs in the NumPy engine only"),
     (dict(constraints="baumgarte"), "holds Φ = 0 and Φ't = 0"),
-    (dict(formulation="reduced"), r"formulation must be one of \('augmented', 'minimal'\)"),
+    (dict(formulation="reduced"),
+     r"formulation must be one of \('augmented', 'minimal', 'ali3'\)"),
     (dict(formulation=Partitioning(independent=("q9",))), "q9 are not coordinates"),
     (dict(formulation=Partitioning(independent=("q1", "q3"))), "has 1 degree of freedom"),
 ])

@@ -1,0 +1,280 @@
+"""Closed loops through singular positions: ``formulation="ali3"`` (NumPy engine).
+
+Away from singular positions the run is the augmented formulation's (``M ẇ = F + Gᵀλ``,
+``G ẇ = γ``, SciPy's solver stepped here). Where a step would end near a singular
+position of the loop — the constraint Jacobian ``G`` close to losing rank,
+``σ_ρ/σ_1 < NEAR`` (:mod:`kidym.simulate.monitors`), or the best-conditioned dependent
+block changing sign within the step — the step is rejected and the motion is carried
+across by the index-3 augmented Lagrangian formulation with mass-orthogonal projections
+of Bayo & Ledesma (1996), "ALI3-P" (trapezoidal rule, fixed step), which needs no rank
+of ``G``: its constraint forces are ``Gᵀ(λ* + α Φ)`` with ``λ*`` iterated, and velocities
+and accelerations are projected onto the constraints in the kinetic metric. The bridge
+ends when the best block has changed sign and ``σ_ρ/σ_1 ≥ NEAR`` again; the state is
+projected onto the constraints and the augmented run goes on.
+
+The bridge follows the branch the motion is on because it integrates the penalised
+dynamics (physical, stiff springs on the constraints) through the position, instead of
+solving a singular system there. Its step is ``h = BRIDGE_FACTOR · rtol^{1/3}`` (the
+trapezoidal rule's local error is ``O(h³)``; bounded by ``max_step``), and outputs inside a
+bridge come from cubic Hermite interpolation between its steps.
+
+Requires holonomic constraints and speeds that are the coordinates' rates (as the minimal
+form, :func:`kidym.simulate.minimal.require_minimal_form`); no events.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kidym.eom.constraints import Stabilization, solve_augmented
+from kidym.errors import SimulationError
+from kidym.simulate import faults
+from kidym.simulate.constrained import project
+from kidym.simulate.monitors import pivot_columns, singular_ratio
+
+#: ``σ_ρ/σ_1`` of ``G`` below which the bridge carries the motion.
+NEAR = 0.05
+#: The bridge's step is ``BRIDGE_FACTOR · rtol^{1/3}`` seconds.
+BRIDGE_FACTOR = 0.2
+#: Penalty ``α h²/4`` relative to the mass matrix's scale over ``GᵀG``'s.
+PENALTY = 1e2
+#: Newton iterations of one bridge step, projection iterations.
+MAX_NEWTON = 30
+MAX_PROJECTION = 20
+#: Newton's step (relative) at which a bridge step has converged: its tangent leaves
+#: out the forces' derivatives, so it converges linearly at a rate ~h², and below this
+#: the penalty's rounding dominates.
+NEWTON_TOL = 1e-11
+#: Where the loop has lost several ranks the multipliers' iteration creeps along the
+#: directions the constraints barely fix; a step whose last Newton move and residual are
+#: below this is taken (the bridge's end projects onto the constraints).
+SLOW_TOL = 1e-8
+
+
+def _geometry(G: np.ndarray, rank: int) -> tuple[float, list[int], float]:
+    """``(σ_ρ/σ_1, best columns, det of their block)`` of ``G``."""
+    cols = pivot_columns(G, rank)
+    return singular_ratio(G, rank), cols, float(np.linalg.det(G[:, cols]))
+
+
+class _Bridge:
+    """ALI3-P steps of one system (``q̇ = w``) at parameter vector ``p``."""
+
+    def __init__(self, system, p: np.ndarray, tol: float) -> None:
+        self.system, self.p, self.tol = system, p, tol
+        self.n = system.equations.n_q
+        self.evaluations = 0
+
+    def block(self, t: float, q: np.ndarray, v: np.ndarray):
+        self.evaluations += 1
+        return self.system.constraint_block(float(t), np.concatenate([q, v]), self.p)
+
+    def start(self, t: float, y: np.ndarray) -> tuple:
+        """``(q, v, a, λ*)`` at a state of the augmented run."""
+        q, v = y[:self.n].copy(), y[self.n:].copy()
+        M, F, blk = self.block(t, q, v)
+        a, lam = solve_augmented(M, F, blk, Stabilization(method="none"))
+        return q, v, a, -lam
+
+    def _penalty(self, M: np.ndarray, G: np.ndarray) -> float:
+        gg = float(np.abs(G.T @ G).max(initial=0.0))
+        return PENALTY * float(np.abs(np.diag(M)).max()) / gg if gg > 0 else 0.0
+
+    def _project(self, M, G, target, rhs_const) -> np.ndarray:
+        """``x`` nearest ``target`` in the metric ``M`` with ``G x = rhs_const``
+        (iterated augmented Lagrangian; least squares where ``G`` has lost rank)."""
+        kappa = self._penalty(M, G)
+        P = M + kappa * G.T @ G
+        mu = np.zeros(G.shape[0])
+        x = target
+        for _ in range(MAX_PROJECTION):
+            x = np.linalg.solve(P, M @ target - G.T @ (mu - kappa * rhs_const))
+            res = G @ x - rhs_const
+            mu = mu + kappa * res
+            if np.abs(res).max(initial=0.0) <= self.tol * (1.0 + np.abs(x).max()):
+                break
+        return x
+
+    def step(self, t: float, h: float, q, v, a, lam) -> tuple:
+        """One ALI3-P step of the trapezoidal rule from ``t`` to ``t + h``."""
+        tn = t + h
+        q1 = q + h * v + 0.5 * h * h * a
+        converged = True
+        for _it in range(MAX_NEWTON):
+            v1 = 2.0 / h * (q1 - q) - v
+            a1 = 4.0 / (h * h) * (q1 - q) - 4.0 / h * v - a
+            M, F, blk = self.block(tn, q1, v1)
+            G, phi = blk.G, blk.phi
+            alpha = 4.0 / (h * h) * self._penalty(M, G)
+            R = M @ a1 - F + G.T @ (lam + alpha * phi)
+            T = M + (h * h / 4.0) * alpha * G.T @ G
+            dq = -np.linalg.solve(T, (h * h / 4.0) * R)
+            q1 = q1 + dq
+            lam = lam + alpha * phi
+            scale = 1.0 + np.abs(q1).max()
+            if np.abs(dq).max() <= NEWTON_TOL * scale:
+                break
+        else:
+            # at the singular position the multipliers' iteration is slow along the
+            # direction the constraints barely fix; a small step and residual there is
+            # as good as it gets
+            converged = (np.abs(dq).max() <= SLOW_TOL * scale
+                         and np.abs(phi).max(initial=0.0) <= SLOW_TOL)
+        if not converged:
+            raise SimulationError(
+                "the index-3 augmented Lagrangian step across a singular position did not "
+                "converge", time=tn, state=dict(zip(self.system.state_names,
+                                                    np.concatenate([q1, v]).tolist())),
+                hint="reduce max_step (the bridge's step is bounded by it)",
+                kind=faults.CONSTRAINTS)
+        v1 = 2.0 / h * (q1 - q) - v
+        a1 = 4.0 / (h * h) * (q1 - q) - 4.0 / h * v - a
+        M, _F, blk = self.block(tn, q1, v1)
+        g = blk.c - blk.G @ v1
+        v1 = self._project(M, blk.G, v1, -g)
+        M, _F, blk = self.block(tn, q1, v1)
+        a1 = self._project(M, blk.G, a1, blk.gamma)
+        return q1, v1, a1, lam
+
+
+def require_ali3(eq, *, engine: str, events, constraints) -> None:
+    """Raise ``ValueError`` unless ``eq`` can run with ``formulation="ali3"``: holonomic
+    constraints, speeds that are the coordinates' rates, the NumPy engine (or ``auto``),
+    no events, projection (the bridge's own) as the stabilization."""
+    from kidym.simulate.minimal import require_minimal_form
+
+    try:
+        require_minimal_form(eq)
+    except ValueError as exc:
+        raise ValueError(str(exc).replace("formulation='minimal'", "formulation='ali3'")
+                         ) from exc
+    if engine == "compiled":
+        raise ValueError("formulation='ali3' runs in the NumPy engine only: use "
+                         "engine='numpy' (the compiled engine stops with an error at a "
+                         "singular position of the loop instead of passing it)")
+    if events:
+        raise ValueError("formulation='ali3' does not locate events: use "
+                         "formulation='augmented' for a run with events")
+    method = constraints if isinstance(constraints, str) else constraints.method
+    if method != "projection":
+        raise ValueError(f"formulation='ali3' projects onto the constraints itself; "
+                         f"constraints={method!r} is for the augmented route: leave it at "
+                         "'projection'")
+
+
+def _hermite(s: float, h: float, x0, d0, x1, d1) -> np.ndarray:
+    h00 = 2 * s**3 - 3 * s**2 + 1
+    h10 = s**3 - 2 * s**2 + s
+    h01 = -2 * s**3 + 3 * s**2
+    h11 = s**3 - s**2
+    return h00 * x0 + h10 * h * d0 + h01 * x1 + h11 * h * d1
+
+
+def run_ali3(system, p: np.ndarray, t0: float, t1: float, y0: np.ndarray, times: np.ndarray,
+             *, method, rtol: float, atol: float, max_step: float, tol: float) -> tuple:
+    """Integrate from the consistent state ``y0`` (see the module docstring).
+
+    Returns ``(ok, status, message, nfev, t, y, stats, fault)`` as
+    :func:`kidym.simulate.minimal.run_minimal`: ``stats`` holds the bridges (their
+    start and end times) and the bridge's step.
+    """
+    import scipy.integrate  # (loaded by the runs that need it)
+
+    solver_class = getattr(scipy.integrate, method) if isinstance(method, str) else method
+    n = system.equations.n_q
+    bridge = _Bridge(system, p, max(tol, 1e-14))
+    h_bridge = min(BRIDGE_FACTOR * rtol ** (1.0 / 3.0), max_step)
+    G0 = system.constraint_block(t0, y0, p)[2].G
+    s0 = np.linalg.svd(G0, compute_uv=False)
+    rank = int(np.sum(s0 > 1e-10 * s0[0])) if s0.size and s0[0] > 0 else 0
+    start = times <= t0
+    out_t = list(times[start])
+    out_y = [np.asarray(y0, float)] * int(start.sum())
+    pending = list(times[~start][::-1])
+    t, y = t0, np.asarray(y0, float)
+    nfev = 0
+    bridges: list[tuple[float, float]] = []
+    ok, status, message, fault = True, 0, "reached the end", None
+
+    def emit(t_new: float, value) -> None:
+        while pending and pending[-1] <= t_new:
+            tk = pending.pop()
+            out_t.append(tk)
+            out_y.append(value(tk))
+
+    def geometry(tt: float, yy: np.ndarray) -> tuple:
+        return _geometry(system.constraint_block(tt, yy, p)[2].G, rank)
+
+    try:
+        while t < t1 and fault is None:
+            r, cols, det = geometry(t, y)
+            if r >= NEAR:
+                # the augmented run, stepped until a step nears a singular position
+                fun = _rhs(system, p)
+                solver = solver_class(fun, t, y, t1, rtol=rtol, atol=atol, max_step=max_step)
+                near = False
+                while solver.status == "running":
+                    t_prev = solver.t
+                    msg = solver.step()
+                    if solver.status == "failed":
+                        fault = faults.Fault(faults.INTEGRATOR, str(msg).rstrip("."),
+                                             solver.t, solver.y)
+                        break
+                    r_new, _c, _d = geometry(solver.t, solver.y)
+                    G_new = system.constraint_block(solver.t, solver.y, p)[2].G
+                    flipped = det * float(np.linalg.det(G_new[:, cols])) <= 0
+                    if r_new < NEAR or flipped:
+                        near = True   # reject the step: bridge from (t_prev, y)
+                        break
+                    dense = solver.dense_output()
+                    emit(solver.t, dense)
+                    t, y = float(solver.t), np.array(solver.y)
+                    _r, cols, det = geometry(t, y)
+                    del t_prev
+                nfev += solver.nfev
+                if not near:
+                    continue
+            # the bridge: ALI3-P steps until the best block has flipped and G is regular
+            tb0 = t
+            q, v, a, lam = bridge.start(t, y)
+            _r, cols, det = geometry(t, y)
+            crossed = False
+            while t < t1:
+                h = min(h_bridge, t1 - t)
+                q1, v1, a1, lam = bridge.step(t, h, q, v, a, lam)
+                tn = t + h
+                qa, va, aa = q, v, a
+
+                def value(tk, t=t, qa=qa, va=va, aa=aa, q1=q1, v1=v1, a1=a1, h=h):
+                    s = (tk - t) / h
+                    return np.concatenate([_hermite(s, h, qa, va, q1, v1),
+                                           _hermite(s, h, va, aa, v1, a1)])
+
+                emit(tn, value)
+                t, q, v, a = tn, q1, v1, a1
+                y = np.concatenate([q, v])
+                r, _c, _d = geometry(t, y)
+                G = system.constraint_block(t, y, p)[2].G
+                crossed = crossed or det * float(np.linalg.det(G[:, cols])) <= 0
+                if crossed and r >= NEAR:
+                    break
+            bridges.append((tb0, t))
+            if t < t1:
+                y = project(system, t, y, p, tol)
+    except SimulationError as exc:
+        y_bad = np.array([exc.state[k] for k in system.state_names], dtype=float)
+        fault = faults.Fault(exc.kind or faults.NON_FINITE, exc.reason, exc.time, y_bad,
+                             exc.hint or "")
+    if fault is not None:
+        ok, status, message = False, -1, fault.detail
+    stats = {"bridges": bridges, "bridge_step": h_bridge, "near": NEAR,
+             "bridge_evaluations": bridge.evaluations}
+    y_out = np.array(out_y, dtype=float).T.reshape(len(y0), len(out_t))
+    del n
+    return ok, status, message, nfev, np.array(out_t, dtype=float), y_out, stats, fault
+
+
+def _rhs(system, p: np.ndarray):
+    def fun(t: float, y: np.ndarray) -> np.ndarray:
+        return system.rhs(t, y, p)
+    return fun
