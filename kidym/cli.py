@@ -138,6 +138,8 @@ def cmd_check(args: argparse.Namespace) -> int:
 def _constrained_start(model, eq) -> str:
     """``kidym check`` of a model with constraints: their rank and the consistent start
     at the model's initial values (an error if they are dependent or cannot close)."""
+    import numpy as np
+
     from kidym.eom.constraints import Stabilization, rank
     from kidym.simulate.constrained import consistent_initial, given_states
     from kidym.simulate.simulate import NumpySystem, _initial_state, canonical_initial
@@ -146,9 +148,25 @@ def _constrained_start(model, eq) -> str:
     p = system.parameter_vector()
     y0 = _initial_state(system, model, None)
     t0 = model.time_span()[0]
-    r = rank(system.constraint_block(t0, y0, p)[2].G)
-    _y, changed = consistent_initial(system, t0, y0, p, given_states(
-        model, None, canonical_initial), Stabilization().tolerance * 1e-3)
+    try:
+        with np.errstate(all="ignore"):
+            r = rank(system.constraint_block(t0, y0, p)[2].G)
+            _y, changed = consistent_initial(system, t0, y0, p, given_states(
+                model, None, canonical_initial), Stabilization().tolerance * 1e-3)
+    except (ZeroDivisionError, OverflowError, TypeError, ValueError) as exc:
+        # the generated Python at a state where a formula has no real value (1/0, e^1e300,
+        # sqrt(-1), a complex power); other errors are the start's own messages
+        if (isinstance(exc, TypeError) and "complex" not in str(exc)) or (
+                type(exc) is ValueError and str(exc) != "math domain error"):
+            raise
+        why = {ZeroDivisionError: "a division by zero", OverflowError: "a number beyond "
+               "±1.8e308", TypeError: "a complex number",
+               ValueError: "a function outside its domain"}[type(exc)]
+        names = [str(s) for s in (*eq.coordinates, *eq.speeds)]
+        state = ", ".join(f"{n} = {v:.6g}" for n, v in zip(names, y0))
+        raise ValueError(f"the equations of the constraints cannot be evaluated at the start "
+                         f"(t = {t0:g}, {state}): {why} ({exc}); check the initial values, "
+                         "the parameters and the formulas of the constraints") from exc
     line = (f"  constraint Jacobian at the start: rank {r} of {eq.m} (independent); "
             "the start ")
     if not changed:

@@ -1356,6 +1356,7 @@ class _Builder:
             self.error(f"{where} cannot be formed with the definitions it uses substituted "
                        "(a number too large, or a division by zero?)", span)
             return
+        depends = False
         for s in sorted(expanded.free_symbols, key=lambda s: s.name):
             n = s.name
             if n in params or n in self.missing or n in self.broken or (
@@ -1379,6 +1380,9 @@ class _Builder:
             constant = "constant in time" if allow_time else "constant"
             self.error(f"{where} depends on {what}; it must be {constant} (parameters only)",
                        span)
+            depends = True
+        if not depends:  # of parameters only: a finite real value (not `sqrt(-1)`)
+            self.check_parameter_formula(expr, where, span)
 
     def check_definition_values(self, order: list[str]) -> None:
         """Error at a formula of parameters only that has no finite value in the file.
@@ -1416,15 +1420,17 @@ class _Builder:
             self.error(f"{where} cannot be formed with the definitions it uses substituted "
                        "(a number too large, or a division by zero?)", span)
             return False
-        if not expr.free_symbols or not {s.name for s in expr.free_symbols} <= params:
+        if not {s.name for s in expr.free_symbols} <= params:
             return True
-        number = _substitute(expr, {se.Symbol(n): v for n, v in self.param_exprs.items()})
+        number = _substitute(expr, {se.Symbol(n): v for n, v in self.param_exprs.items()}) \
+            if expr.free_symbols else expr
         v = None if number is None or number.free_symbols else _to_float(number)
         if v is None:
             why = "is undefined (a division by zero?)" if number is None else \
                 _not_a_float(number)
             self.error(f"{where} depends on parameters only, and with their values in the "
-                       f"file it {why}; check the formula or the values", span)
+                       f"file it {why}; check the formula or the values" if expr.free_symbols
+                       else f"{where} {why}; check the formula", span)
             return False
         return True
 
