@@ -171,8 +171,9 @@ def hostile(rng: random.Random) -> str:
 
 
 def is_hostile(seed: int) -> bool:
-    """Every eighth input is of the hostile classes (checked through `kidym check`)."""
-    return seed % 8 == 7
+    """Every 40th input is of the hostile classes (checked through ``kidym check``,
+    which costs about a second each)."""
+    return seed % 40 == 39
 
 
 def make_input(seed: int) -> str:
@@ -226,7 +227,9 @@ def _check_rest(model, eq) -> str:
             _constrained_start(model, eq)
         if eq.n_w:
             try:
-                first_integrals(model).lines()
+                # fewer random states and a shorter proof budget than `kidym check`:
+                # the same code, at a cost that lets 100 000 inputs run
+                first_integrals(model, samples=8, budget_s=1.0).lines()
             except (ValueError, DerivationError):
                 pass  # printed by `kidym check` as "not searched (…)"
     except (ValueError, DerivationError, SimulationError, LinAlgError) as e:
