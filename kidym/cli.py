@@ -765,7 +765,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-step", type=float, default=float("inf"), dest="max_step",
                    help="largest integration step (default: no limit); stiff virtual "
                         "potentials need a fraction of their vibration period")
-    p.add_argument("--points", type=int, default=501, help="number of output times (501)")
+    p.add_argument("--points", type=output_points, default=501,
+                   help="number of output times (501)")
     p.add_argument("--formulation", choices=("augmented", "minimal"), default="augmented",
                    help="models with constraints (УРАВНЕНИЯ): augmented (default; all "
                         "coordinates, multipliers solved with the accelerations, drift "
@@ -792,6 +793,24 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_sweep_parser(sub, _pairs, _load, _add_force)
     return parser
+
+
+#: Most output times of one run: each holds every state and quantity (a 10-state run at
+#: this many points is 800 MB); a larger ``--points`` is refused before anything is
+#: allocated (300 000 000 ended in a MemoryError traceback).
+MAX_POINTS = 10_000_000
+
+
+def output_points(text: str) -> int:
+    """``--points``: a whole number from 1 to :data:`MAX_POINTS` (an argparse type)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got `{text}`") from None
+    if not 1 <= n <= MAX_POINTS:
+        raise argparse.ArgumentTypeError(f"the number of output times must be from 1 to "
+                                         f"{MAX_POINTS}, got {n}")
+    return n
 
 
 # ----------------------------------------------------------------- output (issue 6)
