@@ -53,6 +53,11 @@ SINGULAR_RATIO = 1e-8
 #: Growth of the state beyond its initial scale that is called a blow-up.
 BLOW_UP_FACTOR = 1e6
 
+#: What to try when the constraint Jacobian loses rank during a run.
+LOCKING_HINT = ("the mechanism passes a singular (dead-centre, locking or branching) "
+                "position here, where its loop's constraints stop being independent: check "
+                "the dimensions and the initial position, or end the run before it (t_end)")
+
 HINTS = {
     NON_FINITE: "look for a formula undefined at this state (sqrt or log of a negative, "
                 "division by zero) or a force singular at this time; shorten t_end",
@@ -136,7 +141,8 @@ def singularity(M: np.ndarray, M0: np.ndarray) -> float:
 def diagnose(fault: Fault, *, state_names: Sequence[str], t0: float, y0: np.ndarray,
              mass: Callable[[float, np.ndarray], np.ndarray] | None = None,
              groups: Mapping[str, Sequence[int]] | None = None,
-             method: str = "", speed_names: Sequence[str] = ()) -> SimulationError:
+             method: str = "", speed_names: Sequence[str] = (),
+             constrained: bool = False) -> SimulationError:
     """The :class:`SimulationError` for ``fault``: its cause named from the state.
 
     Parameters
@@ -156,6 +162,10 @@ def diagnose(fault: Fault, *, state_names: Sequence[str], t0: float, y0: np.ndar
     speed_names : sequence of str
         Names of the rows of ``M`` (the independent speeds): a singular mass matrix
         names the motion of the speeds that moves no mass (:func:`massless_motion`).
+    constrained : bool
+        Whether the model has constraints: a singular augmented system whose mass
+        matrix is regular there is the constraint Jacobian's loss of rank (a loop at a
+        singular position), not a mass that vanished.
 
     Returns
     -------
@@ -177,6 +187,10 @@ def diagnose(fault: Fault, *, state_names: Sequence[str], t0: float, y0: np.ndar
             names = ", ".join(state_names[i] for i in idx)
             return error(QUATERNION, f"the quaternion of body `{body}` has collapsed "
                                      f"(|Λ| = {norm:.3g}, from {names})")
+    if fault.kind == SINGULAR and constrained and _regular(mass, fault.t, y, t0, y0):
+        from kidym.eom.constraints import LOST_RANK
+
+        return error(CONSTRAINTS, LOST_RANK, LOCKING_HINT)
     if fault.kind == SINGULAR:
         return error(SINGULAR, "the mass matrix is singular"
                      + _massless_note(mass, fault.t, y, speed_names),
@@ -294,6 +308,13 @@ def _massless_note(mass, t: float, y: np.ndarray, names: Sequence[str]) -> str:
     terms = terms[2:] if terms.startswith("+ ") else terms
     more = ", …" if len(motion) > 6 else ""
     return f": at this state the motion {terms}{more} of the speeds moves no mass"
+
+
+def _regular(mass, t: float, y: np.ndarray, t0: float, y0: np.ndarray) -> bool:
+    """Whether the mass matrix at ``(t, y)`` is positive definite and not nearly
+    singular (:data:`SINGULAR_RATIO`)."""
+    ratio = _singularity_at(mass, t, y, t0, y0)
+    return ratio is not None and ratio >= SINGULAR_RATIO
 
 
 def _singularity_at(mass, t: float, y: np.ndarray, t0: float, y0: np.ndarray) -> float | None:
