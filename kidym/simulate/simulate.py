@@ -302,7 +302,9 @@ def _initial_state(system: NumpySystem, model: Model,
             raise KeyError(f"`{k}` is not a state of model `{model.name}`; the state is "
                            + ", ".join(system.state_names))
         values[k] = float(v)
-    return np.array([values.get(n, 0.0) for n in system.state_names], dtype=float)
+    y0 = np.array([values.get(n, 0.0) for n in system.state_names], dtype=float)
+    faults.check_initial_quaternions(system.state_names, model, y0)
+    return y0
 
 
 def quaternion_groups(system: NumpySystem) -> dict[str, list[int]]:
