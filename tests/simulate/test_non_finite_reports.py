@@ -58,3 +58,27 @@ def test_a_unit_quaternion_written_with_six_digits_runs() -> None:
     result = kidym.simulate(model, initial={"l0": 0.707107, "l1": 0.707107, "l2": 0.0,
                                             "l3": 0.0}, t_end=0.1, engine="numpy")
     assert result.success
+
+
+#: A body falling freely from x = 1 through a force undefined below x = 0 (the sqrt
+#: term is 1e-9 of the weight): the run must fail there and report the time and the
+#: state of the failed evaluation together — the exact free fall at that time.
+FALL = """m = 1; g = 9.81;
+B | Sx(x) | m(m);
+Pf.x = -m*g - 1e-9*sqrt(x);
+INITIAL := t(0), x(1);
+TIME := t(0, 1);
+"""
+
+
+@pytest.mark.parametrize("engine", ["numpy", "compiled"])
+def test_the_fault_time_and_state_belong_together(engine) -> None:
+    """The compiled engine reported the failed stage's time with the last accepted
+    state (t = 0.2028 with x = 0.194 where x was already below 0)."""
+    with pytest.raises(kidym.SimulationError) as e:
+        kidym.simulate(kidym.parse(FALL), engine=engine)
+    t, x, v = e.value.time, e.value.state["x"], e.value.state["x't"]
+    assert x < 0                                  # where sqrt(x) fails
+    # x = 1 - g t²/2, ẋ = -g t: the sqrt term changes them by under 1e-9 before x < 0
+    assert abs(x - (1 - 9.81 * t * t / 2)) < 1e-6
+    assert abs(v + 9.81 * t) < 1e-6
