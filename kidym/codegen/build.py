@@ -207,6 +207,8 @@ def _secret(folder: Path) -> bytes:
     except FileNotFoundError:
         pass
     tmp = folder / f".secret-{os.getpid()}"
+    with contextlib.suppress(FileNotFoundError):   # left by a killed process of this pid
+        os.unlink(tmp)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "wb") as f:
         f.write(os.urandom(32))
