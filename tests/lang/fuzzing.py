@@ -293,27 +293,33 @@ def _run_all(chunks: list[list[int]], limit_s: float, memory_mb: int,
                 continue
             record(rows)
             results.extend(rows)
-    rows = _alone(broken, limit_s, memory_mb)
-    record(rows)
-    return results + rows
+    return results + _alone(broken, limit_s, memory_mb, record)
 
 
-def _alone(chunks: list[list[int]], limit_s: float, memory_mb: int) -> list[tuple]:
-    """Each chunk in a worker of its own; a chunk that kills it, seed by seed."""
+def _alone(chunks: list[list[int]], limit_s: float, memory_mb: int,
+           record=None) -> list[tuple]:
+    """Each chunk in a worker of its own; a chunk that kills it, seed by seed (their
+    rows passed to ``record`` as each ends). The chunks a crash took down with it run
+    in a pool again, after the crashing one is isolated."""
     out: list[tuple] = []
-    for chunk in chunks:
+    record = record or (lambda rows: None)
+    for k, chunk in enumerate(chunks):
         try:
             with ProcessPoolExecutor(max_workers=1, mp_context=_WORKERS) as pool:
-                out.extend(pool.submit(_run, chunk, limit_s, memory_mb).result())
-            continue
+                rows = pool.submit(_run, chunk, limit_s, memory_mb).result()
         except BrokenProcessPool:
-            pass
-        for seed in chunk:
-            try:
-                with ProcessPoolExecutor(max_workers=1, mp_context=_WORKERS) as pool:
-                    out.extend(pool.submit(_run, [seed], limit_s, memory_mb).result())
-            except BrokenProcessPool:
-                out.append((seed, "crash of the process", 0.0, 0.0))
+            rows = []
+            for seed in chunk:
+                try:
+                    with ProcessPoolExecutor(max_workers=1, mp_context=_WORKERS) as pool:
+                        rows += pool.submit(_run, [seed], limit_s, memory_mb).result()
+                except BrokenProcessPool:
+                    rows.append((seed, "crash of the process", 0.0, 0.0))
+            record(rows)
+            # the rest only went down with this one: back to a pool of all cores
+            return out + rows + _run_all(chunks[k + 1:], limit_s, memory_mb, record)
+        record(rows)
+        out += rows
     return out
 
 
