@@ -12,6 +12,7 @@ from pathlib import Path
 from numpy.linalg import LinAlgError
 
 from kidym import terminal
+from kidym.cli_types import output_points
 from kidym.errors import CompileError, DerivationError, ParseError, SimulationError
 
 
@@ -37,6 +38,12 @@ _READ: dict[tuple, tuple] = {}
 
 def _read(path: str):
     """The first task of ``path`` and its warnings (see :data:`_READ`)."""
+    tasks, warnings = _read_tasks(path)
+    return tasks[0], warnings
+
+
+def _read_tasks(path: str):
+    """Every task of ``path`` (one model each) and the warnings (see :data:`_READ`)."""
     import hashlib
 
     from kidym.lang import parse_tasks
@@ -48,20 +55,35 @@ def _read(path: str):
         warnings: list = []
         # (as kidym.lang.load, from the bytes hashed)
         text, _encoding = decode(data)
-        model = parse_tasks(text, filename=str(path), name=Path(path).stem,
-                            warnings=warnings)[0]
+        tasks = parse_tasks(text, filename=str(path), name=Path(path).stem,
+                            warnings=warnings)
         _READ.clear()
-        _READ[key] = (model, warnings)
+        _READ[key] = (tasks, warnings)
     return _READ[key]
 
 
 def _load(path: str, *, quiet: bool = False):
-    model, warnings = _read(path)
+    return _load_tasks(path, quiet=quiet)[0]
+
+
+def _load_tasks(path: str, *, quiet: bool = False) -> list:
+    """Every task of a dynamics file (``КОНЕЦ;`` ends a task), its warnings printed.
+
+    The tasks must share one calculation (a file mixing, say, ДИНАМИКА and СТАТИКА
+    tasks is an error naming them): each command runs every task, as in a
+    kinematics file, and one kind of output serves them all."""
+    tasks, warnings = _read_tasks(path)
     if warnings and not quiet:
-        src = model.source
+        src = tasks[0].source
         for w in warnings:
             print(w.format(path, src), file=sys.stderr)
-    return model
+    kinds = [m.calculation or "DYNAMICS" for m in tasks]
+    if len(set(kinds)) > 1:
+        raise ValueError(f"{path}: its {len(tasks)} tasks have different calculations ("
+                         + ", ".join(f"{m.name}: {k}" for m, k in zip(tasks, kinds))
+                         + "); kidym runs every task of a file with one calculation: put "
+                         "the others in files of their own")
+    return tasks
 
 
 def _summary(model, eq) -> str:
@@ -120,24 +142,27 @@ def cmd_check(args: argparse.Namespace) -> int:
         return check_kinematics(args.model)
     if model.calculation == "INVERSE_KINEMATICS":
         return check_inverse_kinematics(model)
-    eq = derive(model)
-    start = _constrained_start(model, eq) if eq.constraints is not None else None
-    print(_summary(model, eq))
-    if start is not None:
-        print(start)
-    if eq.n_w:
-        from kidym.analysis.integrals import first_integrals
+    for model in _load_tasks(args.model, quiet=True):   # every task (warnings printed)
+        eq = derive(model)
+        start = _constrained_start(model, eq) if eq.constraints is not None else None
+        print(_summary(model, eq))
+        if start is not None:
+            print(start)
+        if eq.n_w:
+            from kidym.analysis.integrals import first_integrals
 
-        try:
-            print("\n".join(first_integrals(model).lines()))
-        except (ValueError, DerivationError) as exc:
-            print(f"  first integrals: not searched ({exc})")
+            try:
+                print("\n".join(first_integrals(model).lines()))
+            except (ValueError, DerivationError) as exc:
+                print(f"  first integrals: not searched ({exc})")
     return 0
 
 
 def _constrained_start(model, eq) -> str:
     """``kidym check`` of a model with constraints: their rank and the consistent start
     at the model's initial values (an error if they are dependent or cannot close)."""
+    import numpy as np
+
     from kidym.eom.constraints import Stabilization, rank
     from kidym.simulate.layout import initial_state
     from kidym.simulate.simulate import NumpySystem
@@ -146,9 +171,25 @@ def _constrained_start(model, eq) -> str:
     system = NumpySystem.build(eq)
     p = system.parameter_vector()
     t0 = model.time_span()[0]
-    r = rank(system.constraint_block(t0, initial_state(system.state_names, model, None),
-                                     p)[2].G)
-    changed = prepare_run(system, constraints=Stabilization()).adjusted
+    y0 = initial_state(system.state_names, model, None)
+    try:
+        with np.errstate(all="ignore"):
+            r = rank(system.constraint_block(t0, y0, p)[2].G)
+            changed = prepare_run(system, constraints=Stabilization()).adjusted
+    except (ZeroDivisionError, OverflowError, TypeError, ValueError) as exc:
+        # the generated Python at a state where a formula has no real value (1/0, e^1e300,
+        # sqrt(-1), a complex power); other errors are the start's own messages
+        if (isinstance(exc, TypeError) and "complex" not in str(exc)) or (
+                type(exc) is ValueError and str(exc) != "math domain error"):
+            raise
+        why = {ZeroDivisionError: "a division by zero", OverflowError: "a number beyond "
+               "±1.8e308", TypeError: "a complex number",
+               ValueError: "a function outside its domain"}[type(exc)]
+        names = [str(s) for s in (*eq.coordinates, *eq.speeds)]
+        state = ", ".join(f"{n} = {v:.6g}" for n, v in zip(names, y0))
+        raise ValueError(f"the equations of the constraints cannot be evaluated at the start "
+                         f"(t = {t0:g}, {state}): {why} ({exc}); check the initial values, "
+                         "the parameters and the formulas of the constraints") from exc
     line = (f"  constraint Jacobian at the start: rank {r} of {eq.m} (independent); "
             "the start ")
     if not changed:
@@ -163,12 +204,22 @@ def cmd_equations(args: argparse.Namespace) -> int:
 
     if _calculation(args.model) == "KINEMATICS":
         return equations_kinematics(args)
-    eq = derive(_load(args.model, quiet=args.format == "json"), formation=args.formation)
-    if args.format == "json":
-        sys.stdout.write(to_json(eq, expanded=args.expanded or None,
-                                 stage=getattr(args, "stage", None) or "final"))
-    else:
-        sys.stdout.write(_print_equations(eq, args))
+    tasks = _load_tasks(args.model, quiet=args.format == "json")
+    if len(tasks) > 1 and args.format != "text":
+        raise ValueError(f"{args.model} holds {len(tasks)} tasks (" + ", ".join(
+            m.name for m in tasks) + f"): --format {args.format} writes the equations of "
+            "one model; `kidym equations` prints every task as text, or put each task in "
+            "a file of its own")
+    for k, model in enumerate(tasks):
+        eq = derive(model, formation=args.formation)
+        if args.format == "json":
+            sys.stdout.write(to_json(eq, expanded=args.expanded or None,
+                                     stage=getattr(args, "stage", None) or "final"))
+        else:
+            if len(tasks) > 1:
+                sys.stdout.write(("\n" if k else "") + f"=== task {k + 1} of {len(tasks)}: "
+                                 f"{model.name} ===\n")
+            sys.stdout.write(_print_equations(eq, args))
     return 0
 
 
@@ -183,11 +234,35 @@ def cmd_run(args: argparse.Namespace) -> int:
         return cmd_run_kinematics(args)
     if calculation == "INVERSE_KINEMATICS":
         return cmd_run_inverse_kinematics(args)
+    tasks = _load_tasks(args.model, quiet=True)
+    if len(tasks) > 1:
+        return _run_tasks(args, tasks, rep, formats)
+    return _run_task(args, model, rep, formats,
+                     Path(args.out) if args.out else Path("kidym-out") / model.name)
+
+
+def _run_tasks(args: argparse.Namespace, tasks: list, rep, formats) -> int:
+    """``kidym run`` of a file of several tasks: each in a folder of its own under
+    ``--out`` (default ``kidym-out/FILE``), named after the task, as for a kinematics
+    file; a task that fails is reported and the others still run (exit status 2)."""
+    root = Path(args.out) if args.out else Path("kidym-out") / Path(args.model).stem
+    status = 0
+    for k, model in enumerate(tasks):
+        print(f"task {k + 1} of {len(tasks)}: {model.name} → {root / model.name}")
+        try:
+            status = max(status, _run_task(args, model, rep, formats, root / model.name))
+        except SimulationError as exc:
+            print(f"kidym: error: {exc}", file=sys.stderr)
+            status = 2
+    return status
+
+
+def _run_task(args: argparse.Namespace, model, rep, formats, out: Path) -> int:
+    """``kidym run`` of one model (one task of its file) into ``out``."""
     if model.variations:   # ВАРЬИРОВАТЬ of parameters: a study, not one run
         varied = ", ".join(v.name for v in model.variations)
         raise ValueError(f"model `{model.name}` is a parameter study (ВАРЬИРОВАТЬ varies "
                          f"{varied}): run it with `kidym sweep {args.model}`")
-    out = Path(args.out) if args.out else Path("kidym-out") / model.name
     if model.calculation in ("STATICS", "FREE_VIBRATIONS") or args.no_plots:
         return _run(args, model, out, rep, formats, None)
     from kidym.report.plot_worker import PlotWorker
@@ -767,7 +842,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-step", type=float, default=float("inf"), dest="max_step",
                    help="largest integration step (default: no limit); stiff virtual "
                         "potentials need a fraction of their vibration period")
-    p.add_argument("--points", type=int, default=501, help="number of output times (501)")
+    p.add_argument("--points", type=output_points, default=501,
+                   help="number of output times (501)")
     p.add_argument("--formulation", choices=("augmented", "minimal", "ali3"),
                    default="augmented",
                    help="models with constraints (УРАВНЕНИЯ): augmented (default; all "
@@ -803,6 +879,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_import_parser(sub)
     return parser
+
+
 
 
 # ----------------------------------------------------------------- output (issue 6)

@@ -94,6 +94,11 @@ def _write_row(path: Path, eq, eqm) -> Path:
     return path
 
 
+#: Most points of a continuation (``kidym modes --vary``): each is a linearisation and
+#: an eigenproblem, so more is hours of work and memory before the first line.
+MAX_VARY_POINTS = 100_000
+
+
 def _vary(text: str) -> tuple[str, np.ndarray]:
     name, sep, rng = text.partition("=")
     parts = rng.split(":")
@@ -103,6 +108,9 @@ def _vary(text: str) -> tuple[str, np.ndarray]:
         a, b, n = float(parts[0]), float(parts[1]), int(parts[2])
     except ValueError:
         raise ValueError(f"--vary {name}: `{rng}` is not START:STOP:COUNT") from None
+    if not 1 <= n <= MAX_VARY_POINTS:
+        raise ValueError(f"--vary {name}: the count must be from 1 to {MAX_VARY_POINTS}, "
+                         f"got {n}")
     return name.strip(), np.linspace(a, b, n)
 
 

@@ -99,6 +99,12 @@ KINDS = ("energy", "jacobi", "cyclic momentum", "momentum", "speed", "linear")
 #: Models with more independent speeds are not searched by default.
 MAX_SPEEDS = 8
 
+#: Models whose candidates, rates and equations written out as the evaluated code would be
+#: exceed this many operations are not searched: evaluating them at every random state
+#: costs minutes and gigabytes (a force nesting ``sin`` 100 deep writes out to a million).
+#: The shipped examples stay below 11 000.
+MAX_OPERATIONS = 200_000
+
 #: A rate is taken as zero when it is below this fraction of the terms it sums.
 ZERO_RATE = 1e-10
 
@@ -295,6 +301,12 @@ def first_integrals(model: Model | Equations, *, samples: int | None = None,
         for w, a in zip(eq.speeds, eq.accelerations):
             if graph.depends_on(c.expr, w):
                 c.rate += graph.diff(c.expr, w) * a
+    size = _operations([*eq.roots(), *(c.expr for c in cands), *(c.rate for c in cands)],
+                       eq, MAX_OPERATIONS)
+    if size > MAX_OPERATIONS:
+        return FirstIntegrals((), None, skipped=f"the candidates and their rates written out "
+                              f"take over {MAX_OPERATIONS} operations, too many to evaluate "
+                              "at random states; simplify the model's formulas")
     n = samples if samples is not None else 3 * len(cands) + 12
     rng = np.random.default_rng(seed)
     p = _parameter_vector(eq, parameters)
@@ -323,6 +335,30 @@ def first_integrals(model: Model | Equations, *, samples: int | None = None,
     return FirstIntegrals(tuple(out), eq, len(values), tuple(c.label for c in cands),
                           dictionary={c.label: c.expr for c in cands},
                           breakpoints=tuple(breaks), rejected=tuple(rejected))
+
+
+def _operations(exprs: list[Expr], eq: Equations, limit: int) -> int:
+    """Operations of the code that evaluates ``exprs`` (each named intermediate of the
+    equations written once, as :func:`~kidym.simulate.numpy_engine.generate_python`
+    writes it); counting stops soon after ``limit`` is passed."""
+    inter = eq.intermediates(list(exprs))
+    sizes: dict[Expr, int] = {}
+    total = 0
+    for root in [*exprs, *(e for _, e in inter)]:
+        stack: list[tuple[Expr, bool]] = [(root, False)]
+        while stack:
+            x, ready = stack.pop()
+            if x in sizes:
+                continue
+            if ready:
+                sizes[x] = 1 + sum(sizes[a] for a in x.args)
+                continue
+            stack.append((x, True))
+            stack.extend((a, False) for a in x.args if a not in sizes)
+        total += sizes[root]
+        if total > limit:
+            break
+    return total
 
 
 # ------------------------------------------------------------------ candidates
@@ -549,7 +585,7 @@ def _continuous(eq: Equations, model: Model, cands: list[_Candidate], found: lis
                     try:
                         before = _values(fn, b - d, y, p, eq.n_w)
                         after = _values(fn, b + d, y, p, eq.n_w)
-                    except (ValueError, ZeroDivisionError, OverflowError):
+                    except (TypeError, ValueError, ZeroDivisionError, OverflowError):  # complex
                         continue
                 i0 = sum(c * before[k] for c, k in terms)
                 i1 = sum(c * after[k] for c, k in terms)
@@ -614,7 +650,8 @@ def _witness(eq: Equations, model: Model, cands: list[_Candidate], p: np.ndarray
                     if y is None:
                         continue
                 row = _evaluate(with_rates, t, y, p, nq, nw, eq.m)
-            except (ValueError, ZeroDivisionError, OverflowError, np.linalg.LinAlgError):
+            except (TypeError, ValueError, ZeroDivisionError, OverflowError,
+                    np.linalg.LinAlgError):  # TypeError: a complex value (x^1.5, x < 0)
                 continue
             if row is None:
                 continue
@@ -635,7 +672,7 @@ def _witness(eq: Equations, model: Model, cands: list[_Candidate], p: np.ndarray
                 try:
                     plus = _values(with_rates, t + dt, y + dy, p, nw)[:k]
                     minus = _values(with_rates, t - dt, y - dy, p, nw)[:k]
-                except (ValueError, ZeroDivisionError, OverflowError):
+                except (TypeError, ValueError, ZeroDivisionError, OverflowError):
                     ok = False
                     break
                 grad = (plus - minus) / (2 * h)

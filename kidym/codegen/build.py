@@ -14,9 +14,12 @@ and, when a flag tunes the code for a processor (``-march=…``, ``-mcpu=…``,
 ``-mavx2`` …), that processor's model and feature flags, so that a cache directory
 shared by several machines never serves a library built for another CPU. Libraries live in
 the user cache directory — ``$KIDYM_CACHE_DIR``, else ``$XDG_CACHE_HOME/kidym``, else
-``~/.cache/kidym`` — as ``<model>-<key>.so`` beside the ``.c`` they came from and
-the ``.sha256`` of the library: a library whose bytes do not match it (truncated,
-overwritten, foreign) is never loaded but rebuilt. A
+``~/.cache/kidym``, private to the user (:func:`kidym.cache.private_cache_dir`) — as
+``<model>-<key>.so`` beside the ``.c`` they came from and the ``.sha256`` of the
+library. That digest is an HMAC of the key (what kidym generated) and the library's
+bytes under a secret of the user's cache (``secret``, mode 0600), so a file beside
+the library is no authority: a library whose digest does not match (truncated,
+overwritten, foreign, another model's) is never loaded but rebuilt. A
 build happens in a private temporary directory inside the cache and is published
 with an atomic rename, so a concurrent run sees either no library or a whole one;
 two processes building the same model at once both succeed (the second rename
@@ -30,6 +33,7 @@ import concurrent.futures
 import contextlib
 import functools
 import hashlib
+import hmac
 import os
 import platform
 import re
@@ -41,7 +45,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from kidym.cache import cache_dir
+from kidym.cache import cache_dir, private_cache_dir
 from kidym.codegen.emit import CCode
 from kidym.errors import CompileError
 
@@ -229,29 +233,59 @@ def _compile(cmd0: list[str], flags: tuple[str, ...], sources: list[Path], out: 
     return run, cmd
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
+def _digest_path(library: Path) -> Path:
+    """The digest of a cached library (:func:`_digest`), written beside it when it is
+    published."""
+    return library.with_suffix(".sha256")
+
+
+def _secret(folder: Path) -> bytes:
+    """The cache's secret (32 random bytes in ``folder/secret``, mode 0600), made once."""
+    path = folder / "secret"
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        pass
+    tmp = folder / f".secret-{os.getpid()}"
+    with contextlib.suppress(FileNotFoundError):   # left by a killed process of this pid
+        os.unlink(tmp)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(os.urandom(32))
+    try:
+        os.link(tmp, path)        # the first process to publish one wins; all read it
+    except FileExistsError:
+        pass
+    finally:
+        os.unlink(tmp)
+    return path.read_bytes()
+
+
+def _digest(library: Path, bytes_from: Path | None = None) -> str:
+    """HMAC-SHA-256, under the secret of the cache holding ``library``, of its name (its
+    key: a hash of what kidym generated and the compiler) and its bytes (read from
+    ``bytes_from`` when it is not published yet)."""
+    h = hmac.new(_secret(library.parent), library.name.encode("utf-8") + b"\0", "sha256")
+    with (bytes_from or library).open("rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
 
 
-def _digest_path(library: Path) -> Path:
-    """The SHA-256 of a cached library, written beside it when it is published."""
-    return library.with_suffix(".sha256")
-
-
 def _intact(library: Path) -> bool:
-    """Whether ``library`` is byte for byte the one a build published."""
+    """Whether ``library`` is byte for byte the one a build of this user published for
+    its key (a foreign ``.sha256`` beside it does not make it so)."""
     try:
-        return _digest_path(library).read_text(encoding="ascii").strip() == _sha256(library)
+        return hmac.compare_digest(
+            _digest_path(library).read_text(encoding="ascii").strip(), _digest(library))
     except (OSError, UnicodeDecodeError):
         return False
 
 
 def cached_library(library: Path) -> Path | None:
-    """``library`` if it is in the cache and whole (:func:`_intact`), else ``None``."""
+    """``library`` if it is in the (private) cache and whole (:func:`_intact`), else
+    ``None``."""
+    private_cache_dir()
     return library if library.exists() and _intact(library) else None
 
 
@@ -329,6 +363,7 @@ def build(code: CCode, *, flags: tuple[str, ...] = BASE_FLAGS,
         If the compiler is missing or fails; carries its command and output.
     """
     flags = build_flags(flags, extra_flags, native)
+    private_cache_dir()   # the user's own, or CacheError saying what to do
     target = library_path(code, flags)
     if target.exists() and _intact(target):
         return target
@@ -340,11 +375,13 @@ def build(code: CCode, *, flags: tuple[str, ...] = BASE_FLAGS,
     if shutil.which(cmd0[0]) is None:
         raise CompileError(f"C compiler `{cmd0[0]}` not found; {_INSTALL_HINT}",
                            command=cmd0)
-    target.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=".build-", dir=target.parent))
     sources = [work / "model.c", *(work / f"part{k}.c" for k in range(len(code.parts)))]
-    for path, text in zip(sources, code.sources):
-        path.write_text(text, encoding="utf-8")
+    try:
+        for path, text in zip(sources, code.sources):
+            path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise _unwritable(work, target, exc) from exc
     out = work / "lib.so"
     try:
         # in the private directory: nothing of the caller's working directory is seen
@@ -355,6 +392,8 @@ def build(code: CCode, *, flags: tuple[str, ...] = BASE_FLAGS,
                            command=cmd0) from exc
     if proc.returncode != 0 or not out.exists():
         output = (proc.stdout + proc.stderr).strip()
+        if "No space left on device" in output:
+            raise _unwritable(work, target, OSError(28, "No space left on device"))
         kept = _keep_failed(work, target)
         if _toolchain_broken(cmd0, flags, output):
             raise CompileError(
@@ -367,11 +406,23 @@ def build(code: CCode, *, flags: tuple[str, ...] = BASE_FLAGS,
             f"kidym, not in your set-up: please report it to the kidym developers with "
             f"the model file and {kept}. Meanwhile engine='numpy' runs the model.",
             command=cmd, output=output, kind="internal")
-    for k, path in enumerate(sources):
-        os.replace(path, target.with_suffix(".c" if k == 0 else f".part{k - 1}.c"))
-    digest = work / "lib.sha256"
-    digest.write_text(_sha256(out) + "\n", encoding="ascii")
-    os.replace(digest, _digest_path(target))
-    os.replace(out, target)            # atomic publication
+    try:
+        for k, path in enumerate(sources):
+            os.replace(path, target.with_suffix(".c" if k == 0 else f".part{k - 1}.c"))
+        digest = work / "lib.sha256"
+        digest.write_text(_digest(target, bytes_from=out) + "\n", encoding="ascii")
+        os.replace(digest, _digest_path(target))
+        os.replace(out, target)            # atomic publication
+    except OSError as exc:
+        raise _unwritable(work, target, exc) from exc
     shutil.rmtree(work, ignore_errors=True)
     return target
+
+
+def _unwritable(work: Path, target: Path, exc: OSError) -> OSError:
+    """The error of a build that could not write into the cache (a full disk): the
+    build folder removed, the message naming the cache and what to do."""
+    shutil.rmtree(work, ignore_errors=True)
+    return OSError(exc.errno, f"cannot write the compiled model into the kidym cache "
+                              f"{target.parent} ({exc.strerror or exc}): free space there, or "
+                              "set KIDYM_CACHE_DIR to a folder with room")

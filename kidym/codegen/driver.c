@@ -1106,11 +1106,13 @@ int kidym_simulate(const double *p, double t0, const double *y0, int n_out,
             continue;
         }
         status = flag < 0 ? flag : -103;
-        *fail_t = t;
-        memcpy(fail_y, N_VGetArrayPointer(y), sizeof(double) * ny);
         if (d.status >= 1 && d.status <= 3) {
+            /* a failed evaluation: kd_fail kept its own time and state (the stage where
+             * the formula failed), not the solver's last accepted state */
             status = -200 - d.status;
         } else {
+            *fail_t = t;
+            memcpy(fail_y, N_VGetArrayPointer(y), sizeof(double) * ny);
             snprintf(message, message_len, "%s", kd_flag_name(&s, flag));
         }
         break;

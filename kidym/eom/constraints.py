@@ -436,6 +436,11 @@ def split(extended: np.ndarray, n_w: int, m: int) -> tuple[np.ndarray, Block]:
     return F, Block(gamma, phi, c, G)
 
 
+#: Why the augmented system has no solution when ``M`` has one (both engines say it).
+LOST_RANK = ("the constraint Jacobian has lost rank (G M⁻¹ Gᵀ is singular): the constraints "
+             "are dependent here, or the mechanism is at a locking position")
+
+
 class ConstraintSolveError(np.linalg.LinAlgError):
     """``M`` or ``G M⁻¹ Gᵀ`` is singular: which one is in the message."""
 
@@ -459,20 +464,15 @@ def solve_augmented(M: np.ndarray, F: np.ndarray, block: Block,
     MinvGt = linalg.cho_solve(cf, block.G.T)
     S = block.G @ MinvGt
     try:
-        # SciPy's warning of an ill-conditioned S is this error (issue 27: it reached
-        # the user as a LinAlgWarning)
+        # an ill-conditioned S is judged below (_ill_conditioned), in kidym's words:
+        # SciPy's LinAlgWarning would reach the user as a bare warning
         with warnings.catch_warnings():
-            warnings.simplefilter("error", linalg.LinAlgWarning)
+            warnings.simplefilter("ignore", linalg.LinAlgWarning)
             lam = linalg.solve(S, rhs - block.G @ MinvF, assume_a="pos")
-    except (linalg.LinAlgError, linalg.LinAlgWarning, ValueError) as exc:
-        raise ConstraintSolveError(
-            "the constraint Jacobian has lost rank (G M⁻¹ Gᵀ is singular): the "
-            "constraints are dependent here, or the mechanism is at a locking position"
-        ) from exc
+    except (linalg.LinAlgError, ValueError) as exc:
+        raise ConstraintSolveError(LOST_RANK) from exc
     if not np.all(np.isfinite(lam)) or _ill_conditioned(S):
-        raise ConstraintSolveError(
-            "the constraint Jacobian has lost rank (G M⁻¹ Gᵀ is singular): the "
-            "constraints are dependent here, or the mechanism is at a locking position")
+        raise ConstraintSolveError(LOST_RANK)
     return MinvF + MinvGt @ lam, lam
 
 

@@ -50,6 +50,9 @@ _RELATIONS: dict[str, Callable[[Expr, Expr], Expr]] = {
 
 #: Largest exact number (in bits) a literal power may produce (``9^9^9`` is refused).
 MAX_POWER_BITS = 100_000
+#: Largest whole or rational exponent of a power of a name (``l2^21e9``): substituting
+#: a parameter's exact value (3/5) would ask GMP for gigabytes and abort the process.
+MAX_EXPONENT = 10_000
 
 
 #: Deepest formula accepted (functions of functions, powers of powers): far beyond any
@@ -217,6 +220,15 @@ class Converter:
 
     @staticmethod
     def _check_power(base: Expr, exponent: Expr, node: ast.Binary) -> None:
+        if isinstance(exponent, se.Integer | se.Rational) and not isinstance(base, se.Number):
+            try:
+                too_big = abs(float(exponent)) > MAX_EXPONENT
+            except (OverflowError, RuntimeError, TypeError, ValueError):
+                too_big = True
+            if too_big:
+                raise FormulaError(f"exponent too large: a power of a name with an exponent "
+                                   f"beyond ±{MAX_EXPONENT} (its exact value with the "
+                                   "parameters' values would exhaust memory)", node.span)
         if not (isinstance(base, se.Number) and isinstance(exponent, se.Number)):
             return
         try:

@@ -80,14 +80,17 @@ def _open_grammar() -> Lark:
 
     import lark
 
-    from kidym.cache import cache_dir
+    from kidym.cache import CacheError, private_cache_dir
 
     options = dict(parser="lalr", start=["assignment", "body", "items", "event_items",
                                                  "coincide_items"],
                    propagate_positions=True, maybe_placeholders=True)
     text = Path(__file__).with_name("grammar.lark").read_text(encoding="utf-8")
     key = hashlib.sha256(f"{text}{sorted(options.items())}{lark.__version__}".encode())
-    path = cache_dir() / "parser" / f"grammar-{key.hexdigest()[:24]}.lark"
+    try:   # the tables are a pickle: only from the user's own cache
+        path = private_cache_dir() / "parser" / f"grammar-{key.hexdigest()[:24]}.lark"
+    except (CacheError, OSError):
+        return Lark(text, **options)
     if path.is_file():
         return Lark(text, cache=str(path), **options)
     try:

@@ -20,13 +20,19 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Callable
-
-import symengine as se
+from fractions import Fraction
 
 from kidym.errors import Diagnostic
 from kidym.lang import ast, keywords
 
 _TEMPLATE = re.compile(r"\$(\w+|\([\w \t.+\-*/^%]*\))")
+
+#: Most copies one ``РАЗМНОЖИТЬ`` makes: every copy is derived symbolically, and a model
+#: of thousands of repeated bodies is beyond that anyway (a larger count would only
+#: exhaust memory before any message).
+MAX_COPIES = 300
+#: Largest magnitude of a value inside a template index formula ``$(…)``.
+MAX_INDEX = 10**9
 
 #: Instructions that may appear several times in one task (each is kept).
 REPEATABLE = frozenset({"COMPARE", "COMBINE", "ANIMATION", "BACKGROUND"})
@@ -67,6 +73,10 @@ def _names(node: object) -> list[ast.Name]:
     return out
 
 
+def _count_text(n: int) -> str:
+    return str(n) if n < 10**12 else f"about 10^{len(str(n)) - 1}"
+
+
 class _Multiplier:
     def __init__(self, ins: ast.Instruction, diags: list[Diagnostic]) -> None:
         self.diags = diags
@@ -83,7 +93,16 @@ class _Multiplier:
             assert isinstance(item, ast.Call)
             first, last, *step = (int(a.value) for a in item.args)  # type: ignore[union-attr]
             by = step[0] if step else 1
-            values = list(range(first, last + (1 if by > 0 else -1), by)) if by else []
+            span = range(first, last + (1 if by > 0 else -1), by) if by else range(0)
+            count = max(0, (span.stop - span.start + span.step - (1 if by > 0 else -1))
+                        // span.step) if by else 0   # len(span) overflows beyond 2^63
+            if count > MAX_COPIES:
+                diags.append(Diagnostic(
+                    f"index `{item.func.name}` of `{ins.written}` takes {_count_text(count)} "
+                    f"values; at most {MAX_COPIES} copies can be made (check first, last and step)",
+                    item.span))
+                continue
+            values = list(span)
             if not values:
                 diags.append(Diagnostic(f"index `{item.func.name}` of `{ins.written}` takes no "
                                         "values (check first, last and step)", item.span))
@@ -126,16 +145,107 @@ class _Multiplier:
             if not g.startswith("("):
                 return str(values[g]) if g in values else m.group(0)
             try:
-                expr = se.sympify(g).xreplace({se.Symbol(k): se.Integer(v)
-                                               for k, v in values.items()})
-            except (RuntimeError, TypeError, ValueError, SyntaxError):
-                expr = None
-            if not isinstance(expr, se.Integer):
+                value = _IndexFormula(g, values).value()
+            except ValueError as e:
                 bad.append(Diagnostic(f"template `{node.name}`: `${g}` must be a whole-number "
-                                      f"formula of the indices {', '.join(values)}", node.span))
+                                      f"formula of the indices {', '.join(values)} ({e})",
+                                      node.span))
                 return m.group(0)
-            return str(int(expr))
+            return str(value)
         return _TEMPLATE.sub(one, node.name)
+
+
+class _IndexFormula:
+    """The whole-number value of a template index ``(…)``: numbers, the indices and
+    ``+ - * / % ^`` with parentheses, every intermediate value bounded by
+    :data:`MAX_INDEX` (a power such as ``9^9^10`` is refused before it is computed)."""
+
+    _TOKEN = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+|\w+|[-+*/%^()])")
+
+    def __init__(self, text: str, values: dict[str, int]) -> None:
+        self.tokens: list[str] = []
+        pos, text = 0, text.strip()
+        while pos < len(text):
+            m = self._TOKEN.match(text, pos)
+            if not m:
+                raise ValueError(f"unexpected `{text[pos:].strip()[:10]}`")
+            self.tokens.append(m.group(1))
+            pos = m.end()
+        self.values = values
+        self.pos = 0
+
+    def value(self) -> int:
+        v = self._sum()
+        if self.pos != len(self.tokens):
+            raise ValueError(f"unexpected `{self.tokens[self.pos]}`")
+        if v.denominator != 1:
+            raise ValueError(f"it is {v}")
+        return int(v)
+
+    def _peek(self) -> str | None:
+        return self.tokens[self.pos] if self.pos < len(self.tokens) else None
+
+    def _take(self) -> str:
+        tok = self._peek()
+        if tok is None:
+            raise ValueError("it ends too early")
+        self.pos += 1
+        return tok
+
+    @staticmethod
+    def _bounded(v: Fraction) -> Fraction:
+        if abs(v) > MAX_INDEX or (v and abs(v) < Fraction(1, MAX_INDEX)):
+            raise ValueError(f"a value exceeds the bound {MAX_INDEX:.0e}")
+        return v
+
+    def _sum(self) -> Fraction:
+        v = self._product()
+        while self._peek() in ("+", "-"):
+            op, w = self._take(), self._product()
+            v = self._bounded(v + w if op == "+" else v - w)
+        return v
+
+    def _product(self) -> Fraction:
+        v = self._unary()
+        while self._peek() in ("*", "/", "%"):
+            op, w = self._take(), self._unary()
+            if op != "*" and w == 0:
+                raise ValueError("division by zero")
+            v = self._bounded(v * w if op == "*" else v / w if op == "/" else v % w)
+        return v
+
+    def _unary(self) -> Fraction:
+        if self._peek() in ("+", "-"):
+            sign = -1 if self._take() == "-" else 1
+            return sign * self._unary()
+        return self._power()
+
+    def _power(self) -> Fraction:
+        base = self._atom()
+        if self._peek() != "^":
+            return base
+        self._take()
+        exponent = self._unary()  # right-associative: 9^9^10 is 9^(9^10)
+        if exponent.denominator != 1:
+            raise ValueError("a power with a fractional exponent")
+        if base == 0 and exponent < 0:
+            raise ValueError("division by zero")
+        if abs(exponent) > 64 and abs(base) not in (0, 1):
+            raise ValueError(f"a value exceeds the bound {MAX_INDEX:.0e}")
+        return self._bounded(base ** int(exponent))
+
+    def _atom(self) -> Fraction:
+        tok = self._take()
+        if tok == "(":
+            v = self._sum()
+            if self._take() != ")":
+                raise ValueError("a `(` without its `)`")
+            return v
+        if tok[0].isdigit() or tok[0] == ".":
+            return self._bounded(Fraction(tok))
+        if tok in self.values:
+            return Fraction(self.values[tok])
+        raise ValueError(f"`{tok}` is not an index" if tok != ")" else "unexpected `)`")
 
 
 def _expand(statements: list[ast.Statement], mult: _Multiplier) -> list[ast.Statement]:
@@ -244,10 +354,11 @@ def _unexpanded(tasks: list[list[ast.Statement]], diags: list[Diagnostic]) -> No
     that only ``РАЗМНОЖИТЬ`` replaces, so one left over is a mistake, not a name.
     """
     seen: set[tuple[str, object]] = set()
+    located = {d.span for d in diags if d.severity == "error"}
     for task in tasks:
         for stmt in task:
             for n in _names(stmt):
-                if "$(" in n.name and (n.name, n.span) not in seen:
+                if "$(" in n.name and (n.name, n.span) not in seen and n.span not in located:
                     seen.add((n.name, n.span))
                     diags.append(Diagnostic(
                         f"`{n.name}`: a `$(…)` template in a name is replaced only by "

@@ -1042,14 +1042,15 @@ class _Builder:
         written = self.instructions["ROLLING"].written
         taken = self.params | self.defs | set(self.coordinates)
         for k, r in enumerate(self.rolling):
-            self.check_constant(r.radius, f"the radius of `{r.body}` in `{written}`", r.span)
+            self.check_constant(r.radius, f"the radius of `{r.body}` in `{written}`", r.span,
+                                value=True)
             self.check_constant(r.height, f"the plane height of `{r.body}` in `{written}`",
-                                r.span, allow_time=True)
+                                r.span, allow_time=True, value=True)
             self.check_constant(r.sphere_radius, f"the sphere radius of `{r.body}` in "
-                                f"`{written}`", r.span)
+                                f"`{written}`", r.span, value=True)
             for c in r.centre:
                 self.check_constant(c, f"the sphere centre of `{r.body}` in `{written}`",
-                                    r.span, allow_time=True)
+                                    r.span, allow_time=True, value=True)
             if r.function_name is not None:
                 self.rolling[k] = dataclasses.replace(
                     r, function=self.surface_function(r, written))
@@ -1351,15 +1352,20 @@ class _Builder:
         return expr
 
     def check_constant(self, expr: Expr | None, where: str, span: Span | None,
-                       allow_time: bool = False) -> None:
+                       allow_time: bool = False, value: bool = False) -> bool:
+        """Error unless ``expr`` is of parameters (and, with ``allow_time``, time) only;
+        with ``value`` also unless it has a finite real value (``sqrt(-1)`` of a rolling
+        surface or a coincident point reached the generated code as ``I``). Returns
+        whether it is of parameters only."""
         if expr is None:
-            return
+            return True
         params = self.params | {"g"}
         expanded = self.expand(expr)
         if expanded is None:
             self.error(f"{where} cannot be formed with the definitions it uses substituted "
                        "(a number too large, or a division by zero?)", span)
-            return
+            return False
+        depends = False
         for s in sorted(expanded.free_symbols, key=lambda s: s.name):
             n = s.name
             if n in params or n in self.missing or n in self.broken or (
@@ -1383,6 +1389,10 @@ class _Builder:
             constant = "constant in time" if allow_time else "constant"
             self.error(f"{where} depends on {what}; it must be {constant} (parameters only)",
                        span)
+            depends = True
+        if value and not depends:
+            self.check_parameter_formula(expr, where, span)
+        return not depends
 
     def check_definition_values(self, order: list[str]) -> None:
         """Error at a formula of parameters only that has no finite value in the file.
@@ -1420,15 +1430,17 @@ class _Builder:
             self.error(f"{where} cannot be formed with the definitions it uses substituted "
                        "(a number too large, or a division by zero?)", span)
             return False
-        if not expr.free_symbols or not {s.name for s in expr.free_symbols} <= params:
+        if not {s.name for s in expr.free_symbols} <= params:
             return True
-        number = _substitute(expr, {se.Symbol(n): v for n, v in self.param_exprs.items()})
+        number = _substitute(expr, {se.Symbol(n): v for n, v in self.param_exprs.items()}) \
+            if expr.free_symbols else expr
         v = None if number is None or number.free_symbols else _to_float(number)
         if v is None:
             why = "is undefined (a division by zero?)" if number is None else \
                 _not_a_float(number)
             self.error(f"{where} depends on parameters only, and with their values in the "
-                       f"file it {why}; check the formula or the values", span)
+                       f"file it {why}; check the formula or the values" if expr.free_symbols
+                       else f"{where} {why}; check the formula", span)
             return False
         return True
 

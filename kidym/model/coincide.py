@@ -134,7 +134,7 @@ def check_items(b, items: list[tuple[Coincidence, list[ast.Expr]]],
             who = "the fixed frame" if body is None else f"`{body}`"
             where = f"the point of {who} in `{c.text}`"
             for p in point:
-                b.check_constant(p, where, c.span, allow_time=body is None)
+                b.check_constant(p, where, c.span, allow_time=body is None, value=True)
             expanded = [b.expand(p) for p in point]
             sides.append(None if any(e is None for e in expanded) else tuple(expanded))
         for name in c.constraint_names():

@@ -38,6 +38,7 @@ from kidym.model.model import Model
 from kidym.report import assets
 from kidym.report.poses import Poses, body_poses
 from kidym.simulate.result import Result, write_atomically
+from kidym.terminal import escape
 
 #: Longest animation written, in frames (longer runs are sampled evenly).
 MAX_FRAMES = 2000
@@ -93,7 +94,8 @@ def animation_data(poses: Poses, model: Model, *, max_frames: int = MAX_FRAMES,
     surfaces = [{"kind": s.kind, "source": s.source, "radius": s.radius,
                  "height": _round(s.height[sel]), "centre": _round(s.centre[sel])}
                 for s in poses.surfaces]
-    return {"model": model.name, "title": title or model.name, "loop": loop,
+    # control characters of a file name (an ESC) shown, not passed on to the page
+    return {"model": escape(model.name), "title": escape(title or model.name), "loop": loop,
             "t": _round(poses.t[sel], 8), "up": up, "bodies": bodies, "surfaces": surfaces}
 
 
@@ -471,10 +473,10 @@ def animation_html(poses: Poses, model: Model, *, title: str | None = None,
                    loop: bool = False) -> str:
     """The animation page for ``poses`` (see the module docstring); ``title`` and
     ``loop`` as in :func:`animation_data`."""
-    import html
+    from kidym.report.html import escape_html as _e
 
     n = len(poses.bodies)
-    return _PAGE.format(title=html.escape(title or model.name), hook=assets.ERROR_HOOK,
+    return _PAGE.format(title=_e(title or model.name), hook=assets.ERROR_HOOK,
                         nbodies=f"{n} body" if n == 1 else f"{n} bodies",
                         data=script_json(animation_data(poses, model, title=title,
                                                         loop=loop)),

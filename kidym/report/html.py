@@ -15,7 +15,6 @@ from __future__ import annotations
 import base64
 import html
 import io
-import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -24,8 +23,10 @@ from kidym.model.model import Model
 from kidym.report import assets
 from kidym.report.equations import EquationSet, equation_set, size_summary
 from kidym.report.latex import markdown_of, sections
+from kidym.report.markdown import markdown_block, markdown_cell, markdown_code, markdown_text
 from kidym.simulate.energy import energy_balance
 from kidym.simulate.result import Result, model_hash, write_atomically
+from kidym.terminal import escape
 
 _CSS = """
 body { font-family: system-ui, -apple-system, 'Segoe UI', sans-serif; margin: 0 auto;
@@ -72,8 +73,13 @@ _RENDER = """
 """
 
 
-def _e(text) -> str:
-    return html.escape(str(text), quote=True)
+def escape_html(text) -> str:
+    """``text`` as HTML text or attribute value: markup escaped, control characters
+    (an ESC of a file name) written ``\\x1b``."""
+    return html.escape(escape(str(text)), quote=True)
+
+
+_e = escape_html
 
 
 def _table(rows: Sequence[Sequence], header: Sequence[str] | None = None) -> str:
@@ -212,26 +218,6 @@ def _img(path: Path) -> str:
             f'src="data:{_MIME[path.suffix]};base64,{data}"></figure>')
 
 
-#: characters with a meaning in Markdown text, escaped with a backslash
-_MD_SPECIAL = "\\`*_{}[]()<>#+-.!|~"
-
-
-def markdown_text(text: str) -> str:
-    """``text`` as literal Markdown: every character with a meaning escaped, line breaks
-    as spaces (a model's name may hold any character: ``*my_model*`` stays that)."""
-    return "".join("\\" + c if c in _MD_SPECIAL else c
-                   for c in " ".join(text.splitlines()))
-
-
-def markdown_code(text: str) -> str:
-    """``text`` as a Markdown code span, fenced by more backticks than it holds."""
-    text = " ".join(text.splitlines())
-    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
-    fence = "`" * (longest + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
-
-
 def report_html(model: Model, eq: Equations, result: Result, *,
                 plots: Sequence[Path] = (), animation: str | None = None,
                 es: EquationSet | None = None) -> str:
@@ -286,7 +272,7 @@ def report_markdown(model: Model, eq: Equations, result: Result, *,
 
     def table(rows, header) -> list[str]:
         out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-        out += ["| " + " | ".join(str(c).replace("|", "\\|") for c in r) + " |" for r in rows]
+        out += ["| " + " | ".join(markdown_cell(c) for c in r) + " |" for r in rows]
         return [*out, ""]
 
     lines = [f"# {markdown_text(model.name)}", "",
@@ -303,7 +289,7 @@ def report_markdown(model: Model, eq: Equations, result: Result, *,
     lines += ["## Plots", ""]
     lines += [f"![{markdown_text(p.stem)}](<{p.name}>)" if p.suffix in _MIME
               else f"[{markdown_text(p.name)}](<{p.name}>)" for p in shown_plots(plots)]
-    lines += ["", "## Model source", "", "```", model.source or "", "```", ""]
+    lines += ["", "## Model source", "", *markdown_block(model.source or ""), ""]
     return "\n".join(lines)
 
 

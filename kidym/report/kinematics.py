@@ -20,10 +20,9 @@ from kidym.report.html import (
     _e,
     _img,
     _table,
-    markdown_code,
-    markdown_text,
     shown_plots,
 )
+from kidym.report.markdown import markdown_block, markdown_cell, markdown_code, markdown_text
 from kidym.simulate.result import write_atomically
 
 
@@ -84,7 +83,7 @@ def kinematics_report_markdown(model: Model, result: KinematicsResult, *,
 
     def table(rows, header) -> list[str]:
         out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-        out += ["| " + " | ".join(markdown_text(str(c)) for c in r) + " |" for r in rows]
+        out += ["| " + " | ".join(markdown_cell(c) for c in r) + " |" for r in rows]
         return [*out, ""]
 
     t0, t1 = float(result.t[0]), float(result.t[-1])
@@ -92,7 +91,7 @@ def kinematics_report_markdown(model: Model, result: KinematicsResult, *,
     lines = [f"# {markdown_text(model.name + title)}", "",
              f"Report by kidym from {markdown_code(str(model.filename))}: a kinematics "
              f"calculation, {len(result.t)} points from t = {t0:g} to {t1:g}.", "",
-             "## Formulas", "", "```", kinematics_text(model).rstrip("\n"), "```", "",
+             "## Formulas", "", *markdown_block(kinematics_text(model).rstrip("\n")), "",
              "## Parameters", ""]
     params = _parameters(model, parameters)
     lines += table(params, ("name", "value", "unit")) if params else ["none", ""]
@@ -101,7 +100,7 @@ def kinematics_report_markdown(model: Model, result: KinematicsResult, *,
     lines += ["## Plots", ""]
     lines += [f"![{markdown_text(p.stem)}](<{p.name}>)" if p.suffix in _MIME
               else f"[{markdown_text(p.name)}](<{p.name}>)" for p in shown_plots(plots)]
-    lines += ["", "## Model source", "", "````", model.source or "", "````", ""]
+    lines += ["", "## Model source", "", *markdown_block(model.source or ""), ""]
     return "\n".join(lines)
 
 

@@ -22,6 +22,7 @@ from kidym.report.equations import (
     equation_set,
     size_summary,
 )
+from kidym.report.markdown import markdown_text
 from kidym.report.names import has_cyrillic, latex_name
 
 if TYPE_CHECKING:   # (Equations' Jupyter view calls this module)
@@ -234,7 +235,7 @@ def markdown_of(es: EquationSet, *, level: int = 1) -> str:
     eq = es.equations
     h = "#" * level
     p = LatexPrinter(es)
-    out = [f"{h} {eq.model.name}: {_TITLES[es.stage]}", "",
+    out = [f"{h} {markdown_text(eq.model.name)}: {_TITLES[es.stage]}", "",
            f"Coordinates ${', '.join(p.name(q) for q in eq.coordinates)}$; speeds "
            f"${', '.join(p.name(w) for w in eq.speeds)}$. {_size_sentence(es)}", ""]
     for title, displays in sections(es):

@@ -596,7 +596,8 @@ def _failure(system: CompiledSystem, raw: dict, p: np.ndarray) -> SimulationErro
         fault, state_names=system.state_names, t0=raw["t0"], y0=raw["y0"],
         mass=lambda t, y: system.evaluate(t, y, p)[1],
         groups=faults.quaternion_indices(system.state_names, system.equations.model),
-        method=raw["method"], speed_names=[str(w) for w in system.equations.speeds])
+        method=raw["method"], speed_names=[str(w) for w in system.equations.speeds],
+        constrained=system.equations.constraints is not None)
 
 
 def to_result(system: CompiledSystem, raw: dict, p: np.ndarray, *, rtol: float, atol: float,

@@ -37,20 +37,21 @@ def _rate_matrix(system, t: float, y: np.ndarray, p: np.ndarray
 
 
 def _newton_positions(system, t: float, y: np.ndarray, p: np.ndarray,
-                      columns: Sequence[int] | None, tol: float) -> tuple[np.ndarray, float, int]:
+                      columns: Sequence[int] | None, tol: float,
+                      max_steps: int = MAX_NEWTON) -> tuple[np.ndarray, float, int]:
     """Solve ``Φ(q) = 0`` moving ``q`` by ``B δ`` (δ on ``columns`` of ``w``, or least
     norm over all); returns ``(y, |Φ|, iterations)``."""
     n_q = system.equations.n_q
     y = y.copy()
     res = np.inf
-    for it in range(MAX_NEWTON + 1):
+    for it in range(max_steps + 1):
         _M, _F, block = system.constraint_block(t, y, p)
         res = float(np.abs(block.phi).max(initial=0.0))
         if not np.isfinite(res):
             return y, res, it
         if res <= tol:
             return y, res, it
-        if it == MAX_NEWTON:
+        if it == max_steps:
             break
         B, _beta = _rate_matrix(system, t, y, p)
         G = block.G
@@ -71,7 +72,26 @@ def _newton_positions(system, t: float, y: np.ndarray, p: np.ndarray,
             except (ValueError, np.linalg.LinAlgError):
                 return y, res, it
         y[:n_q] += B @ delta
-    return y, res, MAX_NEWTON
+    return y, res, max_steps
+
+
+#: Newton steps the consistent start may take past its tolerance, while |Φ| falls.
+POLISH_STEPS = 3
+
+
+def _to_rounding(system, t: float, y: np.ndarray, p: np.ndarray,
+                 columns: Sequence[int] | None, res: float) -> np.ndarray:
+    """``y`` (with ``|Φ| = res`` within the tolerance) after further Newton steps while
+    they lower ``|Φ|``: the tolerance stops Newton one quadratic step short of rounding
+    (|Φ| of 1e-13 where the next step gives 1e-17)."""
+    for _ in range(POLISH_STEPS):
+        if res == 0.0:
+            break
+        y2, res2, _its = _newton_positions(system, t, y, p, columns, -1.0, max_steps=1)
+        if not res2 < res:
+            break
+        y, res = y2, res2
+    return y
 
 
 def _holonomic_rows(system) -> list[int]:
@@ -106,7 +126,8 @@ def consistent_initial(system, t0: float, y0: np.ndarray, p: np.ndarray,
     have no initial value (``given``: names with one in the model or in the call), then
     whose coordinate has none, then whose speed has none, then the rest. Positions by
     Newton on ``Φ = 0`` (the given values are its start, so they pick the assembly
-    branch), then the dependent speeds from ``G w = −g``.
+    branch) to rounding (:func:`_to_rounding`), then the dependent speeds from
+    ``G w = −g``.
 
     Returns
     -------
@@ -150,6 +171,7 @@ def consistent_initial(system, t0: float, y0: np.ndarray, p: np.ndarray,
             time=t0, state=dict(zip(names, y0)),
             hint="give initial values of the coordinates closer to an assembled position "
                  "of the mechanism (they pick its assembly branch)")
+    y = _to_rounding(system, t0, y, p, columns, res)
     y = _velocity_correction(system, t0, y, p, columns)
     changes = {names[i]: (float(y0[i]), float(y[i])) for i in range(len(y))
                if abs(y[i] - y0[i]) > 1e-12 * max(1.0, abs(y0[i]))}

@@ -53,6 +53,11 @@ SINGULAR_RATIO = 1e-8
 #: Growth of the state beyond its initial scale that is called a blow-up.
 BLOW_UP_FACTOR = 1e6
 
+#: What to try when the constraint Jacobian loses rank during a run.
+LOCKING_HINT = ("the mechanism passes a singular (dead-centre, locking or branching) "
+                "position here, where its loop's constraints stop being independent: check "
+                "the dimensions and the initial position, or end the run before it (t_end)")
+
 HINTS = {
     NON_FINITE: "look for a formula undefined at this state (sqrt or log of a negative, "
                 "division by zero) or a force singular at this time; shorten t_end",
@@ -113,6 +118,30 @@ def quaternion_indices(state_names: Sequence[str], model) -> dict[str, list[int]
     return groups
 
 
+#: How far from 1 the norm of an initial quaternion may be (values written with six
+#: digits, 0.707107, are within 1e-6).
+QUATERNION_NORM_TOLERANCE = 1e-6
+
+
+def check_initial_quaternions(state_names: Sequence[str], model, y0: np.ndarray) -> None:
+    """Raise ``ValueError`` if a body's initial quaternion is not a unit quaternion.
+
+    A rotation is a unit quaternion; a run from ``|Λ| = 2`` is not the motion of any
+    rotation the user meant (it was accepted with a hint to tighten tolerances). Not
+    normalised silently: the values given are wrong, and the message says how to fix
+    them. A zero quaternion is left to the run's own fault (:data:`QUATERNION`).
+    """
+    for body, idx in quaternion_indices(state_names, model).items():
+        values = np.asarray(y0, float)[list(idx)]
+        norm = float(np.sqrt(np.sum(values**2)))
+        if norm > 0 and abs(norm - 1.0) > QUATERNION_NORM_TOLERANCE:
+            given = ", ".join(f"{state_names[i]} = {v:.6g}" for i, v in zip(idx, values))
+            unit = ", ".join(f"{state_names[i]} = {v / norm:.6g}" for i, v in zip(idx, values))
+            raise ValueError(f"the initial quaternion of body `{body}` ({given}) has norm "
+                             f"{norm:.6g}; a rotation is a unit quaternion (norm 1): give "
+                             f"{unit}")
+
+
 def _scaled_eigenvalues(M: np.ndarray, scale: np.ndarray) -> np.ndarray:
     S = M / np.sqrt(np.outer(scale, scale))
     return np.linalg.eigvalsh(0.5 * (S + S.T))
@@ -136,7 +165,8 @@ def singularity(M: np.ndarray, M0: np.ndarray) -> float:
 def diagnose(fault: Fault, *, state_names: Sequence[str], t0: float, y0: np.ndarray,
              mass: Callable[[float, np.ndarray], np.ndarray] | None = None,
              groups: Mapping[str, Sequence[int]] | None = None,
-             method: str = "", speed_names: Sequence[str] = ()) -> SimulationError:
+             method: str = "", speed_names: Sequence[str] = (),
+             constrained: bool = False) -> SimulationError:
     """The :class:`SimulationError` for ``fault``: its cause named from the state.
 
     Parameters
@@ -156,6 +186,10 @@ def diagnose(fault: Fault, *, state_names: Sequence[str], t0: float, y0: np.ndar
     speed_names : sequence of str
         Names of the rows of ``M`` (the independent speeds): a singular mass matrix
         names the motion of the speeds that moves no mass (:func:`massless_motion`).
+    constrained : bool
+        Whether the model has constraints: a singular augmented system whose mass
+        matrix is regular there is the constraint Jacobian's loss of rank (a loop at a
+        singular position), not a mass that vanished.
 
     Returns
     -------
@@ -171,12 +205,22 @@ def diagnose(fault: Fault, *, state_names: Sequence[str], t0: float, y0: np.ndar
 
     if fault.kind in (EVENT_STORM, CONSTRAINTS):
         return error(fault.kind, fault.detail, fault.hint)
+    non_finite = _non_finite(fault, state, y, t0, None, speed_names)
+    if non_finite is not None:
+        return error(NON_FINITE, *non_finite)
     for body, idx in (groups or {}).items():
         norm = float(np.sqrt(np.sum(y[list(idx)] ** 2)))
         if not norm >= QUATERNION_COLLAPSE:
             names = ", ".join(state_names[i] for i in idx)
             return error(QUATERNION, f"the quaternion of body `{body}` has collapsed "
                                      f"(|Λ| = {norm:.3g}, from {names})")
+    non_finite = _non_finite(fault, state, y, t0, mass, speed_names)
+    if non_finite is not None:
+        return error(NON_FINITE, *non_finite)
+    if fault.kind == SINGULAR and constrained and _regular(mass, fault.t, y, t0, y0):
+        from kidym.eom.constraints import LOST_RANK
+
+        return error(CONSTRAINTS, LOST_RANK, LOCKING_HINT)
     if fault.kind == SINGULAR:
         return error(SINGULAR, "the mass matrix is singular"
                      + _massless_note(mass, fault.t, y, speed_names),
@@ -199,6 +243,39 @@ def diagnose(fault: Fault, *, state_names: Sequence[str], t0: float, y0: np.ndar
         return error(STEP_COLLAPSE, f"the step size collapsed ({fault.detail})")
     return error(INTEGRATOR, f"the integrator{f' ({method})' if method else ''} failed: "
                              f"{fault.detail}")
+
+
+def _non_finite(fault: Fault, state: Mapping[str, float], y: np.ndarray, t0: float,
+                mass, speed_names: Sequence[str]) -> tuple[str, str] | None:
+    """``(message, hint)`` when the state, or the mass matrix at it, holds NaN or
+    infinity: which values, and where they come from (a NaN initial value made the
+    compiled engine report a singular mass matrix, a parameter of 1e308 an infinite
+    one; both were blamed on zero masses or gimbal lock)."""
+    bad = [f"{n} = {v}" for n, v in state.items() if not np.isfinite(v)]
+    if bad:
+        shown = ", ".join(bad[:6]) + (f", … ({len(bad)} values)" if len(bad) > 6 else "")
+        if float(fault.t) == float(t0):
+            return (f"the initial state is not finite ({shown})",
+                    "give finite initial values (--initial, INITIAL) and parameters (--set)")
+        return (f"non-finite values were produced ({shown})", HINTS[NON_FINITE])
+    if mass is None:
+        return None
+    try:
+        with np.errstate(all="ignore"):
+            M = np.atleast_2d(np.asarray(mass(fault.t, y), float))
+    except (SimulationError, ArithmeticError, ValueError, TypeError):
+        return None
+    if np.all(np.isfinite(M)):
+        return None
+    names = list(speed_names) if len(speed_names) == M.shape[0] else [
+        str(k) for k in range(M.shape[0])]
+    entries = [f"M[{names[i]}, {names[j]}] = {M[i, j]}"
+               for i, j in zip(*np.nonzero(~np.isfinite(M))) if i <= j]
+    shown = ", ".join(entries[:4]) + (", …" if len(entries) > 4 else "")
+    return (f"the mass matrix has non-finite entries at this state ({shown})",
+            "a parameter or an initial value too large for floating point (beyond about "
+            "1e154 squared overflows: a length of 1e308), or a formula of the inertia "
+            "undefined here: check --set, --initial and the bodies' records")
 
 
 def null_speeds(M: np.ndarray, speed_names: Sequence[str], *,
@@ -294,6 +371,13 @@ def _massless_note(mass, t: float, y: np.ndarray, names: Sequence[str]) -> str:
     terms = terms[2:] if terms.startswith("+ ") else terms
     more = ", …" if len(motion) > 6 else ""
     return f": at this state the motion {terms}{more} of the speeds moves no mass"
+
+
+def _regular(mass, t: float, y: np.ndarray, t0: float, y0: np.ndarray) -> bool:
+    """Whether the mass matrix at ``(t, y)`` is positive definite and not nearly
+    singular (:data:`SINGULAR_RATIO`)."""
+    ratio = _singularity_at(mass, t, y, t0, y0)
+    return ratio is not None and ratio >= SINGULAR_RATIO
 
 
 def _singularity_at(mass, t: float, y: np.ndarray, t0: float, y0: np.ndarray) -> float | None:

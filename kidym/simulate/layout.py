@@ -88,7 +88,8 @@ def initial_state(state_names: Sequence[str], model: Model,
         A name of ``initial`` that is not a state (the message lists the state).
     ValueError
         An initial value that is not a finite number (given, or a formula of the
-        model that evaluates to NaN or infinity), named.
+        model that evaluates to NaN or infinity), named; an initial quaternion that is
+        not a unit one (:func:`kidym.simulate.faults.check_initial_quaternions`).
     """
     values = model.initial_values(parameters)
     for k, v in canonical_initial(model, initial).items():
@@ -100,6 +101,7 @@ def initial_state(state_names: Sequence[str], model: Model,
     for n, v in zip(state_names, y0):
         finite_number(v, f"initial value of `{n}` (the formula of model `{model.name}`, with "
                    "the parameters given)")
+    faults.check_initial_quaternions(state_names, model, y0)
     return y0
 
 

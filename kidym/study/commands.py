@@ -83,6 +83,8 @@ def _runs_csv(result, path: Path, quantity: str, how: str, stat) -> Path:
 
 def add_parser(sub, pairs, load, add_force) -> None:
     """The ``sweep`` subcommand."""
+    from kidym.cli_types import output_points
+
     p = sub.add_parser("sweep", help="a parameter study: many runs over a grid or a random "
                                      "sample of parameters and initial values, on threads "
                                      "or a Dask cluster; one NetCDF file and summary plots")
@@ -104,7 +106,8 @@ def add_parser(sub, pairs, load, add_force) -> None:
     p.add_argument("--initial", action="append", metavar="NAME=VALUE",
                    help="fix an initial value for every run (repeatable)")
     p.add_argument("--t-end", type=float, default=None, help="end time (default: the model's)")
-    p.add_argument("--points", type=int, default=201, help="output times per run (201)")
+    p.add_argument("--points", type=output_points, default=201,
+                   help="output times per run (201)")
     p.add_argument("--method", default="ERK8",
                    help="compiled integrator: ERK8 (default), ERK5, Fehlberg78, BDF, Adams")
     p.add_argument("--rtol", type=float, default=1e-9, help="relative tolerance (1e-9)")

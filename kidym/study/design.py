@@ -9,6 +9,7 @@ A :class:`Study` is the table of the values each run gives to the varied names
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -67,6 +68,16 @@ class Study:
         return f"random sample of {self.n_runs} runs (seed {self.seed}): {ranges}"
 
 
+#: Most runs one study may hold (a grid's product of counts, or ``--samples``): more
+#: would exhaust memory in its table before any run, and days of runs anyway.
+MAX_RUNS = 1_000_000
+
+
+def _too_many(what: str, n: int) -> ValueError:
+    return ValueError(f"{what} is {n}; a study holds at most {MAX_RUNS} runs (split it, or "
+                      "vary fewer values)")
+
+
 def grid(values: Mapping[str, Sequence[float]]) -> Study:
     """The full grid of ``values`` (name → the values of that axis).
 
@@ -84,6 +95,10 @@ def grid(values: Mapping[str, Sequence[float]]) -> Study:
             raise ValueError(f"the values of `{name}` must be a non-empty list of finite "
                              f"numbers, got {v!r}")
         axes.append(a)
+    runs = math.prod(a.size for a in axes)
+    if runs > MAX_RUNS:
+        raise _too_many("the number of runs of the grid (" + " × ".join(
+            str(a.size) for a in axes) + ")", runs)
     table = np.array(list(itertools.product(*axes)), dtype=float).reshape(-1, len(axes))
     return Study(tuple(values), "grid", tuple(axes), table)
 
@@ -106,6 +121,8 @@ def random_sample(ranges: Mapping[str, tuple[float, float]], samples: int, *,
     if int(samples) != samples or samples < 1:
         raise ValueError(f"the number of samples must be a whole number of at least 1, "
                          f"got {samples}")
+    if samples > MAX_RUNS:
+        raise _too_many("the number of samples", int(samples))
     bounds = []
     for name, r in ranges.items():
         lo, hi = (float(x) for x in r)
@@ -156,9 +173,13 @@ def parse_vary(text: str) -> tuple[str, np.ndarray, bool]:
             n = int(count)
             if n < 1:
                 raise ValueError
+            if n > MAX_RUNS:
+                raise _too_many(f"--vary {name}: the count", n)
             return name, np.linspace(start, stop, n), False
         return name, np.array([float(p) for p in spec.split(",")]), False
-    except ValueError:
+    except ValueError as e:
+        if "at most" in str(e):
+            raise
         raise ValueError(usage) from None
 
 

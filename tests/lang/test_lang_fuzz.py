@@ -179,3 +179,14 @@ def test_the_memory_bound_is_each_input_s_own():
         assert fuzzing.main(["--inputs", "4"]) == 0
     finally:
         reserve.close()
+
+
+def test_a_huge_exponent_of_a_name_is_a_located_error_not_an_abort():
+    """Fuzzer seed 19068 (issue 27's run): `l2^21e9` with l2 = 0.6 made SymEngine ask
+    GMP for 4 GB when the parameter's exact value 3/5 was substituted; under the
+    fuzzer's memory bound GMP aborted the process. The power is refused where it is
+    written; the fuzzer (a worker process of its own) finds nothing."""
+    with pytest.raises(ParseError, match=r"exponent too large: a power of a name with an "
+                       r"exponent beyond ±10000"):
+        parse("m = 1; l = 0.6;\nB | Sx(x) | m(m), Jz(m*l^21e9/12);\n")
+    assert fuzzing.main(["--inputs", "1", "--start", "19068"]) == 0
