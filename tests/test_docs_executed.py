@@ -21,8 +21,10 @@ from tests.docblocks import ROOT, Block
 BLOCKS = docblocks.all_blocks()
 README = ROOT / "README.md"
 QUICK_START = [b for b in BLOCKS if b.page.name == "README.md" and b.section == "Quick start"]
-#: skipped blocks allowed at most: each names its reason on the page
-MAX_SKIPS = 6
+#: skipped blocks allowed at most: each names its reason on the page (the seventh: the
+#: singular-passage benchmark of docs/benchmarks.md, minutes of ali3 runs; its figures
+#: are asserted by tests/simulate/test_singular_passages.py)
+MAX_SKIPS = 7
 
 
 def _page_group(block: Block) -> pytest.MarkDecorator:

@@ -652,13 +652,20 @@ def to_result(system: CompiledSystem, raw: dict, p: np.ndarray, *, rtol: float, 
                     message=message, nfev=raw["nfev"], p=p, stats=stats, error=error)
 
 
-def _passage_check(system: CompiledSystem, raw: dict, p: np.ndarray) -> tuple:
+def _passage_check(system: CompiledSystem, raw: dict, p: np.ndarray, *, method: str,
+                   rtol: float, atol: float, max_step: float) -> tuple:
     """``(raw, error)``: the run's samples up to a passage through a singular position of
-    the loop and its error (:mod:`kidym.simulate.monitors`, the NumPy engine's rule), or
+    the loop and its error (:mod:`kidym.simulate.monitors`, the NumPy engine's rule; an
+    interval whose samples are too coarse to decide is integrated again, finer), or
     ``raw`` and None."""
     from kidym.simulate.monitors import loop_passage
 
-    passage = loop_passage(system, raw["t"], raw["y"], p)
+    def refine(ta: float, tb: float, ya: np.ndarray, times: np.ndarray) -> tuple:
+        sub = system.integrate(ya, p, times, t0=ta, method=method, rtol=rtol, atol=atol,
+                               max_step=max_step)
+        return sub["t"], sub["y"]
+
+    passage = loop_passage(system, raw["t"], raw["y"], p, refine=refine)
     if passage is None:
         return raw, None
     k = passage.k
@@ -692,7 +699,8 @@ def run_compiled(system: CompiledSystem, *, t0: float, t1: float, y0: np.ndarray
     error = _failure(system, raw, p) if raw["status"] < 0 else None
     if cons is not None:
         # a passage through a singular position is the first cause of a failure too
-        raw_kept, passage = _passage_check(system, raw, p)
+        raw_kept, passage = _passage_check(system, raw, p, method=method, rtol=rtol,
+                                           atol=atol, max_step=max_step)
         if passage is not None:
             raw, error = raw_kept, passage
     result = to_result(system, raw, p, rtol=rtol, atol=atol, max_step=max_step, extra=extra,

@@ -23,8 +23,11 @@ The rule, at the output samples ``t_k`` (positions ``q_k``):
    line from ``q_k`` to ``q_{k+1}`` falls below ``PASSAGE_RATIO``, or if the samples
    are too far apart to exclude one: ``min(r_k, r_{k+1})`` below the change of ``r``
    that the distance ``|q_{k+1} − q_k|`` allows (twice the largest ``|Δr| / |Δq|`` seen
-   between samples of the run). A change of the best block where ``G`` keeps its
-   rank (the five-bar's re-partitions) is no failure;
+   between samples of the run). Where the engine can integrate again (both do), such
+   an interval is first integrated again with finer output times and the rule applied
+   to those (:func:`loop_passage`, ``refine``), so coarse output times do not fail a
+   regular loop. A change of the best block where ``G`` keeps its rank (the five-bar's
+   re-partitions) is no failure;
 3. where ``G`` loses more than one rank at once (the N-four-bar with N ≥ 2 loses N)
    the best block's determinant vanishes to an even order and need not change sign:
    so the intervals on both sides of every sample where ``r`` has a local minimum are
@@ -131,8 +134,20 @@ def _signed_volume(G: np.ndarray, cols: list[int]) -> float:
     return float(np.linalg.det(G[:, cols]))
 
 
-def loop_passage(system, t: np.ndarray, Y: np.ndarray, p: np.ndarray) -> Passage | None:
+#: Samples of a refined interval (``refine``) and how many times an interval is refined.
+REFINE_POINTS = 33
+REFINE_DEPTH = 3
+
+
+def loop_passage(system, t: np.ndarray, Y: np.ndarray, p: np.ndarray, *,
+                 refine=None, depth: int = REFINE_DEPTH) -> Passage | None:
     """The first passage through a singular position in a run's samples, or None.
+
+    Where the samples of an interval cannot exclude a passage (rule 2's distance test:
+    output times coarser than the motion) and ``refine`` is given, the interval is
+    integrated again with :data:`REFINE_POINTS` output times and the rule applied to
+    them, up to ``depth`` times; only a passage that the finest samples still show (or
+    cannot exclude) fails the run, so coarse output times do not fail a regular loop.
 
     Parameters
     ----------
@@ -144,6 +159,12 @@ def loop_passage(system, t: np.ndarray, Y: np.ndarray, p: np.ndarray) -> Passage
         The states there.
     p : ndarray
         The parameter vector.
+    refine : callable, optional
+        ``refine(ta, tb, ya, times) -> (t, Y)``: the engine's integration from state
+        ``ya`` at ``ta`` with output times ``times`` (``times[0] = ta``, up to ``tb``),
+        the states in rows; it may return fewer rows (a failure).
+    depth : int
+        How many times an interval may still be refined.
 
     Returns
     -------
@@ -194,9 +215,29 @@ def loop_passage(system, t: np.ndarray, Y: np.ndarray, p: np.ndarray) -> Passage
             continue
         low = _line_minimum(system, t[k], t[k + 1], Y[k], Y[k + 1], p, rank)
         if low < PASSAGE_RATIO or min(r[k], r[k + 1]) < lipschitz * dq[k]:
+            if refine is not None and depth > 0:
+                fine = _refined(system, refine, t[k], t[k + 1], Y[k], p, depth)
+                if fine is None:
+                    continue   # the finer samples show no passage in this interval
+                low = min(low, fine.ratio)
             return Passage(k, float(t[k]), float(t[k + 1]), float(min(low, r[k], r[k + 1])),
                            at_sample=False)
     return None
+
+
+def _refined(system, refine, ta: float, tb: float, ya: np.ndarray, p: np.ndarray,
+             depth: int) -> Passage | None:
+    """The rule on the interval ``[ta, tb]`` integrated again with finer output times;
+    a sub-run that ends early counts as a passage not excluded."""
+    times = np.linspace(ta, tb, REFINE_POINTS)
+    try:
+        ts, Ys = refine(ta, tb, np.asarray(ya, float), times)
+    except (SimulationError, ValueError, ArithmeticError):
+        ts, Ys = np.empty(0), np.empty((0, len(ya)))
+    if len(ts) < len(times):
+        return Passage(0, float(ta), float(tb), 0.0, at_sample=False)
+    return loop_passage(system, np.asarray(ts, float), np.asarray(Ys, float), p,
+                        refine=refine, depth=depth - 1)
 
 
 def _line_minimum(system, ta: float, tb: float, ya: np.ndarray, yb: np.ndarray,

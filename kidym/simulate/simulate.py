@@ -540,7 +540,15 @@ def run_numpy(system: NumpySystem, spec: RunSpec, options: RunOptions
     error = None
     if system.equations.constraints is not None and not ali3:
         # a passage through a singular position is the first cause of a failure too
-        t_out, y_out, error = _passage_check(system, t_out, y_out, p)
+        def refine(ta: float, tb: float, ya: np.ndarray, seg_times: np.ndarray) -> tuple:
+            from scipy.integrate import solve_ivp
+
+            sol = solve_ivp(lambda tt, yy: system.rhs(tt, yy, p), (ta, tb), ya,
+                            method=method, t_eval=seg_times, rtol=rtol, atol=atol,
+                            max_step=max_step)
+            return sol.t, sol.y.T
+
+        t_out, y_out, error = _passage_check(system, t_out, y_out, p, refine)
         if error is not None:
             ok, status, message = False, -1, str(error)
     if not ok and error is None:
@@ -581,10 +589,12 @@ def run_numpy(system: NumpySystem, spec: RunSpec, options: RunOptions
                     error=error), error
 
 
-def _passage_check(system, t: np.ndarray, y: np.ndarray, p: np.ndarray) -> tuple:
+def _passage_check(system, t: np.ndarray, y: np.ndarray, p: np.ndarray,
+                   refine=None) -> tuple:
     """``(t, y, error)``: the samples up to a passage through a singular position of
-    the loop and its error (:mod:`kidym.simulate.monitors`), or all and None."""
-    passage = loop_passage(system, t, y.T, p)
+    the loop and its error (:mod:`kidym.simulate.monitors`; ``refine`` integrates an
+    interval again where the samples are too coarse to decide), or all and None."""
+    passage = loop_passage(system, t, y.T, p, refine=refine)
     if passage is None:
         return t, y, None
     keep = slice(0, passage.k + 1)

@@ -160,12 +160,12 @@ def test_a_big_routine_split_into_parts_computes_the_same(monkeypatch, kidym_cac
                                    rtol=1e-12, atol=1e-12)
         for a, b in zip(split.evaluate(0.3, y, p), whole.evaluate(0.3, y, p)):
             np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
-        np.testing.assert_allclose(split.outputs_at(np.array([0.3]), y[:, None], p),
-                                   whole.outputs_at(np.array([0.3]), y[:, None], p),
+        np.testing.assert_allclose(split.outputs_at(np.array([0.3]), y[None, :], p),
+                                   whole.outputs_at(np.array([0.3]), y[None, :], p),
                                    rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(split.rhs(0.3, y, p), reference.rhs(0.3, y, p),
                                    rtol=1e-11, atol=1e-11)
-        np.testing.assert_allclose(split.outputs_at(np.array([0.3]), y[:, None], p)[0],
+        np.testing.assert_allclose(split.outputs_at(np.array([0.3]), y[None, :], p)[0],
                                    reference.outputs(0.3, y, p), rtol=1e-11, atol=1e-11)
 
 
@@ -190,7 +190,7 @@ def test_long_sums_are_summed_in_parts(monkeypatch, kidym_cache):  # noqa: F811
         y = rng.normal(size=summed.n_y)
         np.testing.assert_allclose(summed.rhs(0.1, y, p), reference.rhs(0.1, y, p),
                                    rtol=1e-11, atol=1e-11)
-        np.testing.assert_allclose(summed.outputs_at(np.array([0.1]), y[:, None], p)[0],
+        np.testing.assert_allclose(summed.outputs_at(np.array([0.1]), y[None, :], p)[0],
                                    reference.outputs(0.1, y, p), rtol=1e-11, atol=1e-11)
 
 

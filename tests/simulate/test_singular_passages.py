@@ -22,6 +22,7 @@ from kidym.simulate import faults
 from kidym.simulate.monitors import RANK_LOSS, augmented_fault
 from tests.codegen.shared import kidym_cache  # noqa: F401
 from tests.fixtures import (
+    EXAMPLES,
     FOUR_BAR_SPRING,
     IFTOMM_A02_N1,
     SLIDER_CRANK_DEAD_CENTRE,
@@ -248,3 +249,24 @@ def test_an_ill_conditioned_augmented_solve_is_an_error_not_a_scipy_warning():
         warnings.simplefilter("error")
         with pytest.raises(ConstraintSolveError, match="lost rank"):
             solve_augmented(np.eye(3), np.ones(3), block, Stabilization(method="none"))
+
+
+@pytest.mark.parametrize("engine", ["numpy", "compiled"])
+def test_a_regular_loop_with_coarse_output_times_is_no_passage(engine):
+    """The four-bar example (a crank-rocker: its constraint Jacobian keeps its rank) at
+    101 output times over 10 s, about 1 rad of crank between samples: the best dependent
+    block changes there and the samples alone cannot exclude a passage (the distance
+    test), so the monitor integrates those intervals again, finer, and finds none. The
+    run succeeds and equals the same run at 1001 output times (second route: every
+    tenth of its samples), to a bound from rtol (margin 100)."""
+    eq = kidym.derive(kidym.load(EXAMPLES / "four_bar" / "four_bar.kdm"))
+    rtol = 1e-10
+    coarse = kidym.simulate(eq, engine=engine, rtol=rtol, atol=1e-12, t_end=10.0,
+                            n_points=101)
+    fine = kidym.simulate(eq, engine=engine, rtol=rtol, atol=1e-12, t_end=10.0,
+                          n_points=1001)
+    assert coarse.success and fine.success
+    assert coarse.t[-1] == 10.0
+    for name in ("q1", "q2", "q3"):
+        np.testing.assert_allclose(coarse.values[name], fine.values[name][::10],
+                                   atol=100 * rtol * (1 + np.abs(fine.values[name]).max()))
