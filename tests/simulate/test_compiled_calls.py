@@ -41,9 +41,19 @@ REL = 1e-13
 
 
 @cache
-def _systems(name: str):
+def _built(name: str):
     eq = kidym.derive(kidym.load(EXAMPLES / MODELS[name]))
     return NumpySystem.build(eq), CompiledSystem.build(eq, jacobian=True)
+
+
+def _systems(name: str):
+    """The two systems, the compiled one's stabilization set to the NumPy one's (the
+    library keeps it as process state: another test in this process may have loaded the
+    same library with Baumgarte terms)."""
+    ns, cs = _built(name)
+    if cs.equations.constraints is not None:
+        cs.set_stabilization(ns.stabilization)
+    return ns, cs
 
 
 def _old_route(cs: CompiledSystem, t: float, y: np.ndarray, p: np.ndarray) -> np.ndarray:
