@@ -50,8 +50,9 @@ _RELATIONS: dict[str, Callable[[Expr, Expr], Expr]] = {
 
 #: Largest exact number (in bits) a literal power may produce (``9^9^9`` is refused).
 MAX_POWER_BITS = 100_000
-#: Largest whole or rational exponent of a power of a name (``l2^21e9``): substituting
-#: a parameter's exact value (3/5) would ask GMP for gigabytes and abort the process.
+#: Largest whole or rational exponent of a power of a name kept exact (``l2^21e9``:
+#: substituting a parameter's exact value, 3/5, would ask GMP for gigabytes and abort
+#: the process); a larger one is a double.
 MAX_EXPONENT = 10_000
 
 
@@ -215,31 +216,36 @@ class Converter:
             return left / right
         if op == "%":
             return left - right * se.floor(left / right)
-        self._check_power(left, right, node)
+        right = self._check_power(left, right, node)
         return left ** right
 
     @staticmethod
-    def _check_power(base: Expr, exponent: Expr, node: ast.Binary) -> None:
+    def _check_power(base: Expr, exponent: Expr, node: ast.Binary) -> Expr:
+        """The exponent to use (raising for a power of numbers too large to hold): a
+        whole or rational exponent of a name beyond :data:`MAX_EXPONENT` becomes a
+        double, so that substituting a parameter's exact value never asks for an exact
+        power of billions of digits (``l^21e9`` with ``l = 3/5``); the power is then
+        evaluated as the engines evaluate it, in floating point. An exponent beyond the
+        range of a double is left to the model's check of numbers (a located error)."""
         if isinstance(exponent, se.Integer | se.Rational) and not isinstance(base, se.Number):
             try:
-                too_big = abs(float(exponent)) > MAX_EXPONENT
+                value = float(exponent)
             except (OverflowError, RuntimeError, TypeError, ValueError):
-                too_big = True
-            if too_big:
-                raise FormulaError(f"exponent too large: a power of a name with an exponent "
-                                   f"beyond ±{MAX_EXPONENT} (its exact value with the "
-                                   "parameters' values would exhaust memory)", node.span)
+                return exponent
+            if math.isfinite(value) and abs(value) > MAX_EXPONENT:
+                return se.RealDouble(value)
         if not (isinstance(base, se.Number) and isinstance(exponent, se.Number)):
-            return
+            return exponent
         try:
             e = abs(float(exponent))
             b = abs(float(base))
         except (RuntimeError, TypeError, ValueError, OverflowError):
-            return
+            return exponent
         bits = max(1.0, math.log2(b) if b > 0 else 1.0, -math.log2(b) if 0 < b < 1 else 1.0)
         if e * bits > MAX_POWER_BITS and isinstance(exponent, se.Integer | se.Rational):
             raise FormulaError("number too large: this power of numbers has more than "
                                f"{MAX_POWER_BITS} bits", node.span)
+        return exponent
 
     def _call(self, node: ast.Call, args: list[Expr]) -> Expr:
         return FUNCTIONS[node.func.name][1](*args)

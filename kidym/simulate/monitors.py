@@ -255,6 +255,13 @@ def _line_minimum(system, ta: float, tb: float, ya: np.ndarray, yb: np.ndarray,
 RANK_LOSS = ("the constraint Jacobian has lost rank (G M⁻¹ Gᵀ is singular; the mass matrix "
              "is regular): the constraints are dependent here, or the loop is at a singular "
              "(dead-centre or locking) position")
+#: What to try where a solve finds the constraints dependent: a loop, or a rolling
+#: contact whose rows lose rank where its surface's parametrisation does.
+RANK_LOSS_HINT = ("a loop whose links come into line (a dead centre, or a bifurcation of a "
+                  "parallelogram or kite), or a rolling contact where the constraint "
+                  "cannot hold as written (a ball at a sphere's equator, its normal "
+                  "horizontal): end the run before it (t_end), or model the motion there "
+                  "otherwise (a loop on the branch it follows, by one coordinate)")
 
 
 def augmented_fault(fault: faults.Fault, M: np.ndarray) -> faults.Fault:
@@ -270,4 +277,4 @@ def augmented_fault(fault: faults.Fault, M: np.ndarray) -> faults.Fault:
         return fault
     if np.linalg.cond(M) > 1e12:
         return fault
-    return faults.Fault(faults.CONSTRAINTS, RANK_LOSS, fault.t, fault.y, HINT)
+    return faults.Fault(faults.CONSTRAINTS, RANK_LOSS, fault.t, fault.y, RANK_LOSS_HINT)

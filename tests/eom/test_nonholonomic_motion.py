@@ -143,7 +143,7 @@ HEAVY_TOP = """\
 m = 1.5; J = 0.2; l = 0.4; g = 9.81;
 Top | Q(q0, q1, q2, q3) | Sz(l), m(m), Jx(J), Jy(J), Jz(J);
 GRAVITY := 0, 0, -g;
-INITIAL := t(0), q0(0.98), q1(0.2), q2(0), q3(0), omegax@Top(0.4), omegay@Top(-0.3),
+INITIAL := t(0), q0(0.9797958971132712), q1(0.2), q2(0), q3(0), omegax@Top(0.4), omegay@Top(-0.3),
            omegaz@Top(12);
 TIME := t(0, 3);
 {extra}

@@ -286,8 +286,10 @@ def test_a_ball_on_a_sphere_leaves_it_where_the_normal_force_vanishes(engine: st
     cos θ = (10/17) cos θ0."""
     m, r, R0, g = 2.0, 0.2, 1.0, 9.81
     rho = R0 + r
-    res = kidym.simulate(kidym.parse(ON_TOP), engine=engine, t_end=1.5,
-                         t_eval=np.linspace(0, 1.5, 301))
+    # to t = 1.4 (θ about 81°): the ball leaves at about t = 1.22 and reaches the
+    # equator, where the rolling rows lose rank (an error, not a motion), at about 1.45
+    res = kidym.simulate(kidym.parse(ON_TOP), engine=engine, t_end=1.4,
+                         t_eval=np.linspace(0, 1.4, 281))
     # the bounds: the run's default tolerance (rtol 1e-9) relative to each quantity's
     # scale, times a margin of 50 for the global error the local one accumulates over
     # the run and for the processor's rounding (measured: 2.6 rtol on one processor,
