@@ -30,7 +30,6 @@ refused with a located error rather than exported without its resets.
 from __future__ import annotations
 
 import math
-import os
 import re
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
@@ -158,9 +157,11 @@ class CasadiModel:
                 np.array([full[n] for n in self.parameter_names], dtype=float))
 
     def initial_state(self, params: Mapping[str, float] | None = None) -> np.ndarray:
-        """The model's initial values of ``x`` (0 for a state it gives none)."""
-        values = self.equations.model.initial_values(params)
-        return np.array([values.get(n, 0.0) for n in self.state_names], dtype=float)
+        """The model's initial values of ``x`` (0 for a state it gives none), as a run
+        reads them (:func:`kidym.simulate.layout.initial_state`)."""
+        from kidym.simulate.layout import initial_state
+
+        return initial_state(self.state_names, self.equations.model, None, params)
 
 
 def _refuse_events(eq: Equations) -> None:
@@ -577,21 +578,11 @@ def write_casadi(equations: Equations, path: str | Path, *, inputs: Sequence[str
             outs.append(res[k])
             names.append(fn.name_out(k))
     combined = ca.Function(name, syms, outs, list(cm.arguments), names)
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".casadi", dir=path.parent)
-    os.close(fd)
-    try:
-        combined.save(tmp)
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    from kidym.simulate.result import write_atomically
 
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+    # CasADi's own file format (Function.load reads it back), published whole by the
+    # writer of every result file
+    with tempfile.TemporaryDirectory(prefix="kidym-casadi-") as work:
+        saved = Path(work) / "f.casadi"
+        combined.save(str(saved))
+        return write_atomically(Path(path), saved.read_bytes())
