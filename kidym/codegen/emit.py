@@ -48,6 +48,7 @@ from fractions import Fraction
 
 import symengine as se
 
+from kidym.codegen.aba_c import RECURSIVE_FROM, aba_source, tree_plan
 from kidym.codegen.constraints_c import constraint_source
 from kidym.codegen.controls_c import controls_source
 from kidym.codegen.cprint import CPrinter, OpCount
@@ -754,7 +755,8 @@ def _layout_comment(what: str, names: Sequence[str]) -> list[str]:
 
 def generate_c(eq: Equations, *, outputs: Mapping[str, Expr] | None = None,
                events: Sequence[Event] = (), fold: bool | Mapping[str, float] = False,
-               cse: bool = True, hoist: bool = True, jacobian: bool = False) -> CCode:
+               cse: bool = True, hoist: bool = True, jacobian: bool = False,
+               solve: str = "auto") -> CCode:
     """Generate the C source of ``eq``.
 
     Parameters
@@ -778,6 +780,13 @@ def generate_c(eq: Equations, *, outputs: Mapping[str, Expr] | None = None,
         Also generate the analytic Jacobian ``kidym_jac`` (:mod:`kidym.codegen.jacobian_c`),
         which CVODE's ``BDF`` then uses instead of difference quotients. Off by default:
         it adds ``n_y`` derivatives of every entry of ``q̇``, ``M`` and ``F`` to the code.
+    solve : {"auto", "dense", "recursive"}
+        How ``kidym_rhs`` solves ``M ẇ = F``: the ``LDLᵀ`` factorisation of the formed
+        ``M`` (``"dense"``), or the articulated-body recursion over the model's open
+        tree (``"recursive"``, :mod:`kidym.codegen.aba_c`, ``O(n)``); ``"auto"`` takes
+        the recursion for an open tree of at least
+        :data:`~kidym.codegen.aba_c.RECURSIVE_FROM` speeds. ``kidym_eval`` returns the
+        formed ``M`` and ``F`` either way.
 
     Returns
     -------
@@ -787,9 +796,20 @@ def generate_c(eq: Equations, *, outputs: Mapping[str, Expr] | None = None,
     Raises
     ------
     ValueError
-        If an event or reset names something the model does not have.
+        If an event or reset names something the model does not have, or ``solve`` is
+        not one of the names above, or is ``"recursive"`` for a model that is not an
+        open tree of one-coordinate joints.
     """
     eq.require_motion()
+    if solve not in ("auto", "dense", "recursive"):
+        raise ValueError(f"solve={solve!r}: expected 'auto', 'dense' or 'recursive'")
+    plan = None if solve == "dense" else tree_plan(eq)
+    if solve == "recursive" and plan is None:
+        raise ValueError("solve='recursive' needs an open tree of bodies whose joints are "
+                         "elementary transforms by one coordinate each, without "
+                         "constraints, controls or quaternions: use solve='dense'")
+    if solve == "auto" and eq.n_w < RECURSIVE_FROM:
+        plan = None
     if jacobian and eq.controls is not None:
         raise ValueError("no analytic Jacobian for a model with controls (the controls' "
                          "solve is not differentiated): CVODE's BDF forms it by difference "
@@ -862,6 +882,18 @@ def generate_c(eq: Equations, *, outputs: Mapping[str, Expr] | None = None,
                                        "const double *kd_x, double *kd_J, double *kd_col",
                                        "kd_x, kd_J, kd_col"))
         em.inputs = {}
+    aba_src = ""
+    if plan is not None:
+        # the joints' applied forces Π, then the table with the hoisted constants
+        tau = list(eq.pseudo_forces_named) or [0] * n_w
+        tau_lines, tau_count = em.routine(
+            [*eq.qdot, *tau], [*(f"ydot[{i}]" for i in range(n_q)),
+                               *(f"tau[{i}]" for i in range(n_w))])
+        offset = len(em.const_index)
+        for k, value in enumerate(plan.table):
+            value = value.xreplace(em.replace) if em.replace else value
+            em._new_constant(value, se.Symbol(f"kidym#aba{k}"))
+        aba_src = aba_source(plan, offset)
     const_lines, const_count = em.constants_routine()
     blocks = mass_matrix_blocks(eq)
     if 1 < max(len(b) for b in blocks) <= UNROLL_MAX:
@@ -873,9 +905,13 @@ def generate_c(eq: Equations, *, outputs: Mapping[str, Expr] | None = None,
               "outputs": out_count, "events": ev_count, "resets": reset_count}
     if jacobian:
         counts["jacobian"] = jac_count
+    if plan is not None:
+        counts["forces"] = tau_count
     directions = tuple(e.direction for e in events)
     actions = tuple(1 if e.terminal else (2 if e.reset else 0) for e in events)
     options = {"fold": bool(fold), "cse": cse, "hoist": hoist}
+    if plan is not None:
+        options["solve"] = "recursive"
     if jacobian:
         options["jacobian"] = True
     layout = (_layout_comment(f"y[{ny}] = q, w", state_names)
@@ -915,19 +951,24 @@ def generate_c(eq: Equations, *, outputs: Mapping[str, Expr] | None = None,
            "                double *qdot, double *M, double *F) {\n"
            "    kd_eval(t, y, p, c, qdot, M, F);\n"
            + ("" if full else mirror) + "}\n",
-           solve_src if not full else "",   # (the augmented or the controls' solve instead)
+           solve_src if not full and plan is None else "",   # (or the augmented, the
+           # controls' solve or the recursion instead)
            constraint_source(eq),
            controls_source(eq),
            jacobian_source(eq, jac_lines),
+           aba_src,
            "int kidym_rhs(double t, const double *y, const double *p, const double *c, "
            "double *ydot) {",
-           f"    double M[{n_w * n_w}], F[{len(forcing)}];",
-           "    kd_eval(t, y, p, c, ydot, M, F);",
-           "    if (kd_constrained(M, F)) return 1;" if eq.constraints is not None
-           else "    if (kd_controlled(M, F)) return 1;" if eq.controls is not None
-           else "    if (kd_solve(M, F)) return 1;",
+           *(["    double tau[KIDYM_NW];", _UNUSED, *tau_lines,
+              "    if (kd_aba(y, c + KD_ABA_TABLE, tau, ydot + KIDYM_NQ)) return 1;"]
+             if plan is not None else
+             [f"    double M[{n_w * n_w}], F[{len(forcing)}];",
+              "    kd_eval(t, y, p, c, ydot, M, F);",
+              "    if (kd_constrained(M, F)) return 1;" if eq.constraints is not None
+              else "    if (kd_controlled(M, F)) return 1;" if eq.controls is not None
+              else "    if (kd_solve(M, F)) return 1;",
+              f"    for (int i = 0; i < {n_w}; ++i) ydot[{n_q} + i] = F[i];"]),
            "    int finite = 1;",
-           f"    for (int i = 0; i < {n_w}; ++i) ydot[{n_q} + i] = F[i];",
            f"    for (int i = 0; i < {ny}; ++i) finite &= isfinite(ydot[i]) != 0;",
            "    return finite ? 0 : 2;", "}\n",
            "void kidym_outputs(double t, const double *y, const double *p, const double *c, "

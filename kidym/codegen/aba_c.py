@@ -1,0 +1,424 @@
+"""The recursive O(n) solve of ``M ẇ = F`` for open trees: the articulated-body algorithm.
+
+For a big open tree the dense route — every entry of ``M`` formed, then its ``LDLᵀ``
+factorisation — costs ``O(n²)`` to ``O(n³)`` per evaluation, while Featherstone's
+articulated-body algorithm (ABA, *Rigid Body Dynamics Algorithms*, 2008, §7.3) gives
+the same ``ẇ = M⁻¹F`` in ``O(n)``. The formed equations ``M``, ``F`` stay what the
+model prints and what ``kidym_eval`` returns; only ``kidym_rhs`` solves them this way,
+from the model's body records:
+
+* every elementary transform whose argument is a bare coordinate (``Rx(q1)``,
+  ``Sz(s)``) is a one-degree-of-freedom joint, the node of the recursion; the
+  parameter-only transforms between two joints are the node's fixed placement;
+* each body's spatial inertia is carried by the node of its last joint (a body
+  without one, by its base's node), placed by its remaining and central transforms;
+* the force elements' share ``Π`` of ``F`` (:attr:`Equations.pseudo_forces_named`)
+  is the joints' applied force, gravity the base's acceleration.
+
+:func:`tree_plan` says whether a model is such a tree (``None`` otherwise: closed
+loops, controls, quaternions, pseudo-velocities, time- or coordinate-dependent
+placements, a coordinate in two transforms, inertial elements); :func:`aba_source`
+writes the C routine ``kd_aba`` over a table of parameter-only numbers that
+:func:`kidym.codegen.emit.generate_c` keeps with the other hoisted constants.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import symengine as se
+
+from kidym.eom.equations import Equations
+from kidym.kinematics.rotations import axis_rotation
+
+Expr = se.Basic
+
+#: Numbers per node in the table: the fixed placement's rotation ``E`` (row-major,
+#: parent ← before the joint) and origin ``r`` (parent components), the carried mass
+#: ``m``, its first moment ``h = m c`` and rotational inertia about the node's origin
+#: ``I_o`` (xx, yy, zz, xy, yz, xz entries of the tensor), all in the node's frame.
+STRIDE = 22
+
+#: Speeds from which ``kidym_rhs`` uses the recursion instead of the dense ``LDLᵀ``
+#: solve (``generate_c(solve="auto")``); measured by ``benchmarks/rhs.py``.
+RECURSIVE_FROM = 12
+
+_AXES = {"x": 0, "y": 1, "z": 2}
+
+
+@dataclass(frozen=True)
+class TreePlan:
+    """An open tree of one-coordinate joints, in parent-before-child order.
+
+    ``parent[i]`` is the node's parent (``-1``: the ground), ``prismatic[i]`` whether
+    the joint is a shift, ``axis[i]`` its axis (0, 1, 2), ``speed[i]`` the index of its
+    coordinate in ``q`` (and of its speed in ``w``); ``table`` holds :data:`STRIDE`
+    parameter-only numbers per node and then the base's acceleration ``-g`` (3).
+    """
+
+    parent: tuple[int, ...]
+    prismatic: tuple[bool, ...]
+    axis: tuple[int, ...]
+    speed: tuple[int, ...]
+    table: tuple[Expr, ...]
+
+
+def _matmul(a: Sequence[Sequence[Expr]], b: Sequence[Sequence[Expr]]) -> list[list[Expr]]:
+    return [[se.expand(sum((a[i][k] * b[k][j] for k in range(3)), se.Integer(0)))
+             for j in range(3)] for i in range(3)]
+
+
+def _matvec(a: Sequence[Sequence[Expr]], x: Sequence[Expr]) -> list[Expr]:
+    return [se.expand(sum((a[i][k] * x[k] for k in range(3)), se.Integer(0)))
+            for i in range(3)]
+
+
+_EYE = [[se.Integer(int(i == j)) for j in range(3)] for i in range(3)]
+_ZERO3 = [se.Integer(0)] * 3
+
+
+def _fixed(transforms, pose, params: set) -> tuple | None:
+    """``pose`` (R, p: node ← frame) followed by parameter-only ``transforms``."""
+    R, p = pose
+    for tr in transforms:
+        if tr.kind not in ("R", "S") or not tr.args[0].free_symbols <= params:
+            return None
+        if tr.kind == "S":
+            d = list(_ZERO3)
+            d[_AXES[tr.axis]] = tr.args[0]
+            p = [se.expand(a + b) for a, b in zip(p, _matvec(R, d))]
+        else:
+            R = _matmul(R, axis_rotation(tr.axis, se.cos(tr.args[0]), se.sin(tr.args[0])))
+    return R, p
+
+
+def _joint(tr, coordinate: dict, params: set) -> tuple[int, int, Expr] | None:
+    """``(k, sign, offset)`` of a transform by ``sign·q_k + offset`` (sign ±1, the
+    offset parameter-only); ``None`` for any other transform."""
+    if tr.kind not in ("R", "S"):
+        return None
+    arg = tr.args[0]
+    found = [s for s in arg.free_symbols if s in coordinate]
+    if len(found) != 1:
+        return None
+    q = found[0]
+    sign = se.expand(arg.diff(q))
+    offset = se.expand(arg - sign * q)
+    if sign not in (se.Integer(1), se.Integer(-1)) or not offset.free_symbols <= params:
+        return None
+    return coordinate[q], int(sign), offset
+
+
+def _half_turn(axis: str) -> list[list[Expr]]:
+    """A half-turn about the axis after ``axis``: it turns ``axis`` into its opposite."""
+    nxt = "xyz"[(_AXES[axis] + 1) % 3]
+    return axis_rotation(nxt, se.Integer(-1), se.Integer(0))
+
+
+def tree_plan(eq: Equations) -> TreePlan | None:
+    """The articulated-body plan of ``eq``, or ``None`` where the recursion does not
+    apply (the dense solve is used then).
+
+    Parameters
+    ----------
+    eq : Equations
+        Derived equations of a model.
+
+    Returns
+    -------
+    TreePlan or None
+        The nodes and their table, in parent-before-child order.
+    """
+    model = eq.model
+    if (eq.constraints is not None or eq.controls is not None or model.quaternions
+            or model.pseudo_velocities or model.velocity_definitions or model.rolling
+            or model.coincidences or model.virtual_constraints or model.programmed
+            or eq.n_q != eq.n_w or eq.n_w == 0
+            or any(el.kind == "J" for el in model.elements)
+            or tuple(eq.qdot) != tuple(eq.speeds)):
+        return None
+    params = set(eq.parameters)
+    coordinate = {s: i for i, s in enumerate(eq.coordinates)}
+    bodies = {b.name: b for b in model.bodies}
+    # (node, R, p): the body's frame in its node's frame; node -1 is the ground
+    frames: dict[str | None, tuple[int, list, list]] = {None: (-1, _EYE, _ZERO3)}
+    parent: list[int] = []
+    prismatic: list[bool] = []
+    axis: list[int] = []
+    speed: list[int] = []
+    placement: list[Expr] = []
+    carried: list[list[tuple]] = []       # per node: (m, c, I_c) of its bodies
+    ground: list[tuple] = []
+    used: set[int] = set()
+
+    def place(name: str, seen: tuple[str, ...] = ()) -> bool:
+        if name in frames:
+            return True
+        body = bodies.get(name)
+        if body is None or name in seen or not place_base(body, (*seen, name)):
+            return False
+        node, R, p = frames[body.base]
+        for tr in body.transforms:
+            joint = _joint(tr, coordinate, params)
+            if joint is not None:
+                k, sign, offset = joint
+                if k in used:
+                    return False
+                used.add(k)
+                # by sign·q + offset: the offset as a fixed transform first; a negative
+                # sign as the joint about the turned axis F e = -e, F a half-turn:
+                # E·J(-q) = (E·F)·J(q)·Fᵀ
+                R, p = _fixed((type(tr)(tr.kind, tr.axis, (offset,)),), (R, p), params)
+                flip = _half_turn(tr.axis) if sign < 0 else _EYE
+                R = _matmul(R, flip)
+                parent.append(node)
+                prismatic.append(tr.kind == "S")
+                axis.append(_AXES[tr.axis])
+                speed.append(k)
+                placement.extend([*(e for row in R for e in row), *p])
+                carried.append([])
+                node, R, p = len(parent) - 1, [list(r) for r in zip(*flip)], _ZERO3
+                continue
+            fixed = _fixed((tr,), (R, p), params)
+            if fixed is None:
+                return False
+            R, p = fixed
+        frames[name] = (node, R, p)
+        centre = _fixed(body.central, (R, p), params)
+        inertia = body.inertia
+        values = (inertia.mass, inertia.jx, inertia.jy, inertia.jz, inertia.jxy,
+                  inertia.jyz, inertia.jxz)
+        if centre is None or not all(v.free_symbols <= params for v in values):
+            return False
+        m, jx, jy, jz, jxy, jyz, jxz = values
+        J = [[jx, -jxy, -jxz], [-jxy, jy, -jyz], [-jxz, -jyz, jz]]
+        Rc, c = centre
+        Ic = _matmul(_matmul(Rc, J), [list(r) for r in zip(*Rc)])
+        (carried[node] if node >= 0 else ground).append((m, c, Ic))
+        return True
+
+    def place_base(body, seen: tuple[str, ...]) -> bool:
+        return body.base is None or place(body.base, seen)
+
+    for b in model.bodies:
+        if not place(b.name):
+            return None
+    if len(parent) != eq.n_w:
+        return None
+    table: list[Expr] = []
+    for i in range(len(parent)):
+        m_t, h_t = se.Integer(0), list(_ZERO3)
+        I_t = [[se.Integer(0)] * 3 for _ in range(3)]
+        for m, c, Ic in carried[i]:
+            m_t += m
+            h_t = [a + m * b for a, b in zip(h_t, c)]
+            cc = sum((x * x for x in c), se.Integer(0))
+            for r in range(3):
+                for s in range(3):
+                    I_t[r][s] += Ic[r][s] + m * ((cc if r == s else 0) - c[r] * c[s])
+        inertia = [m_t, *h_t, I_t[0][0], I_t[1][1], I_t[2][2], I_t[0][1], I_t[1][2],
+                   I_t[0][2]]
+        table += [*placement[12 * i:12 * i + 12], *(se.expand(v) for v in inertia)]
+    gravity = model.gravity or (se.Integer(0),) * 3
+    if not all(g.free_symbols <= params for g in gravity):
+        return None
+    table += [se.expand(-g) for g in gravity]
+    return TreePlan(parent=tuple(parent), prismatic=tuple(prismatic), axis=tuple(axis),
+                    speed=tuple(speed), table=tuple(table))
+
+
+_ROUTINE = r"""
+/* The articulated-body algorithm (Featherstone 2008, table 7.1) over the nodes above,
+   spatial vectors (angular; linear) in each node's frame. T: the table (22 numbers a
+   node, then the base's acceleration -g), tau: the joints' applied forces. */
+static inline void kd_cross3(const double *a, const double *b, double *o) {
+    o[0] = a[1]*b[2] - a[2]*b[1]; o[1] = a[2]*b[0] - a[0]*b[2]; o[2] = a[0]*b[1] - a[1]*b[0];
+}
+/* child <- parent motion: w' = R^T w, v' = R^T (v + w x p) */
+static inline void kd_xm(const double *R, const double *p, const double *m, double *o) {
+    double t[3];
+    kd_cross3(m, p, t);
+    t[0] += m[3]; t[1] += m[4]; t[2] += m[5];
+    for (int i = 0; i < 3; ++i) {
+        o[i] = R[i]*m[0] + R[3 + i]*m[1] + R[6 + i]*m[2];
+        o[3 + i] = R[i]*t[0] + R[3 + i]*t[1] + R[6 + i]*t[2];
+    }
+}
+/* parent <- child force: f = R f', n = R n' + p x f */
+static inline void kd_xf_add(const double *R, const double *p, const double *f, double *o) {
+    double n[3], l[3], pl[3];
+    for (int i = 0; i < 3; ++i) {
+        n[i] = R[3*i]*f[0] + R[3*i + 1]*f[1] + R[3*i + 2]*f[2];
+        l[i] = R[3*i]*f[3] + R[3*i + 1]*f[4] + R[3*i + 2]*f[5];
+    }
+    kd_cross3(p, l, pl);
+    for (int i = 0; i < 3; ++i) { o[i] += n[i] + pl[i]; o[3 + i] += l[i]; }
+}
+/* parent += X^T Ia X for the 6x6 Ia (row-major) of a child placed by R, p */
+static inline void kd_xi_add(const double *R, const double *p, const double *Ia, double *o) {
+    double A[9], B[9], C[9], t[9];
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) {
+            A[3*i + j] = Ia[6*i + j]; B[3*i + j] = Ia[6*i + 3 + j];
+            C[3*i + j] = Ia[6*(3 + i) + 3 + j];
+        }
+    double *blk[3] = {A, B, C};
+    for (int b = 0; b < 3; ++b) {   /* R X R^T */
+        double *X = blk[b];
+        for (int i = 0; i < 3; ++i)
+            for (int j = 0; j < 3; ++j)
+                t[3*i + j] = X[3*i]*R[3*j] + X[3*i + 1]*R[3*j + 1] + X[3*i + 2]*R[3*j + 2];
+        for (int i = 0; i < 3; ++i)
+            for (int j = 0; j < 3; ++j)
+                X[3*i + j] = R[3*i]*t[j] + R[3*i + 1]*t[3 + j] + R[3*i + 2]*t[6 + j];
+    }
+    /* P = [p]x: A - B P + P B^T - P C P, B + P C, C */
+    double P[9] = {0, -p[2], p[1], p[2], 0, -p[0], -p[1], p[0], 0};
+    double PC[9], BP[9];
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) {
+            PC[3*i + j] = P[3*i]*C[j] + P[3*i + 1]*C[3 + j] + P[3*i + 2]*C[6 + j];
+            BP[3*i + j] = B[3*i]*P[j] + B[3*i + 1]*P[3 + j] + B[3*i + 2]*P[6 + j];
+        }
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) {
+            double pcp = PC[3*i]*P[j] + PC[3*i + 1]*P[3 + j] + PC[3*i + 2]*P[6 + j];
+            double a = A[3*i + j] - BP[3*i + j] - BP[3*j + i] - pcp;
+            double b = B[3*i + j] + PC[3*i + j];
+            o[6*i + j] += a;
+            o[6*i + 3 + j] += b;
+            o[6*(3 + j) + i] += b;
+            o[6*(3 + i) + 3 + j] += C[3*i + j];
+        }
+}
+
+static int kd_aba(const double *y, const double *T, const double *tau, double *wdot) {
+    double R[9*KD_NB], P[3*KD_NB], V[6*KD_NB], Cb[6*KD_NB], IA[36*KD_NB], PA[6*KD_NB];
+    double A[6*KD_NB], D[KD_NB], u[KD_NB];
+    static const double still[6] = {0, 0, 0, 0, 0, 0};
+    for (int i = 0; i < KD_NB; ++i) {
+        const double *e = T + 22*i;
+        const int ax = kd_aba_axis[i], s = kd_aba_prismatic[i] ? 3 + ax : ax;
+        const double q = y[kd_aba_speed[i]], qd = y[KIDYM_NQ + kd_aba_speed[i]];
+        double *Ri = R + 9*i, *Pi = P + 3*i;
+        if (kd_aba_prismatic[i]) {
+            for (int k = 0; k < 9; ++k) Ri[k] = e[k];
+            for (int k = 0; k < 3; ++k) Pi[k] = e[9 + k] + e[3*k + ax]*q;
+        } else {
+            const double cs = cos(q), sn = sin(q);
+            const int a1 = (ax + 1) % 3, a2 = (ax + 2) % 3;
+            for (int k = 0; k < 3; ++k) {   /* E times the rotation about ax */
+                Ri[3*k + ax] = e[3*k + ax];
+                Ri[3*k + a1] = e[3*k + a1]*cs + e[3*k + a2]*sn;
+                Ri[3*k + a2] = e[3*k + a2]*cs - e[3*k + a1]*sn;
+                Pi[k] = e[9 + k];
+            }
+        }
+        double *v = V + 6*i, *c = Cb + 6*i;
+        const int par = kd_aba_parent[i];
+        kd_xm(Ri, Pi, par < 0 ? still : V + 6*par, v);
+        v[s] += qd;
+        /* c = v x (S qd) */
+        for (int k = 0; k < 6; ++k) c[k] = 0.0;
+        if (s < 3) {
+            double m3[3] = {0, 0, 0}, t3[3];
+            m3[ax] = qd;
+            kd_cross3(v, m3, c);
+            kd_cross3(v + 3, m3, t3);
+            for (int k = 0; k < 3; ++k) c[3 + k] = t3[k];
+        } else {
+            double m3[3] = {0, 0, 0};
+            m3[ax] = qd;
+            kd_cross3(v, m3, c + 3);
+        }
+        /* rigid inertia from the table: [[Io, m[c]x], [-m[c]x, m 1]] */
+        const double m = e[12], *h = e + 13, *J = e + 16;
+        double *I = IA + 36*i;
+        const double Io[9] = {J[0], J[3], J[5], J[3], J[1], J[4], J[5], J[4], J[2]};
+        const double H[9] = {0, -h[2], h[1], h[2], 0, -h[0], -h[1], h[0], 0};
+        for (int r = 0; r < 3; ++r)
+            for (int k = 0; k < 3; ++k) {
+                I[6*r + k] = Io[3*r + k];
+                I[6*r + 3 + k] = H[3*r + k];
+                I[6*(3 + r) + k] = H[3*k + r];
+                I[6*(3 + r) + 3 + k] = r == k ? m : 0.0;
+            }
+        /* bias force v x* (I v) */
+        double Iv[6], *pa = PA + 6*i, t3[3];
+        for (int r = 0; r < 6; ++r) {
+            double sum = 0.0;
+            for (int k = 0; k < 6; ++k) sum += I[6*r + k]*v[k];
+            Iv[r] = sum;
+        }
+        kd_cross3(v, Iv, pa);
+        kd_cross3(v + 3, Iv + 3, t3);
+        for (int k = 0; k < 3; ++k) pa[k] += t3[k];
+        kd_cross3(v, Iv + 3, pa + 3);
+    }
+    for (int i = KD_NB - 1; i >= 0; --i) {
+        const int ax = kd_aba_axis[i], s = kd_aba_prismatic[i] ? 3 + ax : ax;
+        double *I = IA + 36*i, *pa = PA + 6*i;
+        const double d = I[7*s];
+        if (!(d > 0.0) || !isfinite(d)) return 1;
+        D[i] = d;
+        u[i] = tau[kd_aba_speed[i]] - pa[s];
+        const int par = kd_aba_parent[i];
+        if (par < 0) continue;
+        double U[6], Ia[36], pv[6];
+        for (int k = 0; k < 6; ++k) U[k] = I[6*k + s];
+        for (int r = 0; r < 6; ++r)
+            for (int k = 0; k < 6; ++k) Ia[6*r + k] = I[6*r + k] - U[r]*U[k]/d;
+        const double *c = Cb + 6*i;
+        for (int r = 0; r < 6; ++r) {
+            double sum = pa[r] + U[r]*u[i]/d;
+            for (int k = 0; k < 6; ++k) sum += Ia[6*r + k]*c[k];
+            pv[r] = sum;
+        }
+        kd_xi_add(R + 9*i, P + 3*i, Ia, IA + 36*par);
+        kd_xf_add(R + 9*i, P + 3*i, pv, PA + 6*par);
+    }
+    const double base[6] = {0, 0, 0, T[22*KD_NB], T[22*KD_NB + 1], T[22*KD_NB + 2]};
+    for (int i = 0; i < KD_NB; ++i) {
+        const int ax = kd_aba_axis[i], s = kd_aba_prismatic[i] ? 3 + ax : ax;
+        const int par = kd_aba_parent[i];
+        double *a = A + 6*i;
+        kd_xm(R + 9*i, P + 3*i, par < 0 ? base : A + 6*par, a);
+        const double *I = IA + 36*i, *c = Cb + 6*i;
+        double ua = u[i];
+        for (int k = 0; k < 6; ++k) { a[k] += c[k]; ua -= I[6*k + s]*a[k]; }
+        const double qdd = ua/D[i];
+        a[s] += qdd;
+        wdot[kd_aba_speed[i]] = qdd;
+    }
+    return 0;
+}
+"""
+
+
+def aba_source(plan: TreePlan, table_offset: int) -> str:
+    """C source of ``kd_aba(y, T, tau, wdot)`` for ``plan``, its table at ``c[table_offset]``.
+
+    Parameters
+    ----------
+    plan : TreePlan
+        From :func:`tree_plan`.
+    table_offset : int
+        Index of the table's first number in the constants vector ``c``.
+
+    Returns
+    -------
+    str
+        The node arrays, the routine and ``KD_ABA_TABLE``.
+    """
+    def arr(values: Sequence[int]) -> str:
+        return "{" + ", ".join(str(int(v)) for v in values) + "}"
+
+    return "\n".join([
+        f"#define KD_NB {len(plan.parent)}",
+        f"#define KD_ABA_TABLE {table_offset}",
+        f"static const int kd_aba_parent[KD_NB] = {arr(plan.parent)};",
+        f"static const int kd_aba_prismatic[KD_NB] = {arr(plan.prismatic)};",
+        f"static const int kd_aba_axis[KD_NB] = {arr(plan.axis)};",
+        f"static const int kd_aba_speed[KD_NB] = {arr(plan.speed)};",
+        _ROUTINE])
