@@ -293,68 +293,82 @@ static inline void kd_xi_add(const double *R, const double *p, const double *Ia,
         }
 }
 
+/* the node's placement in its parent (R, p) at the joint's coordinate q */
+static inline void kd_pose(int i, const double *T, double q, double *Ri, double *Pi) {
+    const double *e = T + 22*i;
+    const int ax = kd_aba_axis[i];
+    if (kd_aba_prismatic[i]) {
+        for (int k = 0; k < 9; ++k) Ri[k] = e[k];
+        for (int k = 0; k < 3; ++k) Pi[k] = e[9 + k] + e[3*k + ax]*q;
+        return;
+    }
+    const double cs = cos(q), sn = sin(q);
+    const int a1 = (ax + 1) % 3, a2 = (ax + 2) % 3;
+    for (int k = 0; k < 3; ++k) {   /* E times the rotation about ax */
+        Ri[3*k + ax] = e[3*k + ax];
+        Ri[3*k + a1] = e[3*k + a1]*cs + e[3*k + a2]*sn;
+        Ri[3*k + a2] = e[3*k + a2]*cs - e[3*k + a1]*sn;
+        Pi[k] = e[9 + k];
+    }
+}
+/* the node's rigid inertia [[Io, m[c]x], [-m[c]x, m 1]] (6x6, row-major) */
+static inline void kd_rigid(int i, const double *T, double *I) {
+    const double *e = T + 22*i;
+    const double m = e[12], *h = e + 13, *J = e + 16;
+    const double Io[9] = {J[0], J[3], J[5], J[3], J[1], J[4], J[5], J[4], J[2]};
+    const double H[9] = {0, -h[2], h[1], h[2], 0, -h[0], -h[1], h[0], 0};
+    for (int r = 0; r < 3; ++r)
+        for (int k = 0; k < 3; ++k) {
+            I[6*r + k] = Io[3*r + k];
+            I[6*r + 3 + k] = H[3*r + k];
+            I[6*(3 + r) + k] = H[3*k + r];
+            I[6*(3 + r) + 3 + k] = r == k ? m : 0.0;
+        }
+}
+/* c = v x (S qd), the velocity-product acceleration of the joint's motion */
+static inline void kd_bias_motion(const double *v, int s, int ax, double qd, double *c) {
+    double m3[3] = {0, 0, 0}, t3[3];
+    m3[ax] = qd;
+    for (int k = 0; k < 6; ++k) c[k] = 0.0;
+    if (s < 3) {
+        kd_cross3(v, m3, c);
+        kd_cross3(v + 3, m3, t3);
+        for (int k = 0; k < 3; ++k) c[3 + k] = t3[k];
+    } else {
+        kd_cross3(v, m3, c + 3);
+    }
+}
+/* o = I x + v x* (I v) */
+static inline void kd_force(const double *I, const double *x, const double *v, double *o) {
+    double Iv[6], t3[3], n3[3], f3[3];
+    for (int r = 0; r < 6; ++r) {
+        double sum = 0.0, sx = 0.0;
+        for (int k = 0; k < 6; ++k) { sum += I[6*r + k]*v[k]; sx += I[6*r + k]*x[k]; }
+        Iv[r] = sum;
+        o[r] = sx;
+    }
+    kd_cross3(v, Iv, n3);
+    kd_cross3(v + 3, Iv + 3, t3);
+    kd_cross3(v, Iv + 3, f3);
+    for (int k = 0; k < 3; ++k) { o[k] += n3[k] + t3[k]; o[3 + k] += f3[k]; }
+}
+
 static int kd_aba(const double *y, const double *T, const double *tau, double *wdot) {
     double R[9*KD_NB], P[3*KD_NB], V[6*KD_NB], Cb[6*KD_NB], IA[36*KD_NB], PA[6*KD_NB];
     double A[6*KD_NB], D[KD_NB], u[KD_NB];
     static const double still[6] = {0, 0, 0, 0, 0, 0};
     for (int i = 0; i < KD_NB; ++i) {
-        const double *e = T + 22*i;
         const int ax = kd_aba_axis[i], s = kd_aba_prismatic[i] ? 3 + ax : ax;
         const double q = y[kd_aba_speed[i]], qd = y[KIDYM_NQ + kd_aba_speed[i]];
-        double *Ri = R + 9*i, *Pi = P + 3*i;
-        if (kd_aba_prismatic[i]) {
-            for (int k = 0; k < 9; ++k) Ri[k] = e[k];
-            for (int k = 0; k < 3; ++k) Pi[k] = e[9 + k] + e[3*k + ax]*q;
-        } else {
-            const double cs = cos(q), sn = sin(q);
-            const int a1 = (ax + 1) % 3, a2 = (ax + 2) % 3;
-            for (int k = 0; k < 3; ++k) {   /* E times the rotation about ax */
-                Ri[3*k + ax] = e[3*k + ax];
-                Ri[3*k + a1] = e[3*k + a1]*cs + e[3*k + a2]*sn;
-                Ri[3*k + a2] = e[3*k + a2]*cs - e[3*k + a1]*sn;
-                Pi[k] = e[9 + k];
-            }
-        }
+        kd_pose(i, T, q, R + 9*i, P + 3*i);
         double *v = V + 6*i, *c = Cb + 6*i;
         const int par = kd_aba_parent[i];
-        kd_xm(Ri, Pi, par < 0 ? still : V + 6*par, v);
+        kd_xm(R + 9*i, P + 3*i, par < 0 ? still : V + 6*par, v);
         v[s] += qd;
-        /* c = v x (S qd) */
-        for (int k = 0; k < 6; ++k) c[k] = 0.0;
-        if (s < 3) {
-            double m3[3] = {0, 0, 0}, t3[3];
-            m3[ax] = qd;
-            kd_cross3(v, m3, c);
-            kd_cross3(v + 3, m3, t3);
-            for (int k = 0; k < 3; ++k) c[3 + k] = t3[k];
-        } else {
-            double m3[3] = {0, 0, 0};
-            m3[ax] = qd;
-            kd_cross3(v, m3, c + 3);
-        }
-        /* rigid inertia from the table: [[Io, m[c]x], [-m[c]x, m 1]] */
-        const double m = e[12], *h = e + 13, *J = e + 16;
+        kd_bias_motion(v, s, ax, qd, c);
         double *I = IA + 36*i;
-        const double Io[9] = {J[0], J[3], J[5], J[3], J[1], J[4], J[5], J[4], J[2]};
-        const double H[9] = {0, -h[2], h[1], h[2], 0, -h[0], -h[1], h[0], 0};
-        for (int r = 0; r < 3; ++r)
-            for (int k = 0; k < 3; ++k) {
-                I[6*r + k] = Io[3*r + k];
-                I[6*r + 3 + k] = H[3*r + k];
-                I[6*(3 + r) + k] = H[3*k + r];
-                I[6*(3 + r) + 3 + k] = r == k ? m : 0.0;
-            }
-        /* bias force v x* (I v) */
-        double Iv[6], *pa = PA + 6*i, t3[3];
-        for (int r = 0; r < 6; ++r) {
-            double sum = 0.0;
-            for (int k = 0; k < 6; ++k) sum += I[6*r + k]*v[k];
-            Iv[r] = sum;
-        }
-        kd_cross3(v, Iv, pa);
-        kd_cross3(v + 3, Iv + 3, t3);
-        for (int k = 0; k < 3; ++k) pa[k] += t3[k];
-        kd_cross3(v, Iv + 3, pa + 3);
+        kd_rigid(i, T, I);
+        kd_force(I, still, v, PA + 6*i);   /* the bias force v x* (I v) */
     }
     for (int i = KD_NB - 1; i >= 0; --i) {
         const int ax = kd_aba_axis[i], s = kd_aba_prismatic[i] ? 3 + ax : ax;
@@ -392,6 +406,51 @@ static int kd_aba(const double *y, const double *T, const double *tau, double *w
         wdot[kd_aba_speed[i]] = qdd;
     }
     return 0;
+}
+
+/* M by the composite-rigid-body algorithm (Featherstone 2008, table 6.2) and
+   F = tau - C(q, w) by the recursive Newton-Euler algorithm (table 5.1), ẇ = 0 */
+static void kd_tree_eval(const double *y, const double *T, const double *tau, double *M,
+                         double *F) {
+    double R[9*KD_NB], P[3*KD_NB], V[6*KD_NB], A[6*KD_NB], IC[36*KD_NB], Fo[6*KD_NB];
+    static const double still[6] = {0, 0, 0, 0, 0, 0};
+    const double base[6] = {0, 0, 0, T[22*KD_NB], T[22*KD_NB + 1], T[22*KD_NB + 2]};
+    for (int i = 0; i < KD_NB; ++i) {
+        const int ax = kd_aba_axis[i], s = kd_aba_prismatic[i] ? 3 + ax : ax;
+        const double q = y[kd_aba_speed[i]], qd = y[KIDYM_NQ + kd_aba_speed[i]];
+        const int par = kd_aba_parent[i];
+        double *v = V + 6*i, *a = A + 6*i, c[6];
+        kd_pose(i, T, q, R + 9*i, P + 3*i);
+        kd_xm(R + 9*i, P + 3*i, par < 0 ? still : V + 6*par, v);
+        v[s] += qd;
+        kd_xm(R + 9*i, P + 3*i, par < 0 ? base : A + 6*par, a);
+        kd_bias_motion(v, s, ax, qd, c);
+        for (int k = 0; k < 6; ++k) a[k] += c[k];
+        kd_rigid(i, T, IC + 36*i);
+        kd_force(IC + 36*i, a, v, Fo + 6*i);
+    }
+    for (int i = 0; i < KIDYM_NW*KIDYM_NW; ++i) M[i] = 0.0;
+    for (int i = KD_NB - 1; i >= 0; --i) {
+        const int ax = kd_aba_axis[i], s = kd_aba_prismatic[i] ? 3 + ax : ax;
+        const int par = kd_aba_parent[i], k = kd_aba_speed[i];
+        F[k] = tau[k] - Fo[6*i + s];
+        if (par >= 0) {
+            kd_xf_add(R + 9*i, P + 3*i, Fo + 6*i, Fo + 6*par);
+            kd_xi_add(R + 9*i, P + 3*i, IC + 36*i, IC + 36*par);
+        }
+        double f[6], g[6];
+        for (int r = 0; r < 6; ++r) f[r] = IC[36*i + 6*r + s];
+        M[k*KIDYM_NW + k] = f[s];
+        for (int j = i; kd_aba_parent[j] >= 0; ) {
+            for (int r = 0; r < 6; ++r) g[r] = 0.0;
+            kd_xf_add(R + 9*j, P + 3*j, f, g);
+            j = kd_aba_parent[j];
+            for (int r = 0; r < 6; ++r) f[r] = g[r];
+            const int sj = kd_aba_prismatic[j] ? 3 + kd_aba_axis[j] : kd_aba_axis[j];
+            const int kj = kd_aba_speed[j];
+            M[k*KIDYM_NW + kj] = M[kj*KIDYM_NW + k] = f[sj];
+        }
+    }
 }
 """
 

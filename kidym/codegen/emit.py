@@ -824,21 +824,29 @@ def generate_c(eq: Equations, *, outputs: Mapping[str, Expr] | None = None,
     state_names = tuple(str(s) for s in (*eq.coordinates, *eq.speeds))
     em = _Emitter(eq, fold=fold, cse=cse, hoist=hoist)
 
-    # M and F alone, for the operation count the seed reports (Table 1)
+    # M and F alone, for the operation count the seed reports (Table 1); on the
+    # recursive route M and F are not written out (the recursions' loops, below)
     upper = [(i, j) for i in range(n_w) for j in range(i, n_w)]
     mf_roots = [eq.mass_matrix_named[i][j] for i, j in upper] + list(eq.forcing_named)
-    _, mf_count = _Emitter(eq, fold=fold, cse=cse, hoist=hoist).routine(
-        mf_roots, [f"x[{k}]" for k in range(len(mf_roots))])
+    mf_count = OpCount()
+    if plan is None:
+        _, mf_count = _Emitter(eq, fold=fold, cse=cse, hoist=hoist).routine(
+            mf_roots, [f"x[{k}]" for k in range(len(mf_roots))])
 
     # F, then with constraints their block γ, Φ, c, G (Equations.forcing_extended)
     forcing = eq.forcing_extended
-    roots = [*eq.qdot, *(eq.mass_matrix_named[i][j] for i, j in upper), *forcing]
-    targets = ([f"qdot[{i}]" for i in range(n_q)]
-               + [f"M[{i * n_w + j}]" for i, j in upper]
-               + [f"F[{i}]" for i in range(len(forcing))])
-    rhs_lines, rhs_count = em.routine(
-        roots, targets, split=("kidym_rhs_part", "double *qdot, double *M, double *F",
-                               "qdot, M, F"))
+    if plan is None:
+        roots = [*eq.qdot, *(eq.mass_matrix_named[i][j] for i, j in upper), *forcing]
+        targets = ([f"qdot[{i}]" for i in range(n_q)]
+                   + [f"M[{i * n_w + j}]" for i, j in upper]
+                   + [f"F[{i}]" for i in range(len(forcing))])
+        rhs_lines, rhs_count = em.routine(
+            roots, targets, split=("kidym_rhs_part", "double *qdot, double *M, double *F",
+                                   "qdot, M, F"))
+    else:   # q̇ and the joints' applied forces Π; M and F by the tree's recursions
+        rhs_lines, rhs_count = em.routine(
+            [*eq.qdot, *(list(eq.pseudo_forces_named) or [0] * n_w)],
+            [*(f"qdot[{i}]" for i in range(n_q)), *(f"tau[{i}]" for i in range(n_w))])
     # M's lower triangle: the solve of M w' = F reads the upper one, so only kidym_eval
     # fills it in; the augmented solve of a constrained model reads all of M
     mirror = ("    for (int i = 0; i < KIDYM_NW; ++i)\n"
@@ -883,12 +891,7 @@ def generate_c(eq: Equations, *, outputs: Mapping[str, Expr] | None = None,
                                        "kd_x, kd_J, kd_col"))
         em.inputs = {}
     aba_src = ""
-    if plan is not None:
-        # the joints' applied forces Π, then the table with the hoisted constants
-        tau = list(eq.pseudo_forces_named) or [0] * n_w
-        tau_lines, tau_count = em.routine(
-            [*eq.qdot, *tau], [*(f"ydot[{i}]" for i in range(n_q)),
-                               *(f"tau[{i}]" for i in range(n_w))])
+    if plan is not None:   # the table with the hoisted constants
         offset = len(em.const_index)
         for k, value in enumerate(plan.table):
             value = value.xreplace(em.replace) if em.replace else value
@@ -905,8 +908,6 @@ def generate_c(eq: Equations, *, outputs: Mapping[str, Expr] | None = None,
               "outputs": out_count, "events": ev_count, "resets": reset_count}
     if jacobian:
         counts["jacobian"] = jac_count
-    if plan is not None:
-        counts["forces"] = tau_count
     directions = tuple(e.direction for e in events)
     actions = tuple(1 if e.terminal else (2 if e.reset else 0) for e in events)
     options = {"fold": bool(fold), "cse": cse, "hoist": hoist}
@@ -944,9 +945,19 @@ def generate_c(eq: Equations, *, outputs: Mapping[str, Expr] | None = None,
            "/* 0 record, 1 terminal, 2 reset */\n",
            "void kidym_constants(const double *p, double *c) {",
            "    (void)p; (void)c;", *const_lines, "}\n",
-           "static inline void kd_eval(double t, const double *y, const double *p, "
-           "const double *c,\n                           double *qdot, double *M, double *F) {",
-           _UNUSED, *rhs_lines, "}\n",
+           aba_src,
+           *(["static inline void kd_eval(double t, const double *y, const double *p, "
+              "const double *c,\n                           double *qdot, double *M, "
+              "double *F) {", _UNUSED, *rhs_lines, "}\n"] if plan is None else
+             ["static inline void kd_applied(double t, const double *y, const double *p, "
+              "const double *c,\n                              double *qdot, double *tau) {",
+              _UNUSED, *rhs_lines, "}\n",
+              "static inline void kd_eval(double t, const double *y, const double *p, "
+              "const double *c,\n                           double *qdot, double *M, "
+              "double *F) {",
+              "    double tau[KIDYM_NW];",
+              "    kd_applied(t, y, p, c, qdot, tau);",
+              "    kd_tree_eval(y, c + KD_ABA_TABLE, tau, M, F);", "}\n"]),
            "void kidym_eval(double t, const double *y, const double *p, const double *c,\n"
            "                double *qdot, double *M, double *F) {\n"
            "    kd_eval(t, y, p, c, qdot, M, F);\n"
@@ -956,10 +967,9 @@ def generate_c(eq: Equations, *, outputs: Mapping[str, Expr] | None = None,
            constraint_source(eq),
            controls_source(eq),
            jacobian_source(eq, jac_lines),
-           aba_src,
            "int kidym_rhs(double t, const double *y, const double *p, const double *c, "
            "double *ydot) {",
-           *(["    double tau[KIDYM_NW];", _UNUSED, *tau_lines,
+           *(["    double tau[KIDYM_NW];", "    kd_applied(t, y, p, c, ydot, tau);",
               "    if (kd_aba(y, c + KD_ABA_TABLE, tau, ydot + KIDYM_NQ)) return 1;"]
              if plan is not None else
              [f"    double M[{n_w * n_w}], F[{len(forcing)}];",
