@@ -455,7 +455,36 @@ static void kd_tree_eval(const double *y, const double *T, const double *tau, do
 """
 
 
-def aba_source(plan: TreePlan, table_offset: int) -> str:
+_POWER = r"""
+/* dE/dt = sum of v . (I a) over the nodes, a with the base's -g: the rate of the
+   kinetic energy (v . I a) and of gravity's potential (v . I a0, a0 the base's -g
+   carried to the node) in one sum; wdot: the accelerations */
+static double kd_tree_power(const double *y, const double *T, const double *wdot) {
+    double R[9], P[3], V[6*KD_NB], A[6*KD_NB], I[36], c[6], f[6];
+    static const double still[6] = {0, 0, 0, 0, 0, 0};
+    const double base[6] = {0, 0, 0, T[22*KD_NB], T[22*KD_NB + 1], T[22*KD_NB + 2]};
+    double power = 0.0;
+    for (int i = 0; i < KD_NB; ++i) {
+        const int ax = kd_aba_axis[i], s = kd_aba_prismatic[i] ? 3 + ax : ax;
+        const int k = kd_aba_speed[i], par = kd_aba_parent[i];
+        double *v = V + 6*i, *a = A + 6*i;
+        kd_pose(i, T, y[k], R, P);
+        kd_xm(R, P, par < 0 ? still : V + 6*par, v);
+        v[s] += y[KIDYM_NQ + k];
+        kd_xm(R, P, par < 0 ? base : A + 6*par, a);
+        kd_bias_motion(v, s, ax, y[KIDYM_NQ + k], c);
+        for (int r = 0; r < 6; ++r) a[r] += c[r];
+        a[s] += wdot[k];
+        kd_rigid(i, T, I);
+        kd_force(I, a, still, f);
+        for (int r = 0; r < 6; ++r) power += v[r]*f[r];
+    }
+    return power;
+}
+"""
+
+
+def aba_source(plan: TreePlan, table_offset: int, *, power: bool = False) -> str:
     """C source of ``kd_aba(y, T, tau, wdot)`` for ``plan``, its table at ``c[table_offset]``.
 
     Parameters
@@ -464,6 +493,8 @@ def aba_source(plan: TreePlan, table_offset: int) -> str:
         From :func:`tree_plan`.
     table_offset : int
         Index of the table's first number in the constants vector ``c``.
+    power : bool
+        Also ``kd_tree_power(y, T, wdot)``, ``dE/dt`` of the bodies and gravity.
 
     Returns
     -------
@@ -480,4 +511,4 @@ def aba_source(plan: TreePlan, table_offset: int) -> str:
         f"static const int kd_aba_prismatic[KD_NB] = {arr(plan.prismatic)};",
         f"static const int kd_aba_axis[KD_NB] = {arr(plan.axis)};",
         f"static const int kd_aba_speed[KD_NB] = {arr(plan.speed)};",
-        _ROUTINE])
+        _ROUTINE, _POWER if power else ""])

@@ -856,9 +856,20 @@ def generate_c(eq: Equations, *, outputs: Mapping[str, Expr] | None = None,
     if full:
         rhs_lines.append(mirror.rstrip("\n"))
 
-    out_lines, out_count = em.routine(list(outputs.values()),
-                                      [f"out[{k}]" for k in range(len(outputs))],
+    # on the recursive route of a model without elements, E's rate is the bodies' sum
+    # Σ v·(I a) (kd_tree_power) instead of the formula dE/dt, O(n²) terms
+    numeric = [k for k, (name, e) in enumerate(outputs.items())
+               if plan is not None and not eq.model.elements and name == "energy't"
+               and e is eq.power_named]
+    symbolic = [k for k in range(len(outputs)) if k not in numeric]
+    values = list(outputs.values())
+    out_lines, out_count = em.routine([values[k] for k in symbolic],
+                                      [f"out[{k}]" for k in symbolic],
                                       split=("kidym_out_part", "double *out", "out"))
+    for k in numeric:
+        out_lines += ["    {", "        double ydot[KIDYM_NY];",
+                      f"        out[{k}] = kidym_rhs(t, y, p, c, ydot) == 1 ? NAN : "
+                      "kd_tree_power(y, c + KD_ABA_TABLE, ydot + KIDYM_NQ);", "    }"]
 
     events = all_events(eq, events)
     ev_names = tuple(e.name or f"event{k}" for k, e in enumerate(events))
@@ -896,7 +907,7 @@ def generate_c(eq: Equations, *, outputs: Mapping[str, Expr] | None = None,
         for k, value in enumerate(plan.table):
             value = value.xreplace(em.replace) if em.replace else value
             em._new_constant(value, se.Symbol(f"kidym#aba{k}"))
-        aba_src = aba_source(plan, offset)
+        aba_src = aba_source(plan, offset, power=bool(numeric))
     const_lines, const_count = em.constants_routine()
     blocks = mass_matrix_blocks(eq)
     if 1 < max(len(b) for b in blocks) <= UNROLL_MAX:
@@ -904,6 +915,8 @@ def generate_c(eq: Equations, *, outputs: Mapping[str, Expr] | None = None,
             n_w, blocks, lambda i, j: eq.mass_matrix_named[min(i, j)][max(i, j)] == 0)
     else:
         solve_src, solve_ops = _solve_c(n_w, blocks), solve_count([len(b) for b in blocks])
+    if plan is not None:   # (the recursions' loops are not counted)
+        solve_ops = OpCount()
     counts = {"constants": const_count, "rhs": rhs_count, "solve": solve_ops,
               "outputs": out_count, "events": ev_count, "resets": reset_count}
     if jacobian:
