@@ -753,6 +753,10 @@ def _layout_comment(what: str, names: Sequence[str]) -> list[str]:
     return out
 
 
+#: Stands for ``energy't`` computed by the recursion (:func:`generate_c`).
+_TREE_POWER = se.Symbol("kidym#tree_power")
+
+
 def generate_c(eq: Equations, *, outputs: Mapping[str, Expr] | None = None,
                events: Sequence[Event] = (), fold: bool | Mapping[str, float] = False,
                cse: bool = True, hoist: bool = True, jacobian: bool = False,
@@ -818,7 +822,11 @@ def generate_c(eq: Equations, *, outputs: Mapping[str, Expr] | None = None,
         outputs = dict(eq.outputs_named)
         if "energy" not in outputs:   # (a model's own `energy` has its own `energy't`)
             outputs["energy"] = eq.energy_named
-            outputs.setdefault("energy't", eq.power_named)   # for the energy balance
+            # for the energy balance; on the recursive route of a model without
+            # elements the bodies' sum Σ v·(I a) (kd_tree_power), not the formula
+            # dE/dt of O(n²) terms (not even formed)
+            outputs.setdefault("energy't", _TREE_POWER if plan is not None
+                               and not eq.model.elements else eq.power_named)
     n_q, n_w = eq.n_q, eq.n_w
     ny = n_q + n_w
     state_names = tuple(str(s) for s in (*eq.coordinates, *eq.speeds))
@@ -856,11 +864,7 @@ def generate_c(eq: Equations, *, outputs: Mapping[str, Expr] | None = None,
     if full:
         rhs_lines.append(mirror.rstrip("\n"))
 
-    # on the recursive route of a model without elements, E's rate is the bodies' sum
-    # Σ v·(I a) (kd_tree_power) instead of the formula dE/dt, O(n²) terms
-    numeric = [k for k, (name, e) in enumerate(outputs.items())
-               if plan is not None and not eq.model.elements and name == "energy't"
-               and e is eq.power_named]
+    numeric = [k for k, e in enumerate(outputs.values()) if e is _TREE_POWER]
     symbolic = [k for k in range(len(outputs)) if k not in numeric]
     values = list(outputs.values())
     out_lines, out_count = em.routine([values[k] for k in symbolic],
