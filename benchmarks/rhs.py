@@ -3,19 +3,28 @@
 Every engine is driven the same way — a Python loop calling one function per
 state over the same random states — and timed in the same run:
 
-* ``compiled``: kidym's generated C (``kidym_rhs`` through ``ctypes``: q̇ and the
-  Cholesky solve of ``M ẇ = F``); ``C loop`` is the same function called from C
-  over all states (``kidym_rhs_many``), i.e. without the per-call Python overhead;
-* ``numpy``: kidym's reference engine (generated Python + ``numpy.linalg.solve``);
+* ``compiled``: kidym's generated C as kidym builds it (``kidym_rhs`` through
+  ``ctypes``: q̇ and ``ẇ = M⁻¹F``; from ``RECURSIVE_FROM`` speeds on, the
+  articulated-body recursion of :mod:`kidym.codegen.aba_c`, else the ``LDLᵀ`` solve
+  of the formed ``M``); ``C loop`` is the same function called from C over all
+  states (``kidym_rhs_many``), i.e. without the per-call Python overhead;
+* ``dense``: the same library with the dense solve forced (``solve="dense"``), up to
+  ``--dense-max`` links (its C grows as n², its build takes minutes beyond);
+* ``numpy``: kidym's reference engine (generated Python + ``numpy.linalg.solve``),
+  up to ``--numpy-max`` links;
 * ``pydy``: PyDy's Cython backend (``generate_ode_function(generator="cython")``)
   over SymPy ``KanesMethod`` equations of the same chain (``_kane_chain.py``);
   only up to ``--pydy-max`` links, KanesMethod takes minutes beyond;
 * ``pinocchio``: Pinocchio's articulated-body algorithm ``pin.aba`` on the same
-  chain built as a Pinocchio model (revolute joints about x, y, x, …).
+  chain built as a Pinocchio model (revolute joints about x, y, x, …);
+* ``mujoco``: MuJoCo's ``mj_forward`` on the same chain as an MJCF model (hinges
+  about x, y, x, …, no geometry, so nothing to collide), after setting
+  ``qpos``/``qvel``.
 
-All engines are checked to give the same accelerations before they are timed.
+All engines are checked to give the same accelerations before they are timed,
+relative to ``cond(M)`` (Pinocchio's ``crba``): ``|Δẇ| ≤ 10⁴·ε·cond(M)·|ẇ|``.
 
-Run: ``python benchmarks/rhs.py [--ns 2 3 4 5 6 8 10 12 16 24] [--pydy-max 6]``
+Run: ``python benchmarks/rhs.py [--ns 2 3 4 6 8 12 16 24 32 48 64 100] [--pydy-max 6]``
 """
 
 from __future__ import annotations
@@ -28,6 +37,8 @@ from _common import best_time, machine, optional
 from make_chain import chain_text
 
 import kidym
+from kidym.codegen.build import build
+from kidym.codegen.emit import generate_c
 from kidym.simulate.compiled import CompiledSystem
 from kidym.simulate.simulate import NumpySystem
 
@@ -48,6 +59,31 @@ def pinocchio_chain(pin, n: int):
     return model, model.createData()
 
 
+def mujoco_chain(mujoco, n: int):
+    """The n-link chain as a MuJoCo model and data (same geometry and inertia)."""
+    def body(k: int) -> str:
+        axis = "1 0 0" if k % 2 else "0 1 0"
+        inner = body(k + 1) if k < n else ""
+        return (f'<body name="L{k}" pos="0 0 {0.0 if k == 1 else -L_}">'
+                f'<joint type="hinge" axis="{axis}"/>'
+                f'<inertial pos="0 0 {-L_ / 2}" mass="{M_}" diaginertia="{JX} {JY} {JZ}"/>'
+                f"{inner}</body>")
+
+    xml = (f'<mujoco><option gravity="0 0 {-G}" timestep="0.001"/>'
+           f"<worldbody>{body(1)}</worldbody></mujoco>")
+    model = mujoco.MjModel.from_xml_string(xml)
+    return model, mujoco.MjData(model)
+
+
+def agree(name: str, got, ref: np.ndarray, conds: list[float], part: slice) -> None:
+    """``got`` (rows) against kidym's ``ref`` rows: ``|Δ| ≤ 10⁴·ε·cond(M)·|ref|``."""
+    for k, (g, cond) in enumerate(zip(got, conds)):
+        want = ref[k][part]
+        err = np.abs(g - want).max() / np.abs(want).max()
+        bound = 1e4 * np.finfo(float).eps * cond
+        assert err <= bound, f"{name} disagrees with kidym: {err:.2e} > {bound:.2e}"
+
+
 def pydy_chain(n: int):
     """PyDy Cython right-hand side ``f(x, t, args)`` of the n-link chain."""
     import sympy as sp
@@ -66,38 +102,48 @@ def pydy_chain(n: int):
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--ns", type=int, nargs="+", default=[2, 3, 4, 5, 6, 8, 10, 12, 16, 24])
+    ap.add_argument("--ns", type=int, nargs="+",
+                    default=[2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 100])
     ap.add_argument("--pydy-max", type=int, default=6)
+    ap.add_argument("--dense-max", type=int, default=24)
+    ap.add_argument("--numpy-max", type=int, default=24)
     ap.add_argument("--states", type=int, default=200)
     args = ap.parse_args(argv)
     pin = optional("pinocchio")
     pydy = optional("pydy")
+    mujoco = optional("mujoco")
     print(machine())
+    if mujoco is None:
+        print("note: mujoco not installed: its column is skipped")
     if pin is None:
         print("note: pinocchio (pip package `pin`) not installed: its column is skipped")
     if pydy is None or optional("Cython") is None:
         print("note: pydy/Cython not installed: the PyDy column is skipped")
     print("microseconds per evaluation (best of 5 over the same states); ratios side by side")
-    print(f"{'n':>3} {'compiled':>9} {'C loop':>8} {'numpy':>8} {'pydy':>8} {'pinocchio':>10}"
-          f" {'numpy/comp':>10} {'pin/comp':>9} {'pin/Cloop':>9} {'build[s]':>8}")
+    print(f"{'n':>3} {'solve':>9} {'compiled':>9} {'C loop':>8} {'dense':>8} {'numpy':>8} "
+          f"{'pydy':>8} {'pinocchio':>10} {'mujoco':>8} {'pin/comp':>9} {'mj/comp':>8} "
+          f"{'build[s]':>8}")
     rng = np.random.default_rng(0)
     for n in args.ns:
         eq = kidym.derive(kidym.parse(chain_text(n)))
         start = time.perf_counter()
         cs = CompiledSystem.build(eq)
         build_s = time.perf_counter() - start
-        ns = NumpySystem.build(eq)
+        solve = cs.code.options.get("solve", "dense")
         p = cs.parameter_vector()
         c = cs.constants(p)
         Y = np.ascontiguousarray(rng.uniform(-1, 1, (args.states, 2 * n)))
         out = np.empty(2 * n)
         ptrs = [Y[k].ctypes.data for k in range(len(Y))]
         pp, cp, op = p.ctypes.data, c.ctypes.data, out.ctypes.data
-        rhs = cs.lib.kidym_rhs
 
-        def run_compiled(rhs=rhs, ptrs=ptrs, pp=pp, cp=cp, op=op):
-            for yp in ptrs:
-                rhs(0.0, yp, pp, cp, op)
+        def per_call(lib, ptrs=ptrs, pp=pp, cp=cp, op=op):
+            rhs = lib.kidym_rhs
+
+            def run():
+                for yp in ptrs:
+                    rhs(0.0, yp, pp, cp, op)
+            return run
 
         T = np.zeros(len(Y))
         Ydot = np.empty_like(Y)
@@ -106,37 +152,70 @@ def main(argv: list[str] | None = None) -> None:
         def run_loop(many=many, T=T, Y=Y, Ydot=Ydot, pp=pp):
             many(len(Y), T.ctypes.data, Y.ctypes.data, pp, Ydot.ctypes.data)
 
-        def run_numpy(ns=ns, Y=Y, p=p):
-            for y in Y:
-                ns.rhs(0.0, y, p)
+        ref = np.array([cs.rhs(0.0, y, p) for y in Y[:5]])
+        nan = float("nan")
+        t_dense = t_np = t_pin = t_mj = t_pydy = nan
+        # cond(M) at the checked states, for the agreement bound
+        conds = [np.linalg.cond(cs.evaluate(0.0, y, p)[1]) for y in Y[:5]]
+        acc = slice(n, 2 * n)
 
-        t_comp = best_time(run_compiled) / len(Y) * 1e6
+        t_comp = best_time(per_call(cs.lib)) / len(Y) * 1e6
         t_loop = best_time(run_loop) / len(Y) * 1e6
-        t_np = best_time(run_numpy, repeat=2) / len(Y) * 1e6
-        ref = cs.rhs(0.0, Y[0], p)
-        assert np.allclose(ref, ns.rhs(0.0, Y[0], p), rtol=1e-10, atol=1e-10)
-        t_pin = t_pydy = float("nan")
+        if solve != "dense" and n <= args.dense_max:
+            code = generate_c(eq, solve="dense")
+            dense = CompiledSystem.from_library(eq, code, build(code))
+            agree("the dense solve", [dense.rhs(0.0, y, p)[n:] for y in Y[:5]], ref, conds, acc)
+            t_dense = best_time(per_call(dense.lib)) / len(Y) * 1e6
+        elif solve == "dense":
+            t_dense = t_comp
+        if n <= args.numpy_max:
+            ns = NumpySystem.build(eq)
+            agree("numpy", [ns.rhs(0.0, y, p)[n:] for y in Y[:5]], ref, conds, acc)
+
+            def run_numpy(ns=ns, Y=Y, p=p):
+                for y in Y:
+                    ns.rhs(0.0, y, p)
+
+            t_np = best_time(run_numpy, repeat=2) / len(Y) * 1e6
         if pin is not None:
             model, data = pinocchio_chain(pin, n)
             qs = [np.ascontiguousarray(y[:n]) for y in Y]
             vs = [np.ascontiguousarray(y[n:]) for y in Y]
             tau = np.zeros(n)
             aba = pin.aba
-            acc = aba(model, data, qs[0], vs[0], tau)
-            err = np.abs(acc - ref[n:]).max() / np.abs(ref[n:]).max()
-            assert err < 1e-9, f"pinocchio disagrees with kidym at n={n}: {err:.2e}"
+            agree("pinocchio", [aba(model, data, q, v, tau).copy() for q, v in zip(qs, vs)],
+                  ref, conds, acc)
 
             def run_pin(aba=aba, model=model, data=data, qs=qs, vs=vs, tau=tau):
                 for q, v in zip(qs, vs):
                     aba(model, data, q, v, tau)
 
             t_pin = best_time(run_pin) / len(Y) * 1e6
+        if mujoco is not None:
+            mm, md = mujoco_chain(mujoco, n)
+            qs = [np.ascontiguousarray(y[:n]) for y in Y]
+            vs = [np.ascontiguousarray(y[n:]) for y in Y]
+            forward = mujoco.mj_forward
+            got = []
+            for q, v in zip(qs[:5], vs[:5]):
+                md.qpos[:] = q
+                md.qvel[:] = v
+                forward(mm, md)
+                got.append(md.qacc.copy())
+            agree("mujoco", got, ref, conds, acc)
+
+            def run_mj(forward=forward, mm=mm, md=md, qs=qs, vs=vs):
+                qpos, qvel = md.qpos, md.qvel
+                for q, v in zip(qs, vs):
+                    qpos[:] = q
+                    qvel[:] = v
+                    forward(mm, md)
+
+            t_mj = best_time(run_mj) / len(Y) * 1e6
         if pydy is not None and n <= args.pydy_max:
             f, args_ = pydy_chain(n)
             xs = [np.ascontiguousarray(y) for y in Y]
-            got = f(xs[0], 0.0, args_)
-            err = np.abs(got - ref).max() / np.abs(ref).max()
-            assert err < 1e-9, f"pydy disagrees with kidym at n={n}: {err:.2e}"
+            agree("pydy", [f(x, 0.0, args_) for x in xs[:5]], ref, conds, slice(0, 2 * n))
 
             def run_pydy(f=f, xs=xs, a=args_):
                 for x in xs:
@@ -147,10 +226,9 @@ def main(argv: list[str] | None = None) -> None:
         def fmt(x: float, w: int) -> str:
             return f"{'-':>{w}}" if np.isnan(x) else f"{x:{w}.2f}"
 
-        print(f"{n:>3} {t_comp:9.2f} {t_loop:8.2f} {t_np:8.1f} {fmt(t_pydy, 8)} "
-              f"{fmt(t_pin, 10)} {t_np / t_comp:9.0f}x {fmt(t_pin / t_comp, 8)}x "
-              f"{fmt(t_pin / t_loop, 8)}x {build_s:8.2f}", flush=True)
-
+        print(f"{n:>3} {solve:>9} {t_comp:9.2f} {t_loop:8.2f} {fmt(t_dense, 8)} "
+              f"{fmt(t_np, 8)} {fmt(t_pydy, 8)} {fmt(t_pin, 10)} {fmt(t_mj, 8)} "
+              f"{fmt(t_pin / t_comp, 8)}x {fmt(t_mj / t_comp, 7)}x {build_s:8.2f}", flush=True)
 
 if __name__ == "__main__":
     main()

@@ -63,6 +63,13 @@ class TreePlan:
     speed: tuple[int, ...]
     table: tuple[Expr, ...]
 
+    @property
+    def plain(self) -> tuple[bool, ...]:
+        """Per node: whether its fixed placement does not turn (``E = 1``)."""
+        eye = [se.Integer(int(i == j)) for i in range(3) for j in range(3)]
+        return tuple(list(self.table[STRIDE * i:STRIDE * i + 9]) == eye
+                     for i in range(len(self.parent)))
+
 
 def _matmul(a: Sequence[Sequence[Expr]], b: Sequence[Sequence[Expr]]) -> list[list[Expr]]:
     return [[se.expand(sum((a[i][k] * b[k][j] for k in range(3)), se.Integer(0)))
@@ -255,54 +262,80 @@ static inline void kd_xf_add(const double *R, const double *p, const double *f, 
     kd_cross3(p, l, pl);
     for (int i = 0; i < 3; ++i) { o[i] += n[i] + pl[i]; o[3 + i] += l[i]; }
 }
-/* parent += X^T Ia X for the 6x6 Ia (row-major) of a child placed by R, p */
-static inline void kd_xi_add(const double *R, const double *p, const double *Ia, double *o) {
-    double A[9], B[9], C[9], t[9];
-    for (int i = 0; i < 3; ++i)
-        for (int j = 0; j < 3; ++j) {
-            A[3*i + j] = Ia[6*i + j]; B[3*i + j] = Ia[6*i + 3 + j];
-            C[3*i + j] = Ia[6*(3 + i) + 3 + j];
-        }
-    double *blk[3] = {A, B, C};
-    for (int b = 0; b < 3; ++b) {   /* R X R^T */
-        double *X = blk[b];
-        for (int i = 0; i < 3; ++i)
-            for (int j = 0; j < 3; ++j)
-                t[3*i + j] = X[3*i]*R[3*j] + X[3*i + 1]*R[3*j + 1] + X[3*i + 2]*R[3*j + 2];
-        for (int i = 0; i < 3; ++i)
-            for (int j = 0; j < 3; ++j)
-                X[3*i + j] = R[3*i]*t[j] + R[3*i + 1]*t[3 + j] + R[3*i + 2]*t[6 + j];
+/* X <- G X G^T for G the rotation by (cs, sn) about the axis ax (in place) */
+static inline void kd_turn(double *X, int ax, double cs, double sn) {
+    const int b = (ax + 1) % 3, d = (ax + 2) % 3;
+    for (int k = 0; k < 3; ++k) {
+        const double xb = X[3*b + k], xd = X[3*d + k];
+        X[3*b + k] = cs*xb - sn*xd;
+        X[3*d + k] = sn*xb + cs*xd;
     }
-    /* P = [p]x: A - B P + P B^T - P C P, B + P C, C */
-    double P[9] = {0, -p[2], p[1], p[2], 0, -p[0], -p[1], p[0], 0};
-    double PC[9], BP[9];
+    for (int k = 0; k < 3; ++k) {
+        const double xb = X[3*k + b], xd = X[3*k + d];
+        X[3*k + b] = cs*xb - sn*xd;
+        X[3*k + d] = sn*xb + cs*xd;
+    }
+}
+/* X <- E X E^T (in place) */
+static inline void kd_rotate(double *X, const double *E) {
+    double t[9];
     for (int i = 0; i < 3; ++i)
-        for (int j = 0; j < 3; ++j) {
-            PC[3*i + j] = P[3*i]*C[j] + P[3*i + 1]*C[3 + j] + P[3*i + 2]*C[6 + j];
-            BP[3*i + j] = B[3*i]*P[j] + B[3*i + 1]*P[3 + j] + B[3*i + 2]*P[6 + j];
+        for (int j = 0; j < 3; ++j)
+            t[3*i + j] = X[3*i]*E[3*j] + X[3*i + 1]*E[3*j + 1] + X[3*i + 2]*E[3*j + 2];
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j)
+            X[3*i + j] = E[3*i]*t[j] + E[3*i + 1]*t[3 + j] + E[3*i + 2]*t[6 + j];
+}
+/* parent += X^T Ia X for the 6x6 Ia (row-major) of node i, placed by R = E G (G the
+   joint's turn by cs, sn; none for a shift) and p */
+static inline void kd_xi_add(int i, const double *E, double cs, double sn, const double *p,
+                             const double *Ia, double *o) {
+    double A[9], B[9], C[9];
+    for (int r = 0; r < 3; ++r)
+        for (int k = 0; k < 3; ++k) {
+            A[3*r + k] = Ia[6*r + k]; B[3*r + k] = Ia[6*r + 3 + k];
+            C[3*r + k] = Ia[6*(3 + r) + 3 + k];
         }
-    for (int i = 0; i < 3; ++i)
-        for (int j = 0; j < 3; ++j) {
-            double pcp = PC[3*i]*P[j] + PC[3*i + 1]*P[3 + j] + PC[3*i + 2]*P[6 + j];
-            double a = A[3*i + j] - BP[3*i + j] - BP[3*j + i] - pcp;
-            double b = B[3*i + j] + PC[3*i + j];
-            o[6*i + j] += a;
-            o[6*i + 3 + j] += b;
-            o[6*(3 + j) + i] += b;
-            o[6*(3 + i) + 3 + j] += C[3*i + j];
+    if (!kd_aba_prismatic[i]) {
+        kd_turn(A, kd_aba_axis[i], cs, sn);
+        kd_turn(B, kd_aba_axis[i], cs, sn);
+        kd_turn(C, kd_aba_axis[i], cs, sn);
+    }
+    if (!kd_aba_plain[i]) { kd_rotate(A, E); kd_rotate(B, E); kd_rotate(C, E); }
+    /* with P = [p]x: A - B P - (B P)^T - P C P, B + P C, C; a row r times P is r x p,
+       P times a column k is p x k */
+    double BP[9], PC[9], PCP[9], col[3], pc[3];
+    for (int r = 0; r < 3; ++r) kd_cross3(B + 3*r, p, BP + 3*r);
+    for (int k = 0; k < 3; ++k) {
+        col[0] = C[k]; col[1] = C[3 + k]; col[2] = C[6 + k];
+        kd_cross3(p, col, pc);
+        PC[k] = pc[0]; PC[3 + k] = pc[1]; PC[6 + k] = pc[2];
+    }
+    for (int r = 0; r < 3; ++r) kd_cross3(PC + 3*r, p, PCP + 3*r);
+    for (int r = 0; r < 3; ++r)
+        for (int k = 0; k < 3; ++k) {
+            const double b = B[3*r + k] + PC[3*r + k];
+            o[6*r + k] += A[3*r + k] - BP[3*r + k] - BP[3*k + r] - PCP[3*r + k];
+            o[6*r + 3 + k] += b;
+            o[6*(3 + k) + r] += b;
+            o[6*(3 + r) + 3 + k] += C[3*r + k];
         }
 }
 
-/* the node's placement in its parent (R, p) at the joint's coordinate q */
-static inline void kd_pose(int i, const double *T, double q, double *Ri, double *Pi) {
+/* the node's placement in its parent (R, p) at the joint's coordinate q; cs, sn: the
+   turn's cosine and sine (1, 0 for a shift) */
+static inline void kd_pose(int i, const double *T, double q, double *Ri, double *Pi,
+                           double *cs_, double *sn_) {
     const double *e = T + 22*i;
     const int ax = kd_aba_axis[i];
     if (kd_aba_prismatic[i]) {
         for (int k = 0; k < 9; ++k) Ri[k] = e[k];
         for (int k = 0; k < 3; ++k) Pi[k] = e[9 + k] + e[3*k + ax]*q;
+        *cs_ = 1.0; *sn_ = 0.0;
         return;
     }
     const double cs = cos(q), sn = sin(q);
+    *cs_ = cs; *sn_ = sn;
     const int a1 = (ax + 1) % 3, a2 = (ax + 2) % 3;
     for (int k = 0; k < 3; ++k) {   /* E times the rotation about ax */
         Ri[3*k + ax] = e[3*k + ax];
@@ -338,6 +371,22 @@ static inline void kd_bias_motion(const double *v, int s, int ax, double qd, dou
         kd_cross3(v, m3, c + 3);
     }
 }
+/* o = v x* (I v) for the node's rigid inertia (m, h = m c, Io) in the table row e */
+static inline void kd_bias_force(const double *e, const double *v, double *o) {
+    const double m = e[12], *h = e + 13, *J = e + 16;
+    double n[3], f[3], t3[3];
+    kd_cross3(h, v + 3, t3);             /* n = Io w + h x v0 */
+    n[0] = J[0]*v[0] + J[3]*v[1] + J[5]*v[2] + t3[0];
+    n[1] = J[3]*v[0] + J[1]*v[1] + J[4]*v[2] + t3[1];
+    n[2] = J[5]*v[0] + J[4]*v[1] + J[2]*v[2] + t3[2];
+    kd_cross3(v, h, t3);                 /* f = m v0 - h x w = m v0 + w x h */
+    for (int k = 0; k < 3; ++k) f[k] = m*v[3 + k] + t3[k];
+    double a3[3], b3[3];
+    kd_cross3(v, n, a3);
+    kd_cross3(v + 3, f, b3);
+    kd_cross3(v, f, o + 3);
+    for (int k = 0; k < 3; ++k) o[k] = a3[k] + b3[k];
+}
 /* o = I x + v x* (I v) */
 static inline void kd_force(const double *I, const double *x, const double *v, double *o) {
     double Iv[6], t3[3], n3[3], f3[3];
@@ -355,12 +404,12 @@ static inline void kd_force(const double *I, const double *x, const double *v, d
 
 static int kd_aba(const double *y, const double *T, const double *tau, double *wdot) {
     double R[9*KD_NB], P[3*KD_NB], V[6*KD_NB], Cb[6*KD_NB], IA[36*KD_NB], PA[6*KD_NB];
-    double A[6*KD_NB], D[KD_NB], u[KD_NB];
+    double A[6*KD_NB], D[KD_NB], u[KD_NB], CS[KD_NB], SN[KD_NB];
     static const double still[6] = {0, 0, 0, 0, 0, 0};
     for (int i = 0; i < KD_NB; ++i) {
         const int ax = kd_aba_axis[i], s = kd_aba_prismatic[i] ? 3 + ax : ax;
         const double q = y[kd_aba_speed[i]], qd = y[KIDYM_NQ + kd_aba_speed[i]];
-        kd_pose(i, T, q, R + 9*i, P + 3*i);
+        kd_pose(i, T, q, R + 9*i, P + 3*i, CS + i, SN + i);
         double *v = V + 6*i, *c = Cb + 6*i;
         const int par = kd_aba_parent[i];
         kd_xm(R + 9*i, P + 3*i, par < 0 ? still : V + 6*par, v);
@@ -368,7 +417,7 @@ static int kd_aba(const double *y, const double *T, const double *tau, double *w
         kd_bias_motion(v, s, ax, qd, c);
         double *I = IA + 36*i;
         kd_rigid(i, T, I);
-        kd_force(I, still, v, PA + 6*i);   /* the bias force v x* (I v) */
+        kd_bias_force(T + 22*i, v, PA + 6*i);
     }
     for (int i = KD_NB - 1; i >= 0; --i) {
         const int ax = kd_aba_axis[i], s = kd_aba_prismatic[i] ? 3 + ax : ax;
@@ -389,7 +438,7 @@ static int kd_aba(const double *y, const double *T, const double *tau, double *w
             for (int k = 0; k < 6; ++k) sum += Ia[6*r + k]*c[k];
             pv[r] = sum;
         }
-        kd_xi_add(R + 9*i, P + 3*i, Ia, IA + 36*par);
+        kd_xi_add(i, T + 22*i, CS[i], SN[i], P + 3*i, Ia, IA + 36*par);
         kd_xf_add(R + 9*i, P + 3*i, pv, PA + 6*par);
     }
     const double base[6] = {0, 0, 0, T[22*KD_NB], T[22*KD_NB + 1], T[22*KD_NB + 2]};
@@ -413,6 +462,7 @@ static int kd_aba(const double *y, const double *T, const double *tau, double *w
 static void kd_tree_eval(const double *y, const double *T, const double *tau, double *M,
                          double *F) {
     double R[9*KD_NB], P[3*KD_NB], V[6*KD_NB], A[6*KD_NB], IC[36*KD_NB], Fo[6*KD_NB];
+    double CS[KD_NB], SN[KD_NB];
     static const double still[6] = {0, 0, 0, 0, 0, 0};
     const double base[6] = {0, 0, 0, T[22*KD_NB], T[22*KD_NB + 1], T[22*KD_NB + 2]};
     for (int i = 0; i < KD_NB; ++i) {
@@ -420,7 +470,7 @@ static void kd_tree_eval(const double *y, const double *T, const double *tau, do
         const double q = y[kd_aba_speed[i]], qd = y[KIDYM_NQ + kd_aba_speed[i]];
         const int par = kd_aba_parent[i];
         double *v = V + 6*i, *a = A + 6*i, c[6];
-        kd_pose(i, T, q, R + 9*i, P + 3*i);
+        kd_pose(i, T, q, R + 9*i, P + 3*i, CS + i, SN + i);
         kd_xm(R + 9*i, P + 3*i, par < 0 ? still : V + 6*par, v);
         v[s] += qd;
         kd_xm(R + 9*i, P + 3*i, par < 0 ? base : A + 6*par, a);
@@ -436,7 +486,7 @@ static void kd_tree_eval(const double *y, const double *T, const double *tau, do
         F[k] = tau[k] - Fo[6*i + s];
         if (par >= 0) {
             kd_xf_add(R + 9*i, P + 3*i, Fo + 6*i, Fo + 6*par);
-            kd_xi_add(R + 9*i, P + 3*i, IC + 36*i, IC + 36*par);
+            kd_xi_add(i, T + 22*i, CS[i], SN[i], P + 3*i, IC + 36*i, IC + 36*par);
         }
         double f[6], g[6];
         for (int r = 0; r < 6; ++r) f[r] = IC[36*i + 6*r + s];
@@ -468,7 +518,8 @@ static double kd_tree_power(const double *y, const double *T, const double *wdot
         const int ax = kd_aba_axis[i], s = kd_aba_prismatic[i] ? 3 + ax : ax;
         const int k = kd_aba_speed[i], par = kd_aba_parent[i];
         double *v = V + 6*i, *a = A + 6*i;
-        kd_pose(i, T, y[k], R, P);
+        double cs, sn;
+        kd_pose(i, T, y[k], R, P, &cs, &sn);
         kd_xm(R, P, par < 0 ? still : V + 6*par, v);
         v[s] += y[KIDYM_NQ + k];
         kd_xm(R, P, par < 0 ? base : A + 6*par, a);
@@ -511,4 +562,5 @@ def aba_source(plan: TreePlan, table_offset: int, *, power: bool = False) -> str
         f"static const int kd_aba_prismatic[KD_NB] = {arr(plan.prismatic)};",
         f"static const int kd_aba_axis[KD_NB] = {arr(plan.axis)};",
         f"static const int kd_aba_speed[KD_NB] = {arr(plan.speed)};",
+        f"static const int kd_aba_plain[KD_NB] = {arr(plan.plain)};",
         _ROUTINE, _POWER if power else ""])
