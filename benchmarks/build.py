@@ -1,31 +1,38 @@
-"""Build time of big models: parts compiled in parallel vs one function per routine.
+"""Build time of big models: the recursion, the dense solve in parts, one function.
 
 For the spatial n-link chain (``examples/chain/make_chain.py``) each build runs in a
 fresh process with a fresh cache, from the model text to the first trajectory:
 
 * ``derive``: parse and derive; ``C gen``: the equations' cache key and the C source
   (``generate_c``); ``compile``: the compiler runs (``kidym.codegen.build``) and
-  loading the library; ``run``: a first 0.01 s simulation;
+  loading the library; ``run``: a first 0.01 s simulation; ``total s`` their sum;
+  ``wall s`` the whole process's wall time (interpreter start and imports included);
 * peak memory, sampled every 20 ms from ``/proc``: of the whole build (this process
   and every compiler process running at that moment, added up), and of the largest
   compiler process alone (``cc1``);
 * the cached start (a second process on the same cache: parse, derive, the cache
-  index, load);
+  index, load), in the process (``cached s``) and its whole wall time (``c. wall``);
 * the right-hand side's cost per evaluation (``kidym_rhs_many``, q̇ and the solve of
-  ``M ẇ = F`` included, over 200 random states), both builds loaded in one process
+  ``M ẇ = F`` included, over 200 random states), the builds loaded in one process
   and timed alternately in 301 rounds of 20, the median, with their largest
   difference.
 
-"kidym" is the build as kidym makes it: a routine of more than ``SPLIT_ABOVE``
-statements in parts of ``PART_STATEMENTS`` (``docs/compiled.md``), the ``parts``
-column counts them; "one function" is the build with no routine split
-(``SPLIT_ABOVE`` beyond any model), as kidym built every model before: the peer
-measured in the same run. Usage::
+"kidym" is the build as kidym makes it: from ``RECURSIVE_FROM`` speeds on an open
+tree, ``kidym_rhs`` by the articulated-body recursion and ``kidym_eval`` by composite
+bodies and Newton–Euler (:mod:`kidym.codegen.aba_c`), no formed ``M``, ``F`` in the
+C; below, the dense solve. "dense" is the dense solve of the formed ``M`` at every
+size, a routine of more than ``SPLIT_ABOVE`` statements in parts of
+``PART_STATEMENTS`` (``docs/compiled.md``; the ``parts`` column counts them), as
+kidym built every model before the recursion; "one function" is the dense build with
+no routine split, as kidym built before the parts: the peers measured in the same
+run. Usage::
 
-    python3 benchmarks/build.py [--sizes 10 30 60 100] [--single-up-to 30]
+    python3 benchmarks/build.py [--sizes 10 30 60 100] [--dense-up-to 60]
+                                [--single-up-to 30]
 
-A one-function build above ``--single-up-to`` links is skipped and said so (the
-60-link chain's took more than 10 minutes and 2.8 GB in one compiler process on the
+A dense build above ``--dense-up-to`` and a one-function build above
+``--single-up-to`` links are skipped and said so (the 60-link chain's one-function
+build took more than 10 minutes and 2.8 GB in one compiler process on the
 development machine).
 """
 
@@ -110,9 +117,21 @@ class PeakMemory(threading.Thread):
         self.join()
 
 
-def one(n: int, split: bool, cache: str) -> dict:
-    """Build the n-link chain in this process (``split``: as kidym does, else every
-    routine as one function); the measurements as a dict."""
+def _mode(mode: str) -> None:
+    """Set the generator up as ``mode`` builds: ``kidym`` as kidym does, ``dense`` the
+    dense solve of the formed ``M`` (as kidym built every model before the recursion,
+    routines split in parts), ``one`` the dense solve with every routine one function."""
+    emit = importlib.import_module("kidym.codegen.emit")
+    if mode in ("dense", "one"):
+        importlib.import_module("kidym.codegen.aba_c").RECURSIVE_FROM = 10**9
+    if mode == "one":
+        emit.SPLIT_ABOVE = 10**9
+        importlib.import_module("kidym.codegen.build").COMPILE_TIMEOUT = 3600
+
+
+def one(n: int, mode: str, cache: str) -> dict:
+    """Build the n-link chain in this process as ``mode`` (:func:`_mode`); the
+    measurements as a dict."""
     os.environ["KIDYM_CACHE_DIR"] = cache
     from make_chain import chain_text
 
@@ -122,10 +141,7 @@ def one(n: int, split: bool, cache: str) -> dict:
 
     # (``kidym.codegen.build`` is also the name of the function the package exports)
     build_module = importlib.import_module("kidym.codegen.build")
-    emit = importlib.import_module("kidym.codegen.emit")
-    if not split:
-        emit.SPLIT_ABOVE = 10**9
-        build_module.COMPILE_TIMEOUT = 3600
+    _mode(mode)
     memory = PeakMemory()
     memory.start()
     start = time.perf_counter()
@@ -148,18 +164,16 @@ def one(n: int, split: bool, cache: str) -> dict:
             "compiler_mb": memory.largest / 2**20, "library": str(cs.path)}
 
 
-def cached_start(n: int, split: bool, cache: str) -> float:
+def cached_start(n: int, mode: str, cache: str) -> float:
     """Seconds from model text to a loaded library, with the library in ``cache``
-    (``split`` as in :func:`one`: the cache index is keyed on the split sizes)."""
+    (``mode`` as in :func:`one`: the cache index is keyed on the generator's sizes)."""
     os.environ["KIDYM_CACHE_DIR"] = cache
     from make_chain import chain_text
 
     import kidym
     from kidym.simulate.compiled import CompiledSystem
 
-    if not split:
-        importlib.import_module("kidym.codegen.emit").SPLIT_ABOVE = 10**9
-
+    _mode(mode)
     start = time.perf_counter()
     CompiledSystem.build(kidym.derive(kidym.parse(chain_text(n))))
     return time.perf_counter() - start
@@ -205,29 +219,36 @@ def rhs_costs(libraries: list[str]) -> dict:
                               for r in results)}
 
 
-def _child(*args: str) -> str:
+def _child(*args: str) -> tuple[str, float]:
+    """The last line a child process printed and its wall time (interpreter start and
+    imports included)."""
     env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'examples' / 'chain'}"}
+    start = time.perf_counter()
     run = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True,
                          env=env, timeout=4 * 3600)
+    wall = time.perf_counter() - start
     if run.returncode != 0:
         raise RuntimeError(run.stderr[-2000:])
-    return run.stdout.strip().splitlines()[-1]
+    return run.stdout.strip().splitlines()[-1], wall
 
 
 HEAD = (f"{'n':>4} {'build':<13}{'parts':>6}{'derive':>8}{'C gen':>8}{'compile':>9}"
-        f"{'run':>6}{'total s':>9}{'peak MB':>9}{'cc1 MB':>8}{'cached s':>9}{'rhs µs':>8}")
+        f"{'run':>6}{'total s':>9}{'wall s':>8}{'peak MB':>9}{'cc1 MB':>8}{'cached s':>9}"
+        f"{'c. wall':>8}{'rhs µs':>8}")
 
 
 def _row(n: int, mode: str, r: dict) -> str:
     return (f"{n:>4} {mode:<13}{r['parts']:>6}{r['derive_s']:>8.1f}{r['generate_s']:>8.1f}"
             f"{r['compile_s']:>9.1f}{r['run_s']:>6.2f}{r['first_s']:>9.1f}"
-            f"{r['peak_mb']:>9.0f}{r['compiler_mb']:>8.0f}{r['cached_s']:>9.2f}"
-            f"{r['rhs_us']:>8.2f}")
+            f"{r['wall_s']:>8.1f}{r['peak_mb']:>9.0f}{r['compiler_mb']:>8.0f}"
+            f"{r['cached_s']:>9.2f}{r['cached_wall_s']:>8.2f}{r['rhs_us']:>8.2f}")
 
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[10, 30, 60, 100])
+    ap.add_argument("--dense-up-to", type=int, default=60,
+                    help="build the dense peer only up to this many links")
     ap.add_argument("--single-up-to", type=int, default=30,
                     help="build the one-function peer only up to this many links")
     ap.add_argument("--one", nargs=3, metavar=("N", "MODE", "CACHE"), help=argparse.SUPPRESS)
@@ -237,11 +258,11 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     if args.one:
         n, mode, cache = args.one
-        print(json.dumps(one(int(n), mode == "kidym", cache)))
+        print(json.dumps(one(int(n), mode, cache)))
         return
     if args.cached:
         n, mode, cache = args.cached
-        print(json.dumps(cached_start(int(n), mode == "kidym", cache)))
+        print(json.dumps(cached_start(int(n), mode, cache)))
         return
     if args.rhs:
         print(json.dumps(rhs_costs(args.rhs)))
@@ -253,24 +274,33 @@ def main(argv: list[str] | None = None) -> None:
     for n in args.sizes:
         rows = {}
         with tempfile.TemporaryDirectory() as tmp:
-            for mode in ("kidym", "one function"):
+            for mode in ("kidym", "dense", "one function"):
+                if mode == "dense" and n > args.dense_up_to:
+                    print(f"{n:>4} {mode:<13}  skipped: above --dense-up-to "
+                          f"{args.dense_up_to}", flush=True)
+                    continue
                 if mode == "one function" and n > args.single_up_to:
                     print(f"{n:>4} {mode:<13}  skipped: above --single-up-to "
                           f"{args.single_up_to} (minutes and gigabytes in one compiler "
                           "process)", flush=True)
                     continue
                 cache = os.path.join(tmp, mode.replace(" ", "-"))
-                how = "kidym" if mode == "kidym" else "one"
-                r = json.loads(_child("--one", str(n), how, cache))
-                r["cached_s"] = json.loads(_child("--cached", str(n), how, cache))
+                how = {"kidym": "kidym", "dense": "dense"}.get(mode, "one")
+                line, wall = _child("--one", str(n), how, cache)
+                r = json.loads(line)
+                r["wall_s"] = wall
+                line, wall = _child("--cached", str(n), how, cache)
+                r["cached_s"], r["cached_wall_s"] = json.loads(line), wall
                 rows[mode] = r
-            costs = json.loads(_child("--rhs", *(r["library"] for r in rows.values())))
+            costs = json.loads(_child("--rhs", *(r["library"] for r in rows.values()))[0])
         for (mode, r), us in zip(rows.items(), costs["rhs_us"]):
             r["rhs_us"] = us
             print(_row(n, mode, r), flush=True)
-        if len(rows) == 2:
-            a, b = rows["kidym"], rows["one function"]
-            print(f"{n:>4} kidym / one function: rhs {a['rhs_us'] / b['rhs_us']:.2f}x, "
+        for peer in ("dense", "one function"):
+            if peer not in rows:
+                continue
+            a, b = rows["kidym"], rows[peer]
+            print(f"{n:>4} kidym / {peer}: rhs {a['rhs_us'] / b['rhs_us']:.2f}x, "
                   f"model to first trajectory {a['first_s'] / b['first_s']:.2f}x, peak "
                   f"memory {a['peak_mb'] / b['peak_mb']:.2f}x; results differ by at most "
                   f"{costs['difference']:.1e} (relative)", flush=True)

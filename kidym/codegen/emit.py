@@ -48,7 +48,8 @@ from fractions import Fraction
 
 import symengine as se
 
-from kidym.codegen.aba_c import RECURSIVE_FROM, aba_source, tree_plan
+from kidym.codegen import aba_c
+from kidym.codegen.aba_c import aba_source, tree_plan
 from kidym.codegen.constraints_c import constraint_source
 from kidym.codegen.controls_c import controls_source
 from kidym.codegen.cprint import CPrinter, OpCount
@@ -812,7 +813,7 @@ def generate_c(eq: Equations, *, outputs: Mapping[str, Expr] | None = None,
         raise ValueError("solve='recursive' needs an open tree of bodies whose joints are "
                          "elementary transforms by one coordinate each, without "
                          "constraints, controls or quaternions: use solve='dense'")
-    if solve == "auto" and eq.n_w < RECURSIVE_FROM:
+    if solve == "auto" and eq.n_w < aba_c.RECURSIVE_FROM:
         plan = None
     if jacobian and eq.controls is not None:
         raise ValueError("no analytic Jacobian for a model with controls (the controls' "
