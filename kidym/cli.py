@@ -984,8 +984,8 @@ def _compiled(eq, rep, *, jacobian: bool = False):
             bars.append(rep.bar("compiling", 0, total))
         bars[0].update(done)
 
-    with rep.stage("C code and library"):
-        system = CompiledSystem.build(eq, progress=progress, jacobian=jacobian)
+    # each stage (cache key, generating C, compiling, loading) timed and shown
+    system = CompiledSystem.build(eq, progress=progress, jacobian=jacobian, stage=rep.stage)
     for bar in bars:
         bar.close()
     return system

@@ -16,6 +16,7 @@ import os
 import threading
 import time as _time
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -126,7 +127,9 @@ class CompiledSystem:
               fold: bool | Mapping[str, float] = False, flags: tuple[str, ...] = BASE_FLAGS,
               extra_flags: tuple[str, ...] = (), native: bool | None = None,
               progress: Callable[[int, int], None] | None = None,
-              jacobian: bool = False) -> CompiledSystem:
+              jacobian: bool = False,
+              stage: Callable[[str], AbstractContextManager] | None = None
+              ) -> CompiledSystem:
         """Generate, compile (or reuse from the cache) and load the library of ``eq``.
 
         ``flags``, ``extra_flags``, ``native`` (tune for this processor; ``None``: as
@@ -135,7 +138,10 @@ class CompiledSystem:
         :func:`kidym.codegen.build`. ``jacobian=True`` adds the analytic Jacobian
         (:mod:`kidym.codegen.jacobian_c`), which ``BDF`` then uses; a model with
         controls (``НЕИЗВЕСТНЫЕ``) gets none (its solve is not differentiated), and
-        ``BDF`` forms the Jacobian by difference quotients.
+        ``BDF`` forms the Jacobian by difference quotients. ``stage(label)``, a
+        context manager such as :meth:`kidym.progress.Reporter.stage`, wraps each stage
+        of the build: ``"cache key"``, ``"generating C"``, ``"compiling"`` (these two
+        not on a cached start) and ``"loading"``.
 
         Raises
         ------
@@ -145,19 +151,24 @@ class CompiledSystem:
         from kidym.codegen import index
 
         start = _time.perf_counter()
+        stage = stage or (lambda label: nullcontext())
         jacobian = jacobian and eq.controls is None
-        key = index.equations_key(eq, events=events, fold=fold,
-                                  flags=build_flags(flags, extra_flags, native),
-                                  jacobian=jacobian)
-        hit = index.lookup(key)
+        with stage("cache key"):
+            key = index.equations_key(eq, events=events, fold=fold,
+                                      flags=build_flags(flags, extra_flags, native),
+                                      jacobian=jacobian)
+            hit = index.lookup(key)
         if hit is not None:    # generating the C again is most of a cached start
             code, path = hit
         else:
-            code = generate_c(eq, events=events, fold=fold, jacobian=jacobian)
-            path = build(code, flags=flags, extra_flags=extra_flags, native=native,
-                         progress=progress)
+            with stage("generating C"):
+                code = generate_c(eq, events=events, fold=fold, jacobian=jacobian)
+            with stage("compiling"):
+                path = build(code, flags=flags, extra_flags=extra_flags, native=native,
+                             progress=progress)
             index.remember(key, code, path)
-        return cls.from_library(eq, code, path, started=start)
+        with stage("loading"):
+            return cls.from_library(eq, code, path, started=start)
 
     @classmethod
     def from_library(cls, eq: Equations, code: CCode, path: Path, *,
