@@ -41,8 +41,11 @@ Expr = se.Basic
 STRIDE = 22
 
 #: Speeds from which ``kidym_rhs`` uses the recursion instead of the dense ``LDLᵀ``
-#: solve (``generate_c(solve="auto")``); measured by ``benchmarks/rhs.py``.
-RECURSIVE_FROM = 12
+#: solve (``generate_c(solve="auto")``): where it is no slower on the spatial chain
+#: (``benchmarks/rhs.py``: about equal at 48 speeds, the dense solve about 1.2x faster
+#: at 40 and 1.4x at 24); its build is several times faster from about 30 on
+#: (``benchmarks/build.py``).
+RECURSIVE_FROM = 48
 
 _AXES = {"x": 0, "y": 1, "z": 2}
 

@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 import kidym
-from kidym.codegen.aba_c import RECURSIVE_FROM, tree_plan
+from kidym.codegen import aba_c
+from kidym.codegen.aba_c import tree_plan
 from kidym.codegen.build import build
 from kidym.codegen.emit import generate_c
 from kidym.simulate.compiled import CompiledSystem
@@ -72,7 +73,7 @@ def states(eq, count: int = 6) -> tuple[np.ndarray, np.ndarray]:
     return rng.uniform(0, 2, count), rng.uniform(-1.5, 1.5, (count, eq.n_q + eq.n_w))
 
 
-@pytest.mark.parametrize("text", [TREE, chain(RECURSIVE_FROM)], ids=["tree", "chain"])
+@pytest.mark.parametrize("text", [TREE, chain(12)], ids=["tree", "chain"])
 def test_recursive_solve_agrees_with_dense_and_numpy(text):
     eq, dense, rec, ns = systems(text)
     p = dense.parameter_vector()
@@ -91,7 +92,7 @@ def test_recursive_solve_agrees_with_dense_and_numpy(text):
 
 
 def test_energy_rate_of_the_recursion_is_zero_on_a_conservative_chain():
-    eq, dense, rec, _ = systems(chain(RECURSIVE_FROM))
+    eq, dense, rec, _ = systems(chain(12))
     p = dense.parameter_vector()
     t, Y = states(eq)
     names = list(rec.output_names)
@@ -109,7 +110,7 @@ def test_energy_rate_of_the_recursion_is_zero_on_a_conservative_chain():
 
 def test_recursive_solve_agrees_with_pinocchio():
     pin = pytest.importorskip("pinocchio")
-    n = RECURSIVE_FROM
+    n = 12
     eq, _, rec, _ = systems(chain(n))
     model = pin.Model()
     parent = 0
@@ -132,16 +133,28 @@ def test_recursive_solve_agrees_with_pinocchio():
         assert np.abs(got - want).max() <= MARGIN * EPS * np.linalg.cond(M) * np.abs(want).max()
 
 
-def test_auto_takes_the_recursion_from_its_size_only_on_open_trees():
-    small = kidym.derive(kidym.parse(chain(RECURSIVE_FROM - 1)))
+def test_auto_takes_the_recursion_from_its_size_only_on_open_trees(monkeypatch):
+    monkeypatch.setattr(aba_c, "RECURSIVE_FROM", 4)
+    small, big = (kidym.derive(kidym.parse(chain(n))) for n in (3, 4))
     assert "solve" not in generate_c(small).options
-    assert tree_plan(small) is not None
+    assert generate_c(big).options["solve"] == "recursive"
+    assert "solve" not in generate_c(big, solve="dense").options
     loop = kidym.derive(kidym.parse((EXAMPLES / "four_bar" / "four_bar.kdm").read_text()))
     assert tree_plan(loop) is None
     with pytest.raises(ValueError, match="open tree"):
         generate_c(loop, solve="recursive")
     with pytest.raises(ValueError, match="expected 'auto', 'dense' or 'recursive'"):
         generate_c(small, solve="aba")
+
+
+def test_analytic_jacobian_over_the_recursive_route():
+    eq, _, _, _ = systems(chain(4))
+    got = []
+    for solve in ("dense", "recursive"):
+        code = generate_c(eq, solve=solve, jacobian=True)
+        cs = CompiledSystem.from_library(eq, code, build(code))
+        got.append(cs.jacobian(0.0, np.linspace(-1, 1, 8), cs.parameter_vector()))
+    assert np.abs(got[1] - got[0]).max() <= MARGIN * EPS * np.abs(got[0]).max()
 
 
 def test_time_dependent_placement_and_shared_coordinate_are_not_trees():
