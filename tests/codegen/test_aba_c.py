@@ -73,7 +73,8 @@ def states(eq, count: int = 6) -> tuple[np.ndarray, np.ndarray]:
     return rng.uniform(0, 2, count), rng.uniform(-1.5, 1.5, (count, eq.n_q + eq.n_w))
 
 
-@pytest.mark.parametrize("text", [TREE, chain(12)], ids=["tree", "chain"])
+@pytest.mark.slow
+@pytest.mark.parametrize("text", [TREE, chain(8)], ids=["tree", "chain"])
 def test_recursive_solve_agrees_with_dense_and_numpy(text):
     eq, dense, rec, ns = systems(text)
     p = dense.parameter_vector()
@@ -92,7 +93,7 @@ def test_recursive_solve_agrees_with_dense_and_numpy(text):
 
 
 def test_energy_rate_of_the_recursion_is_zero_on_a_conservative_chain():
-    eq, dense, rec, _ = systems(chain(12))
+    eq, dense, rec, _ = systems(chain(8))
     p = dense.parameter_vector()
     t, Y = states(eq)
     names = list(rec.output_names)
@@ -110,7 +111,7 @@ def test_energy_rate_of_the_recursion_is_zero_on_a_conservative_chain():
 
 def test_recursive_solve_agrees_with_pinocchio():
     pin = pytest.importorskip("pinocchio")
-    n = 12
+    n = 8
     eq, _, rec, _ = systems(chain(n))
     model = pin.Model()
     parent = 0
@@ -147,13 +148,14 @@ def test_auto_takes_the_recursion_from_its_size_only_on_open_trees(monkeypatch):
         generate_c(small, solve="aba")
 
 
+@pytest.mark.slow
 def test_analytic_jacobian_over_the_recursive_route():
-    eq, _, _, _ = systems(chain(4))
+    eq, _, _, _ = systems(chain(3))
     got = []
     for solve in ("dense", "recursive"):
         code = generate_c(eq, solve=solve, jacobian=True)
         cs = CompiledSystem.from_library(eq, code, build(code))
-        got.append(cs.jacobian(0.0, np.linspace(-1, 1, 8), cs.parameter_vector()))
+        got.append(cs.jacobian(0.0, np.linspace(-1, 1, 6), cs.parameter_vector()))
     assert np.abs(got[1] - got[0]).max() <= MARGIN * EPS * np.abs(got[0]).max()
 
 
