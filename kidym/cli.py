@@ -756,8 +756,11 @@ def cmd_codegen(args: argparse.Namespace) -> int:
     print(f"operation counts of {model.name} ({eq.n_q} coordinates, {eq.n_w} speeds; "
           f"options: " + ", ".join(f"{k}={v}" for k, v in code.options.items()) + ")")
     print(code.counts_table())
-    mf = code.mf_counts
-    print(f"mass matrix and forcing alone: {mf}")
+    if code.options.get("solve") == "recursive":
+        print("mass matrix and forcing: not written out (an open tree solved by the "
+              "articulated-body recursion, docs/compiled.md)")
+    else:
+        print(f"mass matrix and forcing alone: {code.mf_counts}")
     size = sum(len(x.encode("utf-8")) for x in code.sources) / 1024
     print(f"C source: {path} ({size:.1f} kB" + (f", with {len(parts)} parts beside it: "
                                                 f"{parts[0].name} …)" if parts else ")"))
