@@ -75,6 +75,18 @@ def mujoco_chain(mujoco, n: int):
     return model, mujoco.MjData(model)
 
 
+def interleaved(runs: dict, count: int, rounds: int = 15) -> dict[str, float]:
+    """µs per state of each run: the best of ``rounds`` rounds, every run once a round
+    in turn (on a shared machine a burst of load then hits all of them alike)."""
+    best = dict.fromkeys(runs, float("inf"))
+    for _ in range(rounds):
+        for name, run in runs.items():
+            start = time.perf_counter()
+            run()
+            best[name] = min(best[name], (time.perf_counter() - start) / count * 1e6)
+    return best
+
+
 def agree(name: str, got, ref: np.ndarray, conds: list[float], part: slice) -> None:
     """``got`` (rows) against kidym's ``ref`` rows: ``|Δ| ≤ 10⁴·ε·cond(M)·|ref|``."""
     for k, (g, cond) in enumerate(zip(got, conds)):
@@ -119,7 +131,8 @@ def main(argv: list[str] | None = None) -> None:
         print("note: pinocchio (pip package `pin`) not installed: its column is skipped")
     if pydy is None or optional("Cython") is None:
         print("note: pydy/Cython not installed: the PyDy column is skipped")
-    print("microseconds per evaluation (best of 5 over the same states); ratios side by side")
+    print("microseconds per evaluation (best of 15 rounds over the same states, the engines "
+          "in turn); ratios side by side")
     print(f"{'n':>3} {'solve':>9} {'compiled':>9} {'C loop':>8} {'dense':>8} {'numpy':>8} "
           f"{'pydy':>8} {'pinocchio':>10} {'mujoco':>8} {'pin/comp':>9} {'mj/comp':>8} "
           f"{'build[s]':>8}")
@@ -154,20 +167,17 @@ def main(argv: list[str] | None = None) -> None:
 
         ref = np.array([cs.rhs(0.0, y, p) for y in Y[:5]])
         nan = float("nan")
-        t_dense = t_np = t_pin = t_mj = t_pydy = nan
+        t_np = nan
         # cond(M) at the checked states, for the agreement bound
         conds = [np.linalg.cond(cs.evaluate(0.0, y, p)[1]) for y in Y[:5]]
         acc = slice(n, 2 * n)
 
-        t_comp = best_time(per_call(cs.lib)) / len(Y) * 1e6
-        t_loop = best_time(run_loop) / len(Y) * 1e6
+        runs = {"compiled": per_call(cs.lib), "loop": run_loop}
         if solve != "dense" and n <= args.dense_max:
             code = generate_c(eq, solve="dense")
             dense = CompiledSystem.from_library(eq, code, build(code))
             agree("the dense solve", [dense.rhs(0.0, y, p)[n:] for y in Y[:5]], ref, conds, acc)
-            t_dense = best_time(per_call(dense.lib)) / len(Y) * 1e6
-        elif solve == "dense":
-            t_dense = t_comp
+            runs["dense"] = per_call(dense.lib)
         if n <= args.numpy_max:
             ns = NumpySystem.build(eq)
             agree("numpy", [ns.rhs(0.0, y, p)[n:] for y in Y[:5]], ref, conds, acc)
@@ -190,7 +200,7 @@ def main(argv: list[str] | None = None) -> None:
                 for q, v in zip(qs, vs):
                     aba(model, data, q, v, tau)
 
-            t_pin = best_time(run_pin) / len(Y) * 1e6
+            runs["pinocchio"] = run_pin
         if mujoco is not None:
             mm, md = mujoco_chain(mujoco, n)
             qs = [np.ascontiguousarray(y[:n]) for y in Y]
@@ -211,7 +221,7 @@ def main(argv: list[str] | None = None) -> None:
                     qvel[:] = v
                     forward(mm, md)
 
-            t_mj = best_time(run_mj) / len(Y) * 1e6
+            runs["mujoco"] = run_mj
         if pydy is not None and n <= args.pydy_max:
             f, args_ = pydy_chain(n)
             xs = [np.ascontiguousarray(y) for y in Y]
@@ -221,7 +231,11 @@ def main(argv: list[str] | None = None) -> None:
                 for x in xs:
                     f(x, 0.0, a)
 
-            t_pydy = best_time(run_pydy) / len(Y) * 1e6
+            runs["pydy"] = run_pydy
+        best = interleaved(runs, len(Y))
+        t_comp, t_loop = best["compiled"], best["loop"]
+        t_dense = t_comp if solve == "dense" else best.get("dense", nan)
+        t_pin, t_mj, t_pydy = (best.get(k, nan) for k in ("pinocchio", "mujoco", "pydy"))
 
         def fmt(x: float, w: int) -> str:
             return f"{'-':>{w}}" if np.isnan(x) else f"{x:{w}.2f}"
