@@ -30,6 +30,7 @@ Run: ``python benchmarks/rhs.py [--ns 2 3 4 6 8 12 16 24 32 48 64 100] [--pydy-m
 from __future__ import annotations
 
 import argparse
+import gc
 import time
 
 import numpy as np
@@ -79,11 +80,19 @@ def interleaved(runs: dict, count: int, rounds: int = 15) -> dict[str, float]:
     """µs per state of each run: the best of ``rounds`` rounds, every run once a round
     in turn (on a shared machine a burst of load then hits all of them alike)."""
     best = dict.fromkeys(runs, float("inf"))
-    for _ in range(rounds):
-        for name, run in runs.items():
-            start = time.perf_counter()
-            run()
-            best[name] = min(best[name], (time.perf_counter() - start) / count * 1e6)
+    # the garbage collector off while timing: the peers' calls allocate their results,
+    # and a collection over the heap the earlier (bigger) models left behind had cost
+    # them up to 4x at n = 100 late in a run
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(rounds):
+            for name, run in runs.items():
+                start = time.perf_counter()
+                run()
+                best[name] = min(best[name], (time.perf_counter() - start) / count * 1e6)
+    finally:
+        gc.enable()
     return best
 
 
