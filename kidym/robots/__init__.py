@@ -116,9 +116,13 @@ def import_robot(path: str | Path, *, strict: bool = False, floating: bool = Fal
         from kidym.robots.mjcf import read_mjcf
 
         tree = read_mjcf(path)
+    elif suffix == ".sdf":
+        from kidym.robots.sdf import read_sdf
+
+        tree = read_sdf(path)
     else:
-        raise ValueError(f"{path}: kidym imports URDF (.urdf) and MJCF (.xml) files; "
-                         f"`{path.suffix}` files (SDF) are not imported yet")
+        raise ValueError(f"{path}: kidym imports URDF (.urdf), MJCF (.xml) and SDF (.sdf) "
+                         f"files, not `{path.suffix}` files")
     tree, floating = _floating_joint_at_root(tree, floating)
     floating = floating or tree.free_root is not None
     bodies, diags = composite_bodies(tree, strict=strict, floating=floating)
