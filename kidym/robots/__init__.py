@@ -1,7 +1,7 @@
-"""Import robot description files (URDF, MJCF) into readable kidym model files.
+"""Import robot description files (URDF, MJCF, SDF) into readable kidym model files.
 
 ``import_robot(path)`` reads the file (:mod:`kidym.robots.urdf`,
-:mod:`kidym.robots.mjcf`), merges the links
+:mod:`kidym.robots.mjcf`, :mod:`kidym.robots.sdf`), merges the links
 joined by fixed joints into composite bodies and applies the inertia policy
 (:mod:`kidym.robots.composite`), and writes the model text
 (:mod:`kidym.robots.writer`). See docs/robots.md.
@@ -39,6 +39,9 @@ class ImportedRobot:
     planar : dict of str to tuple of str
         Planar joint name → its coordinates ``x, y, th`` and pseudo-velocities
         ``vx, vy`` (the velocity in the plane in the moving axes, as Pinocchio's).
+    loops : tuple of str
+        The joints (or MJCF equalities) that close loops, in the order of the model's
+        ``COINCIDE`` (the k-th gives the constraints ``coinX<k>, coinY<k>, coinZ<k>``).
     """
 
     text: str
@@ -49,6 +52,7 @@ class ImportedRobot:
     source: str | None = None
     floating: bool = False
     planar: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    loops: tuple[str, ...] = ()
 
     def format_warnings(self) -> list[str]:
         """Each warning as ``FILE:LINE:COL: warning: …`` with its caret line."""
@@ -68,8 +72,9 @@ def import_robot(path: str | Path, *, strict: bool = False, floating: bool = Fal
     Parameters
     ----------
     path : str or Path
-        A URDF file (``.urdf``) or an MJCF file (``.xml``, ``.mjcf``; read by MuJoCo's
-        compiler, hinge and slide joints).
+        A URDF file (``.urdf``), an MJCF file (``.xml``, ``.mjcf``; read by MuJoCo's
+        compiler, hinge and slide joints) or an SDF file (``.sdf``; the subset of a
+        robot, :mod:`kidym.robots.sdf`).
     strict : bool, optional
         Make the inertia warnings errors (a link or composite body whose inertia tensor
         is not positive semidefinite or breaks the triangle inequality).
@@ -143,7 +148,7 @@ def import_robot(path: str | Path, *, strict: bool = False, floating: bool = Fal
                          source=tree.source) from None
     return ImportedRobot(text=text, coordinates=coords, bodies=names, warnings=diags,
                          filename=tree.filename, source=tree.source, floating=floating,
-                         planar=planar)
+                         planar=planar, loops=tuple(loop.name for loop in tree.loops))
 
 
 def _floating_joint_at_root(tree, floating: bool):

@@ -149,8 +149,10 @@ def _pose(reader: _Reader, el, what: str) -> tuple[np.ndarray, str | None]:
     T = np.eye(4)
     T[:3, 3] = nums[:3]
     if quat:
-        if not any(nums[3:]):
-            reader.error(pose, f"the pose of {what} has the zero quaternion")
+        norm = math.sqrt(sum(v * v for v in nums[3:]))
+        if abs(norm - 1.0) > 1e-6:   # (readers differ on what such a rotation means)
+            reader.error(pose, f"the pose of {what} has a quaternion of norm {norm:.6g}: "
+                               "write a unit quaternion (qx qy qz qw)")
             return np.eye(4), relative
         T[:3, :3] = _quat_matrix(*nums[3:])
     else:
