@@ -24,65 +24,9 @@ import kidym
 from kidym.robots import import_robot
 from kidym.simulate.simulate import NumpySystem
 from tests.oracles.drake_robots import DrakeRobot
+from tests.robots.test_sdf_import import ARM
 
 TOL = 1e-12
-
-# what SDFormat has and URDF has not: frames, poses relative to other frames, a model
-# pose, a joint frame off the child's origin, axes expressed in another frame,
-# quaternion and degree rotations; a fixed joint merged with products of inertia
-ARM = """<?xml version="1.0"?>
-<sdf version="1.9">
-  <model name="arm">
-    <pose>0.1 -0.2 0.3 0.2 -0.1 0.4</pose>
-    <frame name="mount" attached_to="base">
-      <pose relative_to="base">0 0.05 0.2 0 0 0.5</pose>
-    </frame>
-    <link name="base">
-      <inertial><mass>3</mass><inertia><ixx>0.03</ixx><iyy>0.04</iyy><izz>0.05</izz>
-      </inertia></inertial>
-    </link>
-    <joint name="fix" type="fixed"><parent>world</parent><child>base</child></joint>
-    <link name="upper">
-      <pose relative_to="mount">0.1 0 0.05 0.3 0.2 0.1</pose>
-      <inertial>
-        <pose>0.2 0.01 0 0.1 0.2 0.3</pose>
-        <mass>1.5</mass>
-        <inertia><ixx>0.002</ixx><ixy>0.0001</ixy><ixz>-0.0002</ixz><iyy>0.02</iyy>
-          <iyz>0.0003</iyz><izz>0.021</izz></inertia>
-      </inertial>
-    </link>
-    <joint name="shoulder" type="revolute">
-      <parent>base</parent><child>upper</child>
-      <pose>0.02 0 -0.01 0 0 0</pose>
-      <axis><xyz expressed_in="__model__">0 1 0</xyz></axis>
-    </joint>
-    <link name="fore">
-      <pose relative_to="upper" rotation_format="quat_xyzw">0.4 0.05 0 0.1 0.1 0.7 0.7</pose>
-      <inertial><pose>0.15 0 0 0 0 0</pose><mass>0.7</mass>
-        <inertia><ixx>0.001</ixx><iyy>0.006</iyy><izz>0.0065</izz></inertia></inertial>
-    </link>
-    <joint name="elbow" type="revolute">
-      <parent>upper</parent><child>fore</child>
-      <axis><xyz>0.2 0.5 0.8</xyz><dynamics><damping>0</damping></dynamics></axis>
-    </joint>
-    <link name="tool">
-      <pose relative_to="fore" degrees="true">0.3 0 0 90 0 15</pose>
-      <inertial><pose>0.02 0.01 0 0 0 0</pose><mass>0.2</mass>
-        <inertia><ixx>0.0002</ixx><iyy>0.0002</iyy><izz>0.0002</izz></inertia></inertial>
-    </link>
-    <joint name="tool_fix" type="fixed"><parent>fore</parent><child>tool</child></joint>
-    <link name="slider">
-      <pose relative_to="tool">0 0 0.05 0 0 0</pose>
-      <inertial><mass>0.3</mass><inertia><ixx>0.0001</ixx><ixy>0.00002</ixy><iyy>0.0002</iyy>
-        <izz>0.0003</izz></inertia></inertial>
-    </link>
-    <joint name="slide" type="prismatic">
-      <parent>tool</parent><child>slider</child>
-      <axis><xyz>0.6 0 0.8</xyz></axis>
-    </joint>
-  </model>
-</sdf>
-"""
 
 
 def _cassie() -> Path | None:

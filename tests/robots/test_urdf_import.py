@@ -404,10 +404,10 @@ def test_not_xml_is_located(tmp_path):
 
 
 def test_other_formats_say_so(tmp_path):
-    path = tmp_path / "robot.sdf"
+    path = tmp_path / "robot.step"
     path.write_text("<sdf/>")
-    with pytest.raises(ValueError, match=r"kidym imports URDF \(.urdf\) and MJCF \(.xml\) "
-                                         r"files; `.sdf` files \(SDF\) are not imported yet"):
+    with pytest.raises(ValueError, match=r"kidym imports URDF \(.urdf\), MJCF \(.xml\) and "
+                                         r"SDF \(.sdf\) files, not `.step` files"):
         import_robot(path)
 
 
