@@ -50,7 +50,7 @@ _NOT_YET = ("gearbox", "screw", "universal", "revolute2")
 _MODEL = "__model__"
 
 
-class _Problems(Exception):
+class _ProblemsError(Exception):
     """Raised inside the reader with the problems found so far."""
 
     def __init__(self, diagnostics: list[Diagnostic]) -> None:
@@ -200,7 +200,7 @@ def read_sdf(path: str | Path) -> RobotTree:
                          filename=filename, source=text) from None
     try:
         tree = _read(reader, root)
-    except _Problems as exc:
+    except _ProblemsError as exc:
         raise ParseError(exc.diagnostics, filename=filename, source=text) from None
     if reader.problems:
         raise ParseError(reader.problems, filename=filename, source=text)
@@ -210,35 +210,35 @@ def read_sdf(path: str | Path) -> RobotTree:
 def _version(reader: _Reader, root) -> tuple[int, int]:
     raw = root.get("version")
     if raw is None:
-        raise _Problems([Diagnostic("an SDF file's `<sdf>` needs a `version` (e.g. 1.7)",
+        raise _ProblemsError([Diagnostic("an SDF file's `<sdf>` needs a `version` (e.g. 1.7)",
                                     reader.span(root))])
     try:
         major, minor = (int(p) for p in raw.strip().split(".")[:2])
     except ValueError:
-        raise _Problems([Diagnostic(f"the SDF version `{raw}` is not a number like 1.7",
+        raise _ProblemsError([Diagnostic(f"the SDF version `{raw}` is not a number like 1.7",
                                     reader.span(root, raw))]) from None
     return major, minor
 
 
 def _model_element(reader: _Reader, root):
     if not isinstance(root.tag, str) or root.tag != "sdf":
-        raise _Problems([Diagnostic(f"an SDF file starts with `<sdf>`, not `<{root.tag}>`",
+        raise _ProblemsError([Diagnostic(f"an SDF file starts with `<sdf>`, not `<{root.tag}>`",
                                     reader.span(root))])
     if root.find("world") is not None:
-        raise _Problems([Diagnostic("an SDF world is not imported: import the file of its "
+        raise _ProblemsError([Diagnostic("an SDF world is not imported: import the file of its "
                                     "robot's `<model>`", reader.span(root.find("world")))])
     models = root.findall("model")
     if len(models) != 1:
-        raise _Problems([Diagnostic(f"an SDF robot file holds one `<model>`, this one "
+        raise _ProblemsError([Diagnostic(f"an SDF robot file holds one `<model>`, this one "
                                     f"{len(models)}", reader.span(models[1] if models
                                                                    else root))])
     model = models[0]
     for tag in ("model", "include"):
         inner = model.find(tag)
         if inner is not None:
-            raise _Problems([Diagnostic(f"a {'nested model' if tag == 'model' else '`<include>`'}"
-                                        " is not imported yet: write its links and joints "
-                                        "into the model", reader.span(inner))])
+            what = "a nested model" if tag == "model" else "an `<include>`"
+            raise _ProblemsError([Diagnostic(f"{what} is not imported yet: write its links "
+                                             "and joints into the model", reader.span(inner))])
     return model
 
 
@@ -247,7 +247,7 @@ def _read(reader: _Reader, root) -> RobotTree:
     model = _model_element(reader, root)
     name = model.get("name")
     if not name:
-        raise _Problems([Diagnostic("an SDF `<model>` needs a `name`", reader.span(model))])
+        raise _ProblemsError([Diagnostic("an SDF `<model>` needs a `name`", reader.span(model))])
     elements: dict[str, tuple[str, object]] = {}    # name → (kind, element)
     for el in model:
         if not isinstance(el.tag, str) or el.tag not in ("link", "joint", "frame"):
@@ -262,20 +262,20 @@ def _read(reader: _Reader, root) -> RobotTree:
             continue
         elements[ename] = (el.tag, el)
     if reader.problems:
-        raise _Problems(reader.problems)
+        raise _ProblemsError(reader.problems)
     model_pose, _ = _pose(reader, model, f"model `{name}`")
     frames = _Frames(reader, elements, model_pose)
     links = {n: _link(reader, frames, n, el) for n, (k, el) in elements.items() if k == "link"}
     if not links:
-        raise _Problems([Diagnostic(f"model `{name}` has no `<link>`", reader.span(model))])
+        raise _ProblemsError([Diagnostic(f"model `{name}` has no `<link>`", reader.span(model))])
     joints, loops = _joints(reader, frames, elements, links, version)
     if reader.problems:
-        raise _Problems(reader.problems)
+        raise _ProblemsError(reader.problems)
     if any(j.parent == "world" for j in joints):
         links = {"world": RobotLink("world", None), **links}
     root_link, structural = find_root(links, joints)
     if structural:
-        raise _Problems(structural)
+        raise _ProblemsError(structural)
     return RobotTree(name=name, links=links, joints=tuple(joints), root=root_link,
                      filename=reader.filename, source=reader.text,
                      warnings=tuple(reader.warnings), loops=tuple(loops))
@@ -307,13 +307,13 @@ class _Frames:
         if name not in self.elements:
             near = closest(name, [*self.elements, _MODEL])
             hint = f" (did you mean `{near}`?)" if near else ""
-            raise _Problems([Diagnostic(f"frame `{name}` is not defined in the model{hint}",
+            raise _ProblemsError([Diagnostic(f"frame `{name}` is not defined in the model{hint}",
                                         self.reader.span(where, name) if where is not None
                                         else None)])
         if name in self.visiting:
             cyc = " → ".join([*self.visiting[self.visiting.index(name):], name])
             kind, el = self.elements[name]
-            raise _Problems([Diagnostic(f"the poses are relative to each other in a cycle: "
+            raise _ProblemsError([Diagnostic(f"the poses are relative to each other in a cycle: "
                                         f"{cyc}", self.reader.span(el))])
         self.visiting.append(name)
         kind, el = self.elements[name]
@@ -321,7 +321,7 @@ class _Frames:
         base = relative or self.default_of(name)
         pose_el = el.find("pose")
         if base == name:
-            raise _Problems([Diagnostic(f"the pose of {kind} `{name}` is relative to itself",
+            raise _ProblemsError([Diagnostic(f"the pose of {kind} `{name}` is relative to itself",
                                         self.reader.span(pose_el))])
         out = self.pose(base, pose_el if relative else el) @ T
         self.visiting.pop()

@@ -100,7 +100,8 @@ def seed_files() -> list[tuple[str, str]]:
 
     seeds = [(".urdf", URDF_ARM), (".sdf", SDF_ARM)]
     try:
-        from tests.robots.test_mjcf_mujoco import ARM as MJCF_ARM, FOUR_BAR
+        from tests.robots.test_mjcf_mujoco import ARM as MJCF_ARM
+        from tests.robots.test_mjcf_mujoco import FOUR_BAR
 
         seeds += [(".xml", MJCF_ARM.replace(" DAMPING", "")), (".xml", FOUR_BAR)]
     except Exception:   # MuJoCo is not installed (the test module skips)

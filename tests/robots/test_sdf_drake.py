@@ -112,7 +112,7 @@ def test_cassie_loops_equal_drake(engine):
         points.append((child, in_child, parent, X.inverse().multiply(x)))
     p = system.parameter_vector()
     # the file's pose is a consistent state: kidym's constraints vanish there
-    _, Fx0, block0 = system.constraint_block(0.0, np.concatenate([zero, zero]), p)
+    _, _, block0 = system.constraint_block(0.0, np.concatenate([zero, zero]), p)
     assert np.abs(block0.phi).max() <= 1e-12
     rng = np.random.default_rng(5)
     P = ref.P

@@ -8,6 +8,8 @@ file located in it (``FILE:LINE:COL: error: …``), never a traceback.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import kidym
@@ -181,11 +183,9 @@ def test_broken_files_are_located(tmp_path, change, needle, message):
     err = _error(tmp_path, text)
     rendered = err.render()
     assert "Traceback" not in rendered
-    import re
-
     assert any(re.search(message, d.message) for d in err.diagnostics), rendered
     if needle is not None:
-        located = [d for d in err.diagnostics if re.search(message, d.message)][0]
+        located = next(d for d in err.diagnostics if re.search(message, d.message))
         assert located.span is not None
         lines = text.splitlines()
         assert needle in lines[located.span.line - 1] or needle.startswith("<sdf"), rendered
