@@ -139,7 +139,7 @@ def survey() -> None:
             errors.append(f"  {path.relative_to(folder)}: {exc.diagnostics[0].message}")
             continue
         ok += 1
-        warned += bool(robot.warnings)
+        warned += any("inertia" in w.message for w in robot.warnings)
     print(f"{len(files)} URDF files: {ok} imported and read back ({warned} with inertia "
           f"warnings), {len(errors)} errors:")
     print("\n".join(errors))

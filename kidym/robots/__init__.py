@@ -146,6 +146,10 @@ def import_robot(path: str | Path, *, strict: bool = False, floating: bool = Fal
     except ValueError as exc:
         raise ParseError([Diagnostic(str(exc))], filename=tree.filename,
                          source=tree.source) from None
+    diags += _dynamics_warnings(tree, coords, strict)
+    errors = [d for d in diags if d.severity == "error"]
+    if errors:
+        raise ParseError(errors, filename=tree.filename, source=tree.source)
     return ImportedRobot(text=text, coordinates=coords, bodies=names, warnings=diags,
                          filename=tree.filename, source=tree.source, floating=floating,
                          planar=planar, loops=tuple(loop.name for loop in tree.loops))
@@ -172,3 +176,25 @@ def _floating_joint_at_root(tree, floating: bool):
     rest = tuple(j for j in tree.joints if j is not joint)
     new: RobotTree = dataclasses.replace(tree, links=links, joints=rest, root=joint.child)
     return new, True
+
+
+def _dynamics_warnings(tree, coords: dict[str, str], strict: bool) -> list[Diagnostic]:
+    """A warning (an error under ``strict``) per joint whose ``<dynamics>`` the model
+    does not hold: Coulomb friction (no element of the language sticks), and damping
+    of a joint without a coordinate of its own (planar, a mimic joint followed)."""
+    severity = "error" if strict else "warning"
+    out = []
+    for j in tree.joints:
+        if j.friction:
+            out.append(Diagnostic(
+                f"joint `{j.name}` has Coulomb friction {j.friction:g} (`<dynamics "
+                "friction>`), which is not part of the model: no element of kidym holds a "
+                "friction that sticks (add a force element on the joint's speed for a "
+                "sliding one)", j.span, severity))
+        if j.damping and j.type != "fixed" and j.name not in coords:
+            out.append(Diagnostic(
+                f"joint `{j.name}` has damping {j.damping:g} (`<dynamics damping>`), which "
+                f"is not part of the model: the joint ({j.type}"
+                f"{', a mimic joint followed' if j.mimic else ''}) has no coordinate of its "
+                "own (add a dissipative element)", j.span, severity))
+    return out

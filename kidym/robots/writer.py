@@ -266,6 +266,9 @@ def write_model(tree: RobotTree, bodies: list[CompositeBody], *, mimic: str = "f
             else:
                 raise ValueError(f"joint `{j.name}`: {j.type} joints below the root are not "
                                  "imported yet")
+            if j.friction:
+                note += (f"; Coulomb friction {num(j.friction)} of the file not modelled "
+                         "(see the import's warnings)")
             lines.append(f"# {note} #")
         if len(b.links) > 1:
             lines.append("# merged links: " + ", ".join(comment_text(n) for n in b.links)
@@ -298,6 +301,12 @@ def write_model(tree: RobotTree, bodies: list[CompositeBody], *, mimic: str = "f
         # body axes always: kidym would take the fixed axes for a base of equal moments
         # about its origin (language §2.4), Pinocchio's and MuJoCo's are the body's
         lines.append(f"ANGULAR VELOCITY := {body_names[bodies[0].name]}(body);")
+    damped = [(b.joint, coords[b.joint.name]) for b in bodies if b.joint is not None
+              and b.joint.damping and b.joint.name in coords]
+    if damped:
+        lines.append("# joint damping of the file (<dynamics damping>): the force -c*q't on "
+                     "each joint's coordinate #")
+        lines += [f"Ddamp.{q} = {num(j.damping)};" for j, q in damped]
     if tree.loops:
         lines.append(_coincide(tree, bodies, body_names))
     lines.append("GRAVITY := 0, 0, -g;")

@@ -2,8 +2,9 @@
 
 Drake's ``MultibodyPlant`` parses SDF with libsdformat (its own frame semantics,
 independent of kidym's reader) and gives the mass matrix (``CalcMassMatrix``), the
-bias ``C v`` (``CalcBiasTerm``) and the gravity forces (``CalcGravityGeneralizedForces``,
-``τ_g``): kidym's ``M`` and ``F = −(C v − τ_g)``. Drake does not close kinematic loops:
+bias ``C v`` (``CalcBiasTerm``), the gravity forces (``CalcGravityGeneralizedForces``, ``τ_g``)
+and the joints' damping ``D`` as Drake reads it: kidym's ``M`` and
+``F = −(C v − τ_g + D v)``. Drake does not close kinematic loops:
 the file is given to it with its loop-closing ball joints cut (removed from the XML) and
 the root link welded to the world, and the loops are checked on Drake's kinematics
 (``CalcPointsPositions``, ``CalcJacobianTranslationalVelocity``,
@@ -76,6 +77,12 @@ class DrakeRobot:
             self.Pq[joint.position_start(), order.index(c)] = 1.0
             self.P[joint.velocity_start(), speeds.index(c + "'t")] = 1.0
         assert (self.Pq.sum(axis=1) == 1).all() and (self.P.sum(axis=1) == 1).all()
+        # the joints' damping, as Drake read it from the file (`<dynamics><damping>`)
+        self.damping = np.zeros(plant.num_velocities())
+        for index in plant.GetJointIndices():
+            joint = plant.get_joint(index)
+            if joint.num_velocities() == 1:
+                self.damping[joint.velocity_start()] = joint.default_damping_vector()[0]
 
     def set_state(self, qk: np.ndarray, wk: np.ndarray) -> None:
         """Drake's ``q``, ``v`` for kidym's coordinates and speeds."""
@@ -83,10 +90,12 @@ class DrakeRobot:
         self.plant.SetVelocities(self.context, self.P @ wk)
 
     def dynamics(self) -> tuple[np.ndarray, np.ndarray]:
-        """``M`` and ``b = C v − τ_g`` at the state set."""
+        """``M`` and ``b = C v − τ_g + D v`` at the state set (D: the joints' damping,
+        which ``CalcBiasTerm`` leaves out)."""
         M = self.plant.CalcMassMatrix(self.context)
+        v = self.plant.GetVelocities(self.context)
         b = self.plant.CalcBiasTerm(self.context) \
-            - self.plant.CalcGravityGeneralizedForces(self.context)
+            - self.plant.CalcGravityGeneralizedForces(self.context) + self.damping * v
         return M, b
 
     def point(self, link: str, p: np.ndarray) -> tuple[np.ndarray, ...]:

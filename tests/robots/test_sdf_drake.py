@@ -4,8 +4,8 @@ Drake's ``MultibodyPlant`` reads the same SDF files with libsdformat, so its fra
 poses and axes are resolved independently of kidym's reader. At random states kidym's
 mass matrix M and bias forces b = −F equal Drake's ``CalcMassMatrix`` and
 ``CalcBiasTerm − CalcGravityGeneralizedForces`` to 1e-12 relative to their largest
-entry. Cassie (``example-robot-data``, ``cassie_v2.sdf``) closes four loops with ball
-joints: kidym's ``COINCIDE`` constraints vanish at the file's pose, and their value,
+entry (with the joints' damping as Drake reads it added). Cassie
+(``example-robot-data``, ``cassie_v2.sdf``) closes four loops with ball joints: kidym's ``COINCIDE`` constraints vanish at the file's pose, and their value,
 Jacobian and ``γ = −J̇ v`` equal Drake's points, ``CalcJacobianTranslationalVelocity``
 and ``CalcBiasTranslationalAcceleration`` on the tree with the loops cut; kidym's
 constrained accelerations equal the solution of ``[M Jᵀ; J 0]`` from Drake's pieces.
@@ -95,6 +95,7 @@ def test_cassie_loops_equal_drake(engine):
     assert eq.constraints.names == tuple(f"coin{a}{k}" for k in range(1, 5) for a in "XYZ")
     ref = DrakeRobot(CASSIE, robot.coordinates, eq.coordinates, eq.speeds,
                      cut=set(robot.loops), root_link="pelvis")
+    assert ref.damping.any() and robot.text.count("Ddamp.") == np.count_nonzero(ref.damping)
     system = _system(eq, engine)
     _check_tree(system, ref, n, n_states=30, seed=3)
     # each closing joint: its centre (its pose, in the child link) in both links, read
