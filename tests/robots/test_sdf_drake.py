@@ -5,7 +5,8 @@ poses and axes are resolved independently of kidym's reader. At random states ki
 mass matrix M and bias forces b = −F equal Drake's ``CalcMassMatrix`` and
 ``CalcBiasTerm − CalcGravityGeneralizedForces`` to 1e-12 relative to their largest
 entry (with the joints' damping as Drake reads it added). Cassie
-(``example-robot-data``, ``cassie_v2.sdf``) closes four loops with ball joints: kidym's ``COINCIDE`` constraints vanish at the file's pose, and their value,
+(``example-robot-data``, ``cassie_v2.sdf``) closes four loops with ball joints: kidym's
+``COINCIDE`` constraints vanish at the file's pose, and their value,
 Jacobian and ``γ = −J̇ v`` equal Drake's points, ``CalcJacobianTranslationalVelocity``
 and ``CalcBiasTranslationalAcceleration`` on the tree with the loops cut; kidym's
 constrained accelerations equal the solution of ``[M Jᵀ; J 0]`` from Drake's pieces.
