@@ -9,8 +9,9 @@ as a shift to the anchor, the turn by ``q − qpos0`` and the shift back (a fixe
 to the body). A free joint of a body of the world makes it the floating root (its
 linear velocity in the fixed axes, as MuJoCo's ``qvel``); ball joints are not
 imported yet; an ``equality connect`` of two bodies closes a loop (the model's
-``COINCIDE``), other equalities are not imported yet; MuJoCo's armature, damping,
-springs and joint friction are not part of the model (a warning names them).
+``COINCIDE``), other equalities are not imported yet; a joint's damping is a
+dissipative element of the model; MuJoCo's armature, springs and joint friction are
+not part of the model (a warning names them).
 """
 
 from __future__ import annotations
@@ -138,14 +139,15 @@ def read_mjcf(path: str | Path) -> RobotTree:
                 links[child] = RobotLink(child, None, span)
             joints.append(RobotJoint(jname, "revolute" if jtype == _HINGE else "prismatic",
                                      here, child, origin @ _frame(anchor),
-                                     np.asarray(m.jnt_axis[j], float), span=span))
+                                     np.asarray(m.jnt_axis[j], float), span=span,
+                                     damping=float(m.dof_damping[m.jnt_dofadr[j]])))
             here, origin = child, _frame(-anchor)
             if last and child != name:
                 joints.append(RobotJoint(f"{name}_anchor", "fixed", child, name, origin,
                                          np.array([1.0, 0.0, 0.0])))
         dof = m.jnt_dofadr[first:first + count]
-        extras = [what for what, arr in (("armature", m.dof_armature), ("damping",
-                  m.dof_damping), ("frictionloss", m.dof_frictionloss)) if arr[dof].any()]
+        extras = [what for what, arr in (("armature", m.dof_armature),
+                  ("frictionloss", m.dof_frictionloss)) if arr[dof].any()]
         if m.jnt_stiffness[first:first + count].any():
             extras.append("stiffness")
         if extras:

@@ -117,12 +117,33 @@ def test_mjcf_arm_equals_mujoco(tmp_path, engine, free):
         assert np.abs(ak - d.qacc).max() <= 1e-12 * np.linalg.cond(M) * np.abs(d.qacc).max()
 
 
-def test_mjcf_joint_extras_are_named_in_a_warning(tmp_path):
+def test_mjcf_joint_damping_is_an_element_and_extras_are_named_in_a_warning(tmp_path):
+    """The joint's damping is ``Ddamp.elbow = 0.3;``: −F equals MuJoCo's
+    ``qfrc_bias − qfrc_passive`` (its damping force) with the armature switched off."""
     path = _write(tmp_path, ARM.replace("DAMPING", 'damping="0.3" armature="0.01"'))
     robot = import_robot(path)
+    assert "Ddamp.elbow = 0.3;" in robot.text
+    eq = kidym.derive(kidym.parse(robot.text))
+    ns = NumpySystem.build(eq)
+    m = mujoco.MjModel.from_xml_path(str(path))
+    m.dof_armature[:] = 0.0
+    d = mujoco.MjData(m)
+    P = np.zeros((m.nv, eq.n_w))
+    coords = [str(c) for c in eq.coordinates]
+    for j in range(m.njnt):
+        P[m.jnt_dofadr[j], coords.index(robot.coordinates[m.joint(j).name])] = 1.0
+    rng = np.random.default_rng(12)
+    p = ns.parameter_vector()
+    for _ in range(20):
+        qk, wk = rng.uniform(-np.pi, np.pi, eq.n_w), rng.normal(0.0, 2.0, eq.n_w)
+        d.qpos[:], d.qvel[:] = P @ qk, P @ wk
+        mujoco.mj_forward(m, d)
+        assert d.qfrc_passive.any()
+        F = np.asarray(ns.evaluate(0.0, np.concatenate([qk, wk]), p)[2], float)
+        ref = d.qfrc_bias - d.qfrc_passive
+        assert np.abs(-P @ F - ref).max() <= 1e-12 * np.abs(ref).max()
     shown = "\n".join(robot.format_warnings())
-    assert "warning: body `fore`: the joints' armature, damping are not part of the model" \
-        in shown
+    assert "warning: body `fore`: the joints' armature are not part of the model" in shown
     line = next(i for i, s in enumerate(ARM.splitlines(), 1) if 'name="fore"' in s)
     assert f"{path}:{line}:" in shown
 
