@@ -15,8 +15,8 @@ from __future__ import annotations
 import argparse
 import random
 import re
+import sys
 import tempfile
-import time
 import traceback
 from collections import Counter
 from pathlib import Path
@@ -130,24 +130,38 @@ def main(argv: list[str] | None = None) -> int:
     logging.disable(logging.WARNING)      # yourdfpy's and MuJoCo's own chatter
     counts: Counter = Counter()
     findings: list[str] = []
-    start = time.perf_counter()
+    seeds = seed_files()
+    sys.stdout.flush()
+    quiet = os.open(os.devnull, os.O_WRONLY)
+    terminal = os.dup(1)
     with tempfile.TemporaryDirectory() as tmp:
         os.chdir(tmp)                      # MuJoCo writes its log to the working folder
-        for k, (suffix, text) in enumerate(seed_files()):
-            path = Path(tmp) / f"mutant{suffix}"
-            for mutant in mutants(text, args.per_file, seed=args.seed * 1000 + k):
-                path.write_text(mutant)
-                outcome = check(path)
-                counts[outcome if not outcome.startswith("finding") else "finding"] += 1
-                if outcome.startswith("finding"):
-                    findings.append(outcome)
+        os.dup2(quiet, 1)                  # and its warnings to standard output
+        try:
+            outcomes = _run(seeds, tmp, args.per_file, args.seed)
+        finally:
+            os.dup2(terminal, 1)
+    for outcome in outcomes:
+        counts[outcome if not outcome.startswith("finding") else "finding"] += 1
+        if outcome.startswith("finding"):
+            findings.append(outcome)
     total = sum(counts.values())
+
     print(f"{total} mutated robot files: {counts['model']} models, {counts['error']} "
-          f"located errors, {counts['finding']} tracebacks "
-          f"({time.perf_counter() - start:.0f} s)")
+          f"located errors, {counts['finding']} tracebacks")
     for f in findings[:20]:
         print(" ", f[:2000])
     return 1 if findings else 0
+
+
+def _run(seeds, tmp: str, per_file: int, seed: int) -> list[str]:
+    out = []
+    for k, (suffix, text) in enumerate(seeds):
+        path = Path(tmp) / f"mutant{suffix}"
+        for mutant in mutants(text, per_file, seed=seed * 1000 + k):
+            path.write_text(mutant)
+            out.append(check(path))
+    return out
 
 
 if __name__ == "__main__":
