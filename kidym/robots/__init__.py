@@ -42,6 +42,10 @@ class ImportedRobot:
     loops : tuple of str
         The joints (or MJCF equalities) that close loops, in the order of the model's
         ``COINCIDE`` (the k-th gives the constraints ``coinX<k>, coinY<k>, coinZ<k>``).
+    balls : dict of str to tuple of str
+        Ball joint (MJCF) → the quaternion ``l0 … l3`` (scalar first) of its body on the
+        fixed frame: the body's turn, the placement's composed with the joint's; its
+        speeds are the body's ``ωX, ωY, ωZ`` (body axes, MuJoCo's ``qvel``).
     """
 
     text: str
@@ -53,6 +57,7 @@ class ImportedRobot:
     floating: bool = False
     planar: dict[str, tuple[str, ...]] = field(default_factory=dict)
     loops: tuple[str, ...] = ()
+    balls: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def format_warnings(self) -> list[str]:
         """Each warning as ``FILE:LINE:COL: warning: …`` with its caret line."""
@@ -141,7 +146,7 @@ def import_robot(path: str | Path, *, strict: bool = False, floating: bool = Fal
                                      tree.links[tree.root].span)],
                          filename=tree.filename, source=tree.source)
     try:
-        text, coords, names, planar = write_model(tree, bodies, mimic=mimic, gravity=gravity,
+        text, coords, names, planar, balls = write_model(tree, bodies, mimic=mimic, gravity=gravity,
                                                   source_name=path.name)
     except ValueError as exc:
         raise ParseError([Diagnostic(str(exc))], filename=tree.filename,
@@ -152,7 +157,8 @@ def import_robot(path: str | Path, *, strict: bool = False, floating: bool = Fal
         raise ParseError(errors, filename=tree.filename, source=tree.source)
     return ImportedRobot(text=text, coordinates=coords, bodies=names, warnings=diags,
                          filename=tree.filename, source=tree.source, floating=floating,
-                         planar=planar, loops=tuple(loop.name for loop in tree.loops))
+                         planar=planar, loops=tuple(loop.name for loop in tree.loops),
+                         balls=balls)
 
 
 def _floating_joint_at_root(tree, floating: bool):

@@ -132,15 +132,18 @@ def main(argv: list[str] | None = None) -> int:
     findings: list[str] = []
     seeds = seed_files()
     sys.stdout.flush()
+    sys.stderr.flush()
     quiet = os.open(os.devnull, os.O_WRONLY)
-    terminal = os.dup(1)
+    terminal = (os.dup(1), os.dup(2))
     with tempfile.TemporaryDirectory() as tmp:
         os.chdir(tmp)                      # MuJoCo writes its log to the working folder
-        os.dup2(quiet, 1)                  # and its warnings to standard output
+        os.dup2(quiet, 1)                  # and its warnings to the terminal
+        os.dup2(quiet, 2)
         try:
             outcomes = _run(seeds, tmp, args.per_file, args.seed)
         finally:
-            os.dup2(terminal, 1)
+            os.dup2(terminal[0], 1)
+            os.dup2(terminal[1], 2)
     for outcome in outcomes:
         counts[outcome if not outcome.startswith("finding") else "finding"] += 1
         if outcome.startswith("finding"):
