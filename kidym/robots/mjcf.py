@@ -6,14 +6,14 @@ by it, and kidym reads the compiled tree. A body without joints is welded to its
 parent (a fixed joint); a body with several joints gets one massless link per joint
 (``Body_joint``). A hinge turns about its axis through its anchor ``jnt_pos``, written
 as a shift to the anchor, the turn by ``q − qpos0`` and the shift back (a fixed joint
-to the body). A free joint of a body of the world makes it the floating root (its
-linear velocity in the fixed axes, as MuJoCo's ``qvel``); a ball joint of a body on
-the fixed frame turns it by a quaternion (the body's turn on the fixed frame: its
-placement's composed with the joint's; speeds the body-axis angular velocity, MuJoCo's
-``qvel``), a ball joint below a moving body is not imported yet; an ``equality
-connect`` of two bodies closes a loop (the model's ``COINCIDE``), other equalities
-are not imported yet; a joint's damping is a dissipative element of the model; MuJoCo's armature, springs and joint friction are
-not part of the model (a warning names them).
+to the body). A free joint of a body of the world makes it the floating root (its linear
+velocity in the fixed axes, as MuJoCo's ``qvel``); a ball joint of a body on the fixed
+frame turns it by a quaternion (the body's turn on the fixed frame: its placement's
+composed with the joint's; speeds the body-axis angular velocity, MuJoCo's ``qvel``), a
+ball joint below a moving body is not imported yet; an ``equality connect`` of two
+bodies closes a loop (the model's ``COINCIDE``), other equalities are not imported yet;
+a joint's damping is a dissipative element of the model; MuJoCo's armature, springs and
+joint friction are not part of the model (a warning names them).
 """
 
 from __future__ import annotations
