@@ -22,6 +22,7 @@ import pytest
 pytest.importorskip("pydrake", reason="the robots-test extra (Drake)")
 
 import kidym
+from kidym.errors import SimulationError
 from kidym.robots import import_robot
 from kidym.simulate.simulate import NumpySystem
 from tests.oracles.drake_robots import DrakeRobot
@@ -116,6 +117,17 @@ def test_cassie_loops_equal_drake(engine):
     # the file's pose is a consistent state: kidym's constraints vanish there
     _, _, block0 = system.constraint_block(0.0, np.concatenate([zero, zero]), p)
     assert np.abs(block0.phi).max() <= 1e-12
+    # the plantar rods close planar four-bars with ball joints: Drake's Jacobian of each
+    # has rank 2 of 3 there (axes parallel), so the 12 constraints have rank 10, and a
+    # run from that pose stops and says so (no silent success)
+    ranks = []
+    for child, pc, parent, pp in points:
+        s = np.linalg.svd(ref.point(child, pc)[1] - ref.point(parent, pp)[1],
+                          compute_uv=False)
+        ranks.append(int((s > 1e-9 * s[0]).sum()))
+    assert ranks == [3 if "pitch" in name else 2 for name in robot.loops], ranks
+    with pytest.raises(SimulationError, match=r"the rank of their Jacobian is 10, not 12"):
+        kidym.simulate(system, t_end=0.01)
     rng = np.random.default_rng(5)
     P = ref.P
     for _ in range(30):
