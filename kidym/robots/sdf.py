@@ -182,8 +182,13 @@ def read_sdf(path: str | Path) -> RobotTree:
         With every located problem of the file: XML syntax, a missing or non-numeric
         value, an unknown frame, a joint type not imported, a loop not closed by a ball
         joint, a cycle of frames or joints.
+    ImportError
+        When lxml is not installed (``pip install 'kidym[robots]'``).
     """
-    from lxml import etree
+    try:
+        from lxml import etree
+    except ImportError as exc:
+        raise ImportError("reading SDF files needs lxml: pip install 'kidym[robots]'") from exc
 
     path = Path(path)
     filename = str(path)
