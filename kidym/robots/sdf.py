@@ -456,7 +456,7 @@ def _joints(reader: _Reader, frames: _Frames, elements: dict, links: dict,
                 hint = f" (did you mean `{near}`?)" if near else ""
                 what = "a frame, not a link" if value in elements else "not defined"
                 reader.error(sub, f"joint `{name}` has {role} link `{value}`, which is "
-                                  f"{what}{hint}")
+                                  f"{what}{hint}", f">{value}<")
             ends[role] = value
         if reader.problems:
             continue
