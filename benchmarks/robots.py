@@ -19,7 +19,11 @@ For each robot of ``example-robot-data`` (issue 30), in a fresh code cache:
   same way (all over the same 200 states, best of 5).
 
 Run: ``python benchmarks/robots.py [--robots ur5 panda …] [--markdown docs/robots.md]``;
-``--survey`` imports every URDF file of the wheel instead and counts the outcomes.
+``--survey`` imports every URDF file of the wheel instead and counts the outcomes;
+``--sdf`` holds the SDF robots (Cassie, four loops) to Drake instead: M, b, the loops'
+Jacobian G and γ, the constrained q̈ against ``[M Jᵀ; J 0]`` of Drake's pieces (relative
+to cond of that matrix), build time, and the RHS (constrained, compiled) against
+Drake's ``CalcMassMatrix`` + ``CalcBiasTerm`` of the tree.
 (``--markdown`` replaces the table between the markers of that file).
 """
 
@@ -36,6 +40,7 @@ import numpy as np
 from _common import best_time, machine
 
 import kidym
+from kidym.errors import SimulationError
 from kidym.simulate.compiled import CompiledSystem
 from tests.oracles.pinocchio_robots import (
     ROBOTS,
@@ -47,6 +52,9 @@ from tests.oracles.pinocchio_robots import (
 )
 
 BEGIN, END = "<!-- robots-table:begin -->", "<!-- robots-table:end -->"
+SDF_BEGIN, SDF_END = "<!-- robots-sdf-table:begin -->", "<!-- robots-sdf-table:end -->"
+#: the SDF robots held to Drake: name → path in example-robot-data's robots/ folder
+SDF_ROBOTS = {"cassie_v2": "cassie_description/robots/cassie_v2.sdf"}
 
 
 def measure(name: str, n_states: int = 100, n_rhs: int = 200) -> dict:
@@ -107,6 +115,119 @@ def measure(name: str, n_states: int = 100, n_rhs: int = 200) -> dict:
             "pin_us": best_time(run_pin) / n_rhs * 1e6, "mj": mj_err, "mj_us": mj_us}
 
 
+def measure_sdf(name: str, n_states: int = 100, n_rhs: int = 200) -> dict:
+    """An SDF robot against Drake (``tests/oracles/drake_robots.py``): M and b of the
+    tree (loops cut, root welded), the loops' constraint Jacobian and γ, the
+    constrained q̈ against ``[M Jᵀ; J 0]`` of Drake's pieces; build and RHS times."""
+    from lxml import etree
+
+    from tests.oracles.drake_robots import DrakeRobot
+
+    path = robots_dir() / SDF_ROBOTS[name]
+    start = time.perf_counter()
+    robot = kidym.import_robot(path)
+    eq = kidym.derive(kidym.parse(robot.text, name=name))
+    t_import = time.perf_counter() - start
+    cs = CompiledSystem.build(eq)
+    t_first = time.perf_counter() - start
+    try:
+        kidym.simulate(cs, t_end=0.1)
+        run = "runs"
+    except SimulationError as exc:     # Cassie's planar loops: rank 10 of 12 at the start
+        rank = re.search(r"rank of their Jacobian is (\d+), not (\d+)", str(exc))
+        run = f"stops: rank {rank.group(1)} of {rank.group(2)}" if rank else "stops"
+    root = etree.parse(str(path)).getroot()
+    links = [el.get("name") for el in root.iter("link")]
+    ref = DrakeRobot(path, robot.coordinates, eq.coordinates, eq.speeds,
+                     cut=set(robot.loops), root_link=links[0])
+    joints = {j.get("name"): j for j in root.iter("joint")}
+    n, m = eq.n_w, eq.m
+    zero = np.zeros(n)
+    ref.set_state(zero, zero)
+    points = []
+    for loop in robot.loops:
+        el = joints[loop]
+        parent, child = el.findtext("parent").strip(), el.findtext("child").strip()
+        in_child = np.array([float(v) for v in el.findtext("pose").split()[:3]])
+        x = ref.point(child, in_child)[0]
+        X = ref.plant.EvalBodyPoseInWorld(ref.context, ref.plant.GetBodyByName(parent))
+        points.append((child, in_child, parent, X.inverse().multiply(x)))
+    rng = np.random.default_rng(1)
+    p = cs.parameter_vector()
+    P = ref.P
+    worst = dict.fromkeys(("M", "b", "G", "gamma", "qdd"), 0.0)
+    Y = []
+    for _ in range(n_states):
+        qk, wk = rng.uniform(-0.5, 0.5, n), rng.normal(0.0, 2.0, n)
+        y = np.concatenate([qk, wk])
+        Y.append(y)
+        ref.set_state(qk, wk)
+        M, b = ref.dynamics()
+        J = np.vstack([ref.point(c, pc)[1] - ref.point(pa, pp)[1] for c, pc, pa, pp in points])
+        gamma = -np.concatenate([ref.point(c, pc)[2] - ref.point(pa, pp)[2]
+                                 for c, pc, pa, pp in points])
+        Mk, F, block = cs.constraint_block(0.0, y, p)
+        kkt = np.block([[M, J.T], [J, np.zeros((m, m))]])
+        expected = np.linalg.solve(kkt, np.concatenate([-b, gamma]))[:n]
+        got = P @ cs.rhs(0.0, y, p)[n:2 * n]
+        for key, err in (
+                ("M", np.abs(P @ Mk @ P.T - M).max() / np.abs(M).max()),
+                ("b", np.abs(-P @ F - b).max() / np.abs(b).max()),
+                ("G", np.abs(block.G @ P.T - J).max() / np.abs(J).max()),
+                ("gamma", np.abs(block.gamma - gamma).max() / np.abs(gamma).max()),
+                ("qdd", np.abs(got - expected).max() / np.abs(expected).max()
+                 / np.linalg.cond(kkt))):
+            worst[key] = max(worst[key], float(err))
+    Y = np.ascontiguousarray(Y[:n_rhs])
+    c = cs.constants(p)
+    out = np.empty(cs.n_y)
+    ptrs = [Y[k].ctypes.data for k in range(len(Y))]
+    rhs = cs.lib.kidym_rhs
+
+    def run_kidym(rhs=rhs, ptrs=ptrs, pp=p.ctypes.data, cp=c.ctypes.data,
+                  op=out.ctypes.data):
+        for yp in ptrs:
+            rhs(0.0, yp, pp, cp, op)
+
+    plant, ctx = ref.plant, ref.context
+    states = [(ref.Pq @ y[:n], P @ y[n:]) for y in Y]
+
+    def run_drake(plant=plant, ctx=ctx):
+        for q, v in states:
+            plant.SetPositions(ctx, q)
+            plant.SetVelocities(ctx, v)
+            plant.CalcMassMatrix(ctx)
+            plant.CalcBiasTerm(ctx)
+
+    return {"robot": name, "dof": n, "constraints": m, **worst, "import": t_import,
+            "first": t_first, "run": run, "kidym_us": best_time(run_kidym) / len(Y) * 1e6,
+            "drake_us": best_time(run_drake) / len(Y) * 1e6}
+
+
+def sdf_table(rows: list[dict]) -> str:
+    head = ("| robot | DOF | loop constraints | Drake: M | b | G | γ | q̈ / cond | "
+            "import + derive [s] | file → compiled [s] | run from the file's pose | "
+            "kidym RHS [µs] | Drake M + bias [µs] |\n"
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|")
+    return "\n".join([head] + [
+        f"| {r['robot']} | {r['dof']} | {r['constraints']} | {r['M']:.1e} | {r['b']:.1e} | "
+        f"{r['G']:.1e} | {r['gamma']:.1e} | {r['qdd']:.1e} | {r['import']:.1f} | "
+        f"{r['first']:.0f} | {r['run']} | {r['kidym_us']:.1f} | {r['drake_us']:.1f} |"
+        for r in rows])
+
+
+def _replace_block(path: Path, begin: str, end: str, block: str) -> None:
+    doc = path.read_text()
+    new, n = re.subn(re.escape(begin) + r".*?" + re.escape(end),
+                     lambda _: f"{begin}\n{block}\n{end}", doc, flags=re.S)
+    if n != 1:
+        raise SystemExit(f"{path}: no {begin} … {end} block to replace")
+    from kidym.simulate.result import write_atomically
+
+    write_atomically(path, new)
+    print(f"wrote the table into {path}")
+
+
 def table(rows: list[dict]) -> str:
     head = ("| robot | DOF | Pinocchio: M | b | q̈ / cond(M) | cond(M) | MuJoCo: max | "
             "import + derive [s] | file → first trajectory [s] | kidym RHS [µs] | "
@@ -139,7 +260,7 @@ def survey() -> None:
             errors.append(f"  {path.relative_to(folder)}: {exc.diagnostics[0].message}")
             continue
         ok += 1
-        warned += bool(robot.warnings)
+        warned += any("inertia" in w.message for w in robot.warnings)
     print(f"{len(files)} URDF files: {ok} imported and read back ({warned} with inertia "
           f"warnings), {len(errors)} errors:")
     print("\n".join(errors))
@@ -152,11 +273,22 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--robots", nargs="+", default=list(ROBOTS), choices=list(ROBOTS))
     ap.add_argument("--markdown", type=Path, default=None,
                     help="replace the table between the robots-table markers of this file")
+    ap.add_argument("--sdf", action="store_true",
+                    help="the SDF robots (Cassie) against Drake instead")
     args = ap.parse_args(argv)
     where = machine()
     print(where)
     if args.survey:
         survey()
+        return
+    if args.sdf:
+        with tempfile.TemporaryDirectory() as cache:
+            os.environ["KIDYM_CACHE_DIR"] = cache
+            text = sdf_table([measure_sdf(name) for name in SDF_ROBOTS])
+        print(text)
+        if args.markdown is not None:
+            _replace_block(args.markdown, SDF_BEGIN, SDF_END,
+                           f"Measured {time.strftime('%Y-%m-%d')} on {where}.\n\n{text}")
         return
     rows = []
     with tempfile.TemporaryDirectory() as cache:
@@ -171,17 +303,8 @@ def main(argv: list[str] | None = None) -> None:
     text = table(rows)
     print(text)
     if args.markdown is not None:
-        doc = args.markdown.read_text()
-        when = time.strftime("%Y-%m-%d")
-        block = f"{BEGIN}\nMeasured {when} on {where}.\n\n{text}\n{END}"
-        new, n = re.subn(re.escape(BEGIN) + r".*?" + re.escape(END), lambda _: block, doc,
-                         flags=re.S)
-        if n != 1:
-            raise SystemExit(f"{args.markdown}: no {BEGIN} … {END} block to replace")
-        from kidym.simulate.result import write_atomically
-
-        write_atomically(args.markdown, new)
-        print(f"wrote the table into {args.markdown}")
+        _replace_block(args.markdown, BEGIN, END,
+                       f"Measured {time.strftime('%Y-%m-%d')} on {where}.\n\n{text}")
 
 
 if __name__ == "__main__":

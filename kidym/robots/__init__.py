@@ -1,7 +1,7 @@
-"""Import robot description files (URDF, MJCF) into readable kidym model files.
+"""Import robot description files (URDF, MJCF, SDF) into readable kidym model files.
 
 ``import_robot(path)`` reads the file (:mod:`kidym.robots.urdf`,
-:mod:`kidym.robots.mjcf`), merges the links
+:mod:`kidym.robots.mjcf`, :mod:`kidym.robots.sdf`), merges the links
 joined by fixed joints into composite bodies and applies the inertia policy
 (:mod:`kidym.robots.composite`), and writes the model text
 (:mod:`kidym.robots.writer`). See docs/robots.md.
@@ -39,6 +39,13 @@ class ImportedRobot:
     planar : dict of str to tuple of str
         Planar joint name → its coordinates ``x, y, th`` and pseudo-velocities
         ``vx, vy`` (the velocity in the plane in the moving axes, as Pinocchio's).
+    loops : tuple of str
+        The joints (or MJCF equalities) that close loops, in the order of the model's
+        ``COINCIDE`` (the k-th gives the constraints ``coinX<k>, coinY<k>, coinZ<k>``).
+    balls : dict of str to tuple of str
+        Ball joint (MJCF) → the quaternion ``l0 … l3`` (scalar first) of its body on the
+        fixed frame: the body's turn, the placement's composed with the joint's; its
+        speeds are the body's ``ωX, ωY, ωZ`` (body axes, MuJoCo's ``qvel``).
     """
 
     text: str
@@ -49,6 +56,8 @@ class ImportedRobot:
     source: str | None = None
     floating: bool = False
     planar: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    loops: tuple[str, ...] = ()
+    balls: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def format_warnings(self) -> list[str]:
         """Each warning as ``FILE:LINE:COL: warning: …`` with its caret line."""
@@ -68,8 +77,9 @@ def import_robot(path: str | Path, *, strict: bool = False, floating: bool = Fal
     Parameters
     ----------
     path : str or Path
-        A URDF file (``.urdf``) or an MJCF file (``.xml``, ``.mjcf``; read by MuJoCo's
-        compiler, hinge and slide joints).
+        A URDF file (``.urdf``), an MJCF file (``.xml``, ``.mjcf``; read by MuJoCo's
+        compiler, hinge and slide joints) or an SDF file (``.sdf``; the subset of a
+        robot, :mod:`kidym.robots.sdf`).
     strict : bool, optional
         Make the inertia warnings errors (a link or composite body whose inertia tensor
         is not positive semidefinite or breaks the triangle inequality).
@@ -116,9 +126,13 @@ def import_robot(path: str | Path, *, strict: bool = False, floating: bool = Fal
         from kidym.robots.mjcf import read_mjcf
 
         tree = read_mjcf(path)
+    elif suffix == ".sdf":
+        from kidym.robots.sdf import read_sdf
+
+        tree = read_sdf(path)
     else:
-        raise ValueError(f"{path}: kidym imports URDF (.urdf) and MJCF (.xml) files; "
-                         f"`{path.suffix}` files (SDF) are not imported yet")
+        raise ValueError(f"{path}: kidym imports URDF (.urdf), MJCF (.xml) and SDF (.sdf) "
+                         f"files, not `{path.suffix}` files")
     tree, floating = _floating_joint_at_root(tree, floating)
     floating = floating or tree.free_root is not None
     bodies, diags = composite_bodies(tree, strict=strict, floating=floating)
@@ -132,14 +146,19 @@ def import_robot(path: str | Path, *, strict: bool = False, floating: bool = Fal
                                      tree.links[tree.root].span)],
                          filename=tree.filename, source=tree.source)
     try:
-        text, coords, names, planar = write_model(tree, bodies, mimic=mimic, gravity=gravity,
+        text, coords, names, planar, balls = write_model(tree, bodies, mimic=mimic, gravity=gravity,
                                                   source_name=path.name)
     except ValueError as exc:
         raise ParseError([Diagnostic(str(exc))], filename=tree.filename,
                          source=tree.source) from None
+    diags += _dynamics_warnings(tree, coords, strict)
+    errors = [d for d in diags if d.severity == "error"]
+    if errors:
+        raise ParseError(errors, filename=tree.filename, source=tree.source)
     return ImportedRobot(text=text, coordinates=coords, bodies=names, warnings=diags,
                          filename=tree.filename, source=tree.source, floating=floating,
-                         planar=planar)
+                         planar=planar, loops=tuple(loop.name for loop in tree.loops),
+                         balls=balls)
 
 
 def _floating_joint_at_root(tree, floating: bool):
@@ -163,3 +182,25 @@ def _floating_joint_at_root(tree, floating: bool):
     rest = tuple(j for j in tree.joints if j is not joint)
     new: RobotTree = dataclasses.replace(tree, links=links, joints=rest, root=joint.child)
     return new, True
+
+
+def _dynamics_warnings(tree, coords: dict[str, str], strict: bool) -> list[Diagnostic]:
+    """A warning (an error under ``strict``) per joint whose ``<dynamics>`` the model
+    does not hold: Coulomb friction (no element of the language sticks), and damping
+    of a joint without a coordinate of its own (planar, a mimic joint followed)."""
+    severity = "error" if strict else "warning"
+    out = []
+    for j in tree.joints:
+        if j.friction:
+            out.append(Diagnostic(
+                f"joint `{j.name}` has Coulomb friction {j.friction:g} (`<dynamics "
+                "friction>`), which is not part of the model: no element of kidym holds a "
+                "friction that sticks (add a force element on the joint's speed for a "
+                "sliding one)", j.span, severity))
+        if j.damping and j.type != "fixed" and j.name not in coords:
+            out.append(Diagnostic(
+                f"joint `{j.name}` has damping {j.damping:g} (`<dynamics damping>`), which "
+                f"is not part of the model: the joint ({j.type}"
+                f"{', a mimic joint followed' if j.mimic else ''}) has no coordinate of its "
+                "own (add a dissipative element)", j.span, severity))
+    return out

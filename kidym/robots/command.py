@@ -1,4 +1,4 @@
-"""``kidym import ROBOT.urdf [-o MODEL.kdm]``: a robot file as a readable model file."""
+"""``kidym import ROBOT.urdf|.xml|.sdf [-o MODEL.kdm]``: a robot file as a readable model file."""
 
 from __future__ import annotations
 
@@ -26,13 +26,13 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 def add_parser(sub) -> None:
     """Register ``kidym import``."""
-    p = sub.add_parser("import", help="write a robot file (URDF, MJCF) as a model file (.kdm)",
-                       description="Write a robot description (URDF, MJCF) as a readable "
+    p = sub.add_parser("import", help="write a robot file (URDF, MJCF, SDF) as a model file (.kdm)",
+                       description="Write a robot description (URDF, MJCF, SDF) as a readable "
                                    "kidym model: links as bodies (fixed joints merged), "
                                    "joints as coordinates of the same name, gravity along -z "
-                                   "(docs/robots.md). Needs kidym[robots] (URDF) or "
+                                   "(docs/robots.md). Needs kidym[robots] (URDF, SDF) or "
                                    "kidym[mjcf] (MJCF).")
-    p.add_argument("robot", help="robot file (.urdf, or MJCF .xml)")
+    p.add_argument("robot", help="robot file (.urdf, MJCF .xml, or .sdf)")
     p.add_argument("-o", "--output", default=None, metavar="MODEL.kdm",
                    help="write the model here, whole or not at all (default: standard "
                         "output)")

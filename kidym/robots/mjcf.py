@@ -6,11 +6,14 @@ by it, and kidym reads the compiled tree. A body without joints is welded to its
 parent (a fixed joint); a body with several joints gets one massless link per joint
 (``Body_joint``). A hinge turns about its axis through its anchor ``jnt_pos``, written
 as a shift to the anchor, the turn by ``q − qpos0`` and the shift back (a fixed joint
-to the body). A free joint of a body of the world makes it the floating root (its
-linear velocity in the fixed axes, as MuJoCo's ``qvel``); ball joints are not
-imported yet; an ``equality connect`` of two bodies closes a loop (the model's
-``COINCIDE``), other equalities are not imported yet; MuJoCo's armature, damping,
-springs and joint friction are not part of the model (a warning names them).
+to the body). A free joint of a body of the world makes it the floating root (its linear
+velocity in the fixed axes, as MuJoCo's ``qvel``); a ball joint of a body on the fixed
+frame turns it by a quaternion (the body's turn on the fixed frame: its placement's
+composed with the joint's; speeds the body-axis angular velocity, MuJoCo's ``qvel``), a
+ball joint below a moving body is not imported yet; an ``equality connect`` of two
+bodies closes a loop (the model's ``COINCIDE``), other equalities are not imported yet;
+a joint's damping is a dissipative element of the model; MuJoCo's armature, springs and
+joint friction are not part of the model (a warning names them).
 """
 
 from __future__ import annotations
@@ -120,14 +123,15 @@ def read_mjcf(path: str | Path) -> RobotTree:
             jname = m.joint(j).name or f"joint{j}"
             span = span_of("joint", jname)
             jtype = int(m.jnt_type[j])
-            if jtype in (_FREE, _BALL):
+            if jtype == _FREE or (jtype == _BALL and (count > 1 or _moves(m, b))):
                 kind = "free" if jtype == _FREE else "ball"
-                why = (" (kidym turns a body by a quaternion on the fixed frame only)"
-                       if jtype == _BALL else " (only on a body of the world)")
+                why = (" on a moving body or beside another joint (kidym turns a body by "
+                       "a quaternion on the fixed frame only)" if jtype == _BALL
+                       else " (only on a body of the world)")
                 raise ParseError([Diagnostic(f"joint `{jname}` is a {kind} joint, which is not "
                                              f"imported from MJCF yet{why}", span)],
                                  filename=filename, source=text)
-            if m.qpos0[m.jnt_qposadr[j]] != 0.0:
+            if jtype != _BALL and m.qpos0[m.jnt_qposadr[j]] != 0.0:
                 raise ParseError([Diagnostic(f"joint `{jname}` has a reference position "
                                              "(`ref`), which is not imported yet", span)],
                                  filename=filename, source=text)
@@ -136,16 +140,20 @@ def read_mjcf(path: str | Path) -> RobotTree:
             child = name if last and not anchor.any() else f"{name}_{jname}"
             if child != name:
                 links[child] = RobotLink(child, None, span)
-            joints.append(RobotJoint(jname, "revolute" if jtype == _HINGE else "prismatic",
-                                     here, child, origin @ _frame(anchor),
-                                     np.asarray(m.jnt_axis[j], float), span=span))
+            kind = {_HINGE: "revolute", _SLIDE: "prismatic", _BALL: "ball"}[jtype]
+            joints.append(RobotJoint(jname, kind, here, child, origin @ _frame(anchor),
+                                     np.asarray(m.jnt_axis[j], float), span=span,
+                                     damping=0.0 if jtype == _BALL
+                                     else float(m.dof_damping[m.jnt_dofadr[j]])))
             here, origin = child, _frame(-anchor)
             if last and child != name:
                 joints.append(RobotJoint(f"{name}_anchor", "fixed", child, name, origin,
                                          np.array([1.0, 0.0, 0.0])))
-        dof = m.jnt_dofadr[first:first + count]
-        extras = [what for what, arr in (("armature", m.dof_armature), ("damping",
-                  m.dof_damping), ("frictionloss", m.dof_frictionloss)) if arr[dof].any()]
+        dof = list(range(m.body_dofadr[b], m.body_dofadr[b] + m.body_dofnum[b]))
+        extras = [what for what, arr in (("armature", m.dof_armature),
+                  ("frictionloss", m.dof_frictionloss)) if arr[dof].any()]
+        if m.jnt_type[first] == _BALL and m.dof_damping[dof].any():
+            extras.append("damping (of a ball joint)")
         if m.jnt_stiffness[first:first + count].any():
             extras.append("stiffness")
         if extras:
@@ -173,6 +181,16 @@ def read_mjcf(path: str | Path) -> RobotTree:
     return RobotTree(name=path.stem, links=links, joints=tuple(joints), root=root,
                      filename=filename, source=text, warnings=tuple(warnings),
                      free_root=free_root, loops=tuple(loops))
+
+
+def _moves(m, b: int) -> bool:
+    """Whether a body above ``b`` has a joint (``b`` is not on the fixed frame)."""
+    b = int(m.body_parentid[b])
+    while b != 0:
+        if m.body_jntnum[b] > 0:
+            return True
+        b = int(m.body_parentid[b])
+    return False
 
 
 def _inertia(m, b: int) -> LinkInertia | None:

@@ -71,6 +71,9 @@ class RobotJoint:
     velocity: float | None = None
     mimic: Mimic | None = None
     span: Span | None = None
+    #: viscous damping (N m s/rad, N s/m) and Coulomb friction (N m, N) of the file
+    damping: float = 0.0
+    friction: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,7 @@ _NUMBERS = {
     "limit": (("lower", 1, False), ("upper", 1, False), ("effort", 1, False),
               ("velocity", 1, False)),
     "mimic": (("multiplier", 1, False), ("offset", 1, False)),
+    "dynamics": (("damping", 1, False), ("friction", 1, False)),
 }
 
 
@@ -116,6 +117,8 @@ def _check_xml(root, lines: list[str]) -> list[Diagnostic]:
                     err(sub, f"the axis of joint `{name}` is the zero vector", f'{attr}="')
                 elif sub.tag == "mass" and nums[0] < 0:
                     err(sub, f"link `{name}` has a negative mass ({value})", f'{attr}="')
+                elif sub.tag == "dynamics" and nums[0] < 0:
+                    err(sub, f"joint `{name}` has a negative {attr} ({value})", f'{attr}="')
     return out
 
 
@@ -228,4 +231,11 @@ def _joint(j, span: Span | None) -> RobotJoint:
                       upper=num(lim.upper) if lim else None,
                       effort=num(lim.effort) if lim else None,
                       velocity=num(lim.velocity) if lim else None,
-                      mimic=mimic, span=span)
+                      mimic=mimic, span=span,
+                      damping=_dynamics(j, "damping"), friction=_dynamics(j, "friction"))
+
+
+def _dynamics(j, what: str) -> float:
+    """A joint's ``<dynamics>`` damping or friction, 0 where the file gives none."""
+    value = getattr(j.dynamics, what, None) if j.dynamics is not None else None
+    return 0.0 if value is None else float(value)

@@ -88,6 +88,32 @@ def rpy(R: np.ndarray) -> tuple[float, float, float]:
     return math.atan2(R[2, 1], R[2, 2]), pitch, math.atan2(R[1, 0], R[0, 0])
 
 
+def rotation_quaternion(R: np.ndarray) -> tuple[float, float, float, float]:
+    """The unit quaternion ``(w, x, y, z)`` of the rotation matrix ``R``, ``w ≥ 0``
+    (Shepperd's method: the largest of the four squares first)."""
+    tr = R[0, 0] + R[1, 1] + R[2, 2]
+    squares = [1 + tr, 1 + R[0, 0] - R[1, 1] - R[2, 2], 1 - R[0, 0] + R[1, 1] - R[2, 2],
+               1 - R[0, 0] - R[1, 1] + R[2, 2]]
+    k = int(np.argmax(squares))
+    r = math.sqrt(squares[k])
+    if k == 0:
+        q = (r / 2, (R[2, 1] - R[1, 2]) / (2 * r), (R[0, 2] - R[2, 0]) / (2 * r),
+             (R[1, 0] - R[0, 1]) / (2 * r))
+    elif k == 1:
+        q = ((R[2, 1] - R[1, 2]) / (2 * r), r / 2, (R[0, 1] + R[1, 0]) / (2 * r),
+             (R[0, 2] + R[2, 0]) / (2 * r))
+    elif k == 2:
+        q = ((R[0, 2] - R[2, 0]) / (2 * r), (R[0, 1] + R[1, 0]) / (2 * r), r / 2,
+             (R[1, 2] + R[2, 1]) / (2 * r))
+    else:
+        q = ((R[1, 0] - R[0, 1]) / (2 * r), (R[0, 2] + R[2, 0]) / (2 * r),
+             (R[1, 2] + R[2, 1]) / (2 * r), r / 2)
+    q = np.asarray(q) / np.linalg.norm(q)
+    if q[0] < 0:
+        q = -q
+    return tuple(float(v) for v in q)
+
+
 def _placement(T: np.ndarray) -> list[str]:
     items = [f"S{a}({num(v)})" for a, v in zip("xyz", T[:3, 3]) if v != 0.0]
     roll, pitch, yaw = rpy(T[:3, :3])
@@ -203,6 +229,7 @@ def write_model(tree: RobotTree, bodies: list[CompositeBody], *, mimic: str = "f
         used.update(generated_names(b))
     coords: dict[str, str] = {}
     planar: dict[str, tuple[str, str, str, str, str]] = {}
+    balls: dict[str, tuple[str, str, str, str]] = {}
     for b in bodies:
         if b.joint is not None and b.joint.type in ("revolute", "continuous", "prismatic"):
             if not (mimic == "follow" and b.joint.mimic is not None):
@@ -210,6 +237,13 @@ def write_model(tree: RobotTree, bodies: list[CompositeBody], *, mimic: str = "f
         elif b.joint is not None and b.joint.type == "planar":
             planar[b.joint.name] = tuple(kidym_name(f"{b.joint.name}_{part}", used)
                                          for part in ("x", "y", "th", "vx", "vy"))
+        elif b.joint is not None and b.joint.type == "ball":
+            if b.parent is not None:
+                raise ValueError(f"joint `{b.joint.name}` is a ball joint of a moving body, "
+                                 "which is not imported yet (kidym turns a body by a "
+                                 "quaternion on the fixed frame only)")
+            balls[b.joint.name] = tuple(kidym_name(f"{b.joint.name}_l{k}", used)
+                                        for k in range(4))
     joints = {j.name: j for j in tree.joints}
 
     def coordinate_of(joint: RobotJoint, depth: int = 0) -> str:
@@ -257,6 +291,15 @@ def write_model(tree: RobotTree, bodies: list[CompositeBody], *, mimic: str = "f
                 x, y, th, _, _ = planar[j.name]
                 chain += _planar_motion(j, x, y, th)
                 note += f"; coordinates {x}, {y}, {th}"
+            elif j.type == "ball":
+                # the quaternion of the body on the fixed frame (the placement's turn,
+                # then the joint's): its start is the placement's turn
+                chain = [f"S{a}({num(v)})" for a, v in zip("xyz", b.placement[:3, 3])
+                         if v != 0.0]
+                chain.append(f"Q({', '.join(balls[j.name])})")
+                note += ("; quaternion " + ", ".join(balls[j.name])
+                         + f" (the body's turn on the fixed frame), angular velocity "
+                           f"ωX{name}, ωY{name}, ωZ{name} in the body axes")
             elif j.type in ("revolute", "continuous", "prismatic"):
                 chain += _motion(j, coordinate_of(j))
                 if j.mimic is not None:
@@ -266,6 +309,9 @@ def write_model(tree: RobotTree, bodies: list[CompositeBody], *, mimic: str = "f
             else:
                 raise ValueError(f"joint `{j.name}`: {j.type} joints below the root are not "
                                  "imported yet")
+            if j.friction:
+                note += (f"; Coulomb friction {num(j.friction)} of the file not modelled "
+                         "(see the import's warnings)")
             lines.append(f"# {note} #")
         if len(b.links) > 1:
             lines.append("# merged links: " + ", ".join(comment_text(n) for n in b.links)
@@ -294,20 +340,35 @@ def write_model(tree: RobotTree, bodies: list[CompositeBody], *, mimic: str = "f
         for x, y, th, vx, vy in planar.values():
             lines.append(f"{x}'t = cos({th})*{vx} - sin({th})*{vy};")
             lines.append(f"{y}'t = sin({th})*{vx} + cos({th})*{vy};")
-    if floating:
+    turned = [body_names[b.name] for b in bodies
+              if b.joint is None or b.joint.type == "ball"]
+    if turned:
         # body axes always: kidym would take the fixed axes for a base of equal moments
         # about its origin (language §2.4), Pinocchio's and MuJoCo's are the body's
-        lines.append(f"ANGULAR VELOCITY := {body_names[bodies[0].name]}(body);")
+        lines.append(f"ANGULAR VELOCITY := {', '.join(f'{n}(body)' for n in turned)};")
+    damped = [(b.joint, coords[b.joint.name]) for b in bodies if b.joint is not None
+              and b.joint.damping and b.joint.name in coords]
+    if damped:
+        lines.append("# joint damping of the file (<dynamics damping>): the force -c*q't on "
+                     "each joint's coordinate #")
+        lines += [f"Ddamp.{q} = {num(j.damping)};" for j, q in damped]
     if tree.loops:
         lines.append(_coincide(tree, bodies, body_names))
     lines.append("GRAVITY := 0, 0, -g;")
+    start = []
+    for b in bodies:
+        if b.joint is not None and b.joint.type == "ball":
+            start += [f"{c}({num(v)})" for c, v in
+                      zip(balls[b.joint.name], rotation_quaternion(b.placement[:3, :3]))]
     if floating and tree.free_root is None:
-        lines.append("INITIAL := t(0), l0(1);")
+        lines.append(f"INITIAL := t(0), {', '.join(['l0(1)', *start])};")
     elif floating:
         pos, quat = tree.free_root
-        start = [f"{c}({num(v)})" for c, v in zip("xyz", pos)]
-        start += [f"l{k}({num(v)})" for k, v in enumerate(quat)]
+        start = [f"{c}({num(v)})" for c, v in zip("xyz", pos)] + \
+            [f"l{k}({num(v)})" for k, v in enumerate(quat)] + start
         lines.append("# the start of the free root: its position and quaternion in the file #")
         lines.append(f"INITIAL := t(0), {', '.join(start)};")
+    elif start:
+        lines.append(f"INITIAL := t(0), {', '.join(start)};")
     lines.append("TIME := t(0, 1);")
-    return "\n".join(lines) + "\n", coords, body_names, planar
+    return "\n".join(lines) + "\n", coords, body_names, planar, balls

@@ -146,13 +146,19 @@ class PinocchioRobot:
         return q
 
     def dynamics(self, q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, ...]:
-        """``M``, ``b`` and ``q̈`` of Pinocchio at ``q``, ``v`` with zero torques."""
+        """``M``, ``b`` and ``q̈`` of Pinocchio at ``q``, ``v`` with zero torques.
+
+        The joints' damping D (``model.damping``, read by Pinocchio from the URDF's
+        ``<dynamics damping>``) is added by hand, as Pinocchio's algorithms leave it
+        out: ``b = rnea(q, v, 0) + D v``, ``q̈ = aba(q, v, −D v)``.
+        """
         pin = self.pin
         M = pin.crba(self.model, self.data, q)
         M = np.triu(M) + np.triu(M, 1).T
         zero = np.zeros(self.model.nv)
-        b = pin.rnea(self.model, self.data, q, v, zero)
-        a = pin.aba(self.model, self.data, q, v, zero)
+        damping = np.asarray(self.model.damping, float) * v
+        b = pin.rnea(self.model, self.data, q, v, zero) + damping
+        a = pin.aba(self.model, self.data, q, v, -damping)
         return M, b, a
 
 
@@ -194,9 +200,10 @@ class MujocoRobot:
     MuJoCo reads URDF itself; the visual and collision elements are removed first
     (their meshes are not needed and their ``package://`` paths would not resolve),
     static bodies are kept apart (``fusestatic="false"``: MuJoCo welds them itself) and
-    the joints' damping, armature and limits are switched off (``dof_damping = 0``,
-    constraints disabled), so that ``mj_forward`` gives the rigid-body dynamics alone:
-    ``M`` (``mj_fullM``), the bias ``qfrc_bias`` and ``qacc``. MuJoCo refuses files
+    the joints' armature and limits are switched off (constraints disabled), so that
+    ``mj_forward`` gives the rigid-body dynamics with the joints' damping (MuJoCo reads
+    the URDF's ``<dynamics damping>`` itself): ``M`` (``mj_fullM``), the bias
+    ``qfrc_bias − qfrc_passive`` and ``qacc``. MuJoCo refuses files
     with impossible inertias (``ValueError``).
     """
 
@@ -218,7 +225,6 @@ class MujocoRobot:
             copy.write_bytes(etree.tostring(root))
             self.model = mujoco.MjModel.from_xml_path(str(copy))
         m = self.model
-        m.dof_damping[:] = 0.0
         m.dof_armature[:] = 0.0
         m.dof_frictionloss[:] = 0.0
         m.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONSTRAINT
@@ -240,7 +246,8 @@ class MujocoRobot:
         mj.mj_forward(m, d)
         M = np.zeros((m.nv, m.nv))
         mj.mj_fullM(m, d, M)
-        return M, d.qfrc_bias.copy(), d.qacc.copy()
+        # the joints' damping (MuJoCo reads the URDF's too) is its passive force
+        return M, d.qfrc_bias - d.qfrc_passive, d.qacc.copy()
 
 
 def compare_mujoco(system, robot: MujocoRobot, *, n_states: int, seed: int = 0) -> Errors:

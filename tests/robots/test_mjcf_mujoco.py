@@ -117,12 +117,33 @@ def test_mjcf_arm_equals_mujoco(tmp_path, engine, free):
         assert np.abs(ak - d.qacc).max() <= 1e-12 * np.linalg.cond(M) * np.abs(d.qacc).max()
 
 
-def test_mjcf_joint_extras_are_named_in_a_warning(tmp_path):
+def test_mjcf_joint_damping_is_an_element_and_extras_are_named_in_a_warning(tmp_path):
+    """The joint's damping is ``Ddamp.elbow = 0.3;``: −F equals MuJoCo's
+    ``qfrc_bias − qfrc_passive`` (its damping force) with the armature switched off."""
     path = _write(tmp_path, ARM.replace("DAMPING", 'damping="0.3" armature="0.01"'))
     robot = import_robot(path)
+    assert "Ddamp.elbow = 0.3;" in robot.text
+    eq = kidym.derive(kidym.parse(robot.text))
+    ns = NumpySystem.build(eq)
+    m = mujoco.MjModel.from_xml_path(str(path))
+    m.dof_armature[:] = 0.0
+    d = mujoco.MjData(m)
+    P = np.zeros((m.nv, eq.n_w))
+    coords = [str(c) for c in eq.coordinates]
+    for j in range(m.njnt):
+        P[m.jnt_dofadr[j], coords.index(robot.coordinates[m.joint(j).name])] = 1.0
+    rng = np.random.default_rng(12)
+    p = ns.parameter_vector()
+    for _ in range(20):
+        qk, wk = rng.uniform(-np.pi, np.pi, eq.n_w), rng.normal(0.0, 2.0, eq.n_w)
+        d.qpos[:], d.qvel[:] = P @ qk, P @ wk
+        mujoco.mj_forward(m, d)
+        assert d.qfrc_passive.any()
+        F = np.asarray(ns.evaluate(0.0, np.concatenate([qk, wk]), p)[2], float)
+        ref = d.qfrc_bias - d.qfrc_passive
+        assert np.abs(-P @ F - ref).max() <= 1e-12 * np.abs(ref).max()
     shown = "\n".join(robot.format_warnings())
-    assert "warning: body `fore`: the joints' armature, damping are not part of the model" \
-        in shown
+    assert "warning: body `fore`: the joints' armature are not part of the model" in shown
     line = next(i for i, s in enumerate(ARM.splitlines(), 1) if 'name="fore"' in s)
     assert f"{path}:{line}:" in shown
 
@@ -256,3 +277,96 @@ def test_mjcf_loop_closed_by_connect_equals_mujoco(tmp_path):
         got = P @ ns.rhs(0.0, y, p)[n:2 * n]
         cond = np.linalg.cond(kkt)
         assert np.abs(got - ref).max() <= 1e-12 * cond * np.abs(ref).max()
+
+
+BALL = """<mujoco model="ball_arm">
+  <worldbody>
+    <body name="stand" pos="0 0 1" euler="0 0 20">
+      <geom type="box" size="0.05 0.05 0.05" mass="2"/>
+      <body name="arm" pos="0.1 0 -0.05" quat="0.9 0.3 0.2 -0.1">
+        <joint name="shoulder" type="ball" pos="0 0 0.04"/>
+        <geom type="capsule" size="0.03" fromto="0 0 0 0.3 0.05 -0.1" mass="1.2"/>
+        <body name="hand" pos="0.3 0.05 -0.1">
+          <joint name="wrist" type="hinge" axis="0.3 0.4 0.5" pos="0.01 0 0"/>
+          <geom type="box" size="0.08 0.02 0.01" pos="0.05 0 0" euler="10 0 5" mass="0.4"/>
+        </body>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+
+def _quat_mul(a, b):
+    w1, x1, y1, z1 = a
+    w2, x2, y2, z2 = b
+    return np.array([w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2, w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+                     w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2, w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2])
+
+
+@pytest.mark.parametrize("engine", ["numpy", pytest.param("compiled", marks=[
+    pytest.mark.compiled, pytest.mark.slow])])
+def test_mjcf_ball_joint_equals_mujoco(tmp_path, engine):
+    """A ball joint (anchor off the body's origin) of a body on a welded stand, with a
+    hinge below it. kidym turns the body by a quaternion ``λ`` on the fixed frame: the
+    placement's turn ``q_b`` (the stand's and the body's) composed with the joint's,
+    ``λ = q_b ∘ q_ball``, so MuJoCo's ``qpos`` is ``q_b⁻¹ ∘ λ``; the speeds are the
+    body's angular velocity in its axes, both MuJoCo's ``qvel`` and kidym's ``ωX, ωY,
+    ωZ``. At 100 random states M, −F and M⁻¹F equal ``mj_fullM``, ``qfrc_bias`` and
+    ``qacc``; the file's pose is the model's start (``q_ball = 1``)."""
+    path = _write(tmp_path, BALL, "ball.xml")
+    robot = import_robot(path)
+    lam_names = robot.balls["shoulder"]
+    assert robot.coordinates == {"wrist": "wrist"} and robot.warnings == []
+    eq = kidym.derive(kidym.parse(robot.text))
+    if engine == "numpy":
+        system = NumpySystem.build(eq)
+    else:
+        from kidym.simulate.compiled import CompiledSystem
+
+        system = CompiledSystem.build(eq)
+    m = mujoco.MjModel.from_xml_path(str(path))
+    d = mujoco.MjData(m)
+    coords = [str(c) for c in eq.coordinates]
+    speeds = [str(w) for w in eq.speeds]
+    omega = [w for w in speeds if w.startswith("ωX") or w.startswith("ωY")
+             or w.startswith("ωZ")]
+    assert len(omega) == 3
+    P = np.zeros((m.nv, eq.n_w))
+    for k, w in enumerate(omega):
+        P[m.jnt_dofadr[0] + k, speeds.index(w)] = 1.0
+    P[m.jnt_dofadr[1], speeds.index("wrist't")] = 1.0
+    # the placement's turn: the stand's and the arm's (MuJoCo's body frame at qpos0)
+    mujoco.mj_resetData(m, d)
+    mujoco.mj_kinematics(m, d)
+    qb = np.zeros(4)
+    mujoco.mju_mat2Quat(qb, d.xmat[m.body("arm").id])
+    import re
+
+    initial = next(s for s in robot.text.splitlines() if s.startswith("INITIAL :="))
+    start = [float(re.search(rf"\b{n}\(([^)]+)\)", initial).group(1)) for n in lam_names]
+    assert np.abs(np.asarray(start) - (qb if qb[0] >= 0 else -qb)).max() <= 1e-14
+    m.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONSTRAINT     # the geoms touch
+    qb_inv = qb * np.array([1.0, -1.0, -1.0, -1.0])
+    rng = np.random.default_rng(13)
+    p = system.parameter_vector()
+    for _ in range(100):
+        qk = rng.uniform(-np.pi, np.pi, eq.n_q)
+        lam = rng.normal(size=4)
+        lam /= np.linalg.norm(lam)
+        for name, v in zip(lam_names, lam):
+            qk[coords.index(name)] = v
+        wk = rng.normal(0.0, 2.0, eq.n_w)
+        d.qpos[m.jnt_qposadr[0]:m.jnt_qposadr[0] + 4] = _quat_mul(qb_inv, lam)
+        d.qpos[m.jnt_qposadr[1]] = qk[coords.index("wrist")]
+        d.qvel[:] = P @ wk
+        mujoco.mj_forward(m, d)
+        M = np.zeros((m.nv, m.nv))
+        mujoco.mj_fullM(m, d, M)
+        y = np.concatenate([qk, wk])
+        _, Mk, F = system.evaluate(0.0, y, p)[:3]
+        Mk, F = np.asarray(Mk, float), np.asarray(F, float)[:eq.n_w]
+        assert np.abs(P @ Mk @ P.T - M).max() <= 1e-12 * np.abs(M).max()
+        assert np.abs(-P @ F - d.qfrc_bias).max() <= 1e-12 * np.abs(d.qfrc_bias).max()
+        ak = P @ np.linalg.solve(Mk, F)
+        assert np.abs(ak - d.qacc).max() <= 1e-12 * np.linalg.cond(M) * np.abs(d.qacc).max()

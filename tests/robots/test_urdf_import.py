@@ -151,6 +151,44 @@ def test_unaligned_axes_prismatic_fixed_joints_equal_pinocchio(arm):
     _equal_pinocchio(arm, robot, kidym.derive(kidym.parse(robot.text)))
 
 
+def test_joint_damping_is_an_element_and_equals_pinocchio_with_damping(tmp_path):
+    """``<dynamics damping>`` becomes ``Ddamp.q = c;`` (the force −c·q̇); held to Pinocchio
+    with its ``model.damping`` added by hand (``rnea + D v``, ``aba(q, v, −D v)``).
+    Coulomb friction is no element: a warning names the joint (an error when strict)."""
+    from tests.oracles.pinocchio_robots import PinocchioRobot, compare
+
+    _pinocchio()
+    text = ARM.replace('<limit lower="-2" upper="2" effort="50" velocity="3"/>',
+                       '<limit lower="-2" upper="2" effort="50" velocity="3"/>'
+                       '<dynamics damping="0.3" friction="0.5"/>')
+    text = text.replace('<axis xyz="1 1 0"/>', '<axis xyz="1 1 0"/><dynamics damping="2"/>')
+    text = text.replace('<mimic joint="spin"', '<dynamics damping="0.1"/><mimic joint="spin"')
+    path = tmp_path / "damped.urdf"
+    path.write_text(text)
+    robot = import_robot(path)
+    assert "Ddamp.shoulder = 0.3;" in robot.text and "Ddamp.t_ = 2;" in robot.text
+    assert "Ddamp.finger_joint = 0.1;" in robot.text
+    [w] = robot.format_warnings()
+    line = _line_of(text, 'name="shoulder"')
+    assert "joint `shoulder` has Coulomb friction 0.5 (`<dynamics friction>`), which is " \
+           "not part of the model" in w and f":{line}:" in w
+    eq = kidym.derive(kidym.parse(robot.text))
+    ref = PinocchioRobot(path, robot.coordinates, eq.coordinates, eq.speeds)
+    assert np.abs(ref.model.damping).max() == 2.0     # Pinocchio read them too
+    err = compare(NumpySystem.build(eq), ref, n_states=100, seed=3)
+    assert err.M < 1e-12 and err.b < 1e-12 and err.qdd < 1e-12, err
+    with pytest.raises(ParseError, match="Coulomb friction"):
+        import_robot(path, strict=True)
+    # a mimic joint followed has no coordinate: its damping is named, not dropped
+    followed = import_robot(path, mimic="follow")
+    assert any("joint `finger_joint` has damping 0.1" in w and "mimic joint followed" in w
+               for w in followed.format_warnings())
+    bad = tmp_path / "bad.urdf"
+    bad.write_text(text.replace('damping="2"', 'damping="-2"'))
+    with pytest.raises(ParseError, match=r"joint `t` has a negative damping \(-2\)"):
+        import_robot(bad)
+
+
 def test_a_floating_joint_from_a_massless_world_is_the_floating_base(tmp_path):
     """``world --floating--> base``: read as ``--floating`` (Pinocchio makes the joint a
     free-flyer too); M, b, q̈ equal Pinocchio's at 100 states."""
@@ -404,10 +442,10 @@ def test_not_xml_is_located(tmp_path):
 
 
 def test_other_formats_say_so(tmp_path):
-    path = tmp_path / "robot.sdf"
+    path = tmp_path / "robot.step"
     path.write_text("<sdf/>")
-    with pytest.raises(ValueError, match=r"kidym imports URDF \(.urdf\) and MJCF \(.xml\) "
-                                         r"files; `.sdf` files \(SDF\) are not imported yet"):
+    with pytest.raises(ValueError, match=r"kidym imports URDF \(.urdf\), MJCF \(.xml\) and "
+                                         r"SDF \(.sdf\) files, not `.step` files"):
         import_robot(path)
 
 
