@@ -168,6 +168,30 @@ class SimulationError(RuntimeError):
                 "state": {k: float(v) for k, v in self.state.items()}, "hint": self.hint}
 
 
+class RunInterrupted(KeyboardInterrupt):
+    """A run stopped by Ctrl-C (SIGINT), with what it computed up to then.
+
+    ``kidym.simulate`` raises it whatever ``raise_on_failure`` says (Ctrl-C stops a
+    script as it always does; a ``KeyboardInterrupt`` handler catches it), within about
+    0.1 s of the key in both engines (:mod:`kidym.simulate.watch`).
+
+    Attributes
+    ----------
+    result : Result
+        The partial result up to the model time reached: ``result.partial`` is true,
+        ``result.failure["kind"]`` is ``"interrupted"`` and ``result.failure["time"]``
+        the time reached.
+    time : float
+        The model time reached.
+    """
+
+    def __init__(self, error: SimulationError) -> None:
+        super().__init__(f"interrupted (Ctrl-C) at t = {error.time:.9g}; the results up "
+                         "to this time are kept (.result)")
+        self.result = error.result
+        self.time = error.time
+
+
 def source_name(path: str | Path | None) -> str:
     """Display name of a source for diagnostics."""
     return "<string>" if path is None else str(path)

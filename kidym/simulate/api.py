@@ -18,8 +18,9 @@ import numpy as np
 
 from kidym.eom.constraints import Stabilization
 from kidym.eom.equations import Equations, derive
-from kidym.errors import CompileError, SimulationError
+from kidym.errors import CompileError, RunInterrupted, SimulationError
 from kidym.model.model import Model
+from kidym.simulate import faults
 from kidym.simulate.engine import Engine, engine_named, engine_of
 from kidym.simulate.finish import finish
 from kidym.simulate.minimal import Partitioning, formulation_of, require_minimal_form
@@ -31,6 +32,7 @@ from kidym.simulate.spec import (
     run_span,
     stabilization_of,
 )
+from kidym.simulate.watch import watching
 
 #: The NumPy method that ``auto`` runs for a compiled engine's method name.
 NUMPY_METHOD = {"ERK8": "DOP853", "ERK5": "RK45", "Adams": "LSODA"}
@@ -197,12 +199,17 @@ def simulate(system, *, t_end: float | None = None, t_start: float | None = None
     spec = prepare_run(own, parameters=parameters, initial=initial, t_start=t_start,
                        t_end=t_end, t_eval=t_eval, n_points=n_points,
                        constraints=stabilization_of(constraints))
-    result, error = chosen.run(own, spec, options)
+    with watching() as watch:   # progress on a terminal; Ctrl-C stops the run
+        watch.begin("simulate", spec.t0, spec.t1)
+        result, error = chosen.run(own, spec, options)
+        watch.close()
     if why:
         result.stats["engine_choice"] = why
     finish(result, eq.model, normalize_quaternions=normalize_quaternions)
     if error is not None:
         error.result = result
+        if error.kind == faults.INTERRUPTED:
+            raise RunInterrupted(error) from None
         if raise_on_failure:
             raise error
     return result

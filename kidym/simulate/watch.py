@@ -1,0 +1,187 @@
+"""Watching runs: progress with an estimate of the time left, and a stop on Ctrl-C.
+
+Within :func:`watching`, the runs of the thread are watched through a :class:`Watch`:
+
+* the engines report the model time reached — the compiled loop writes it into a cell
+  of two doubles at every evaluation of the right-hand side (``kidym_watch`` in
+  ``kidym/codegen/driver.c``: one store and one load per evaluation), the NumPy engine
+  at every step — and a bar on standard error shows it with the time left, on a
+  terminal only (:mod:`kidym.progress`; nothing is drawn when standard error is piped
+  or captured, nor for a run shorter than :data:`QUIET_FOR` seconds);
+* in the main thread, Ctrl-C (SIGINT) no longer raises ``KeyboardInterrupt`` wherever
+  Python happens to be: it sets the cell's stop flag, which the compiled loop reads at
+  its next evaluation and the NumPy engine before its next step, so that the run stops
+  within an evaluation or a step and returns what it computed up to then. A second
+  Ctrl-C raises ``KeyboardInterrupt`` at once. A handler the program installed itself
+  is left alone (then nothing changes).
+
+A compiled run started from the main thread integrates in a helper thread while the
+main thread waits in slices of :data:`POLL_S` seconds (a thread blocked in a C call
+cannot run Python's signal handler); runs of other threads (the sweep's pool) read
+the flag their starter sets.
+
+What a stopped run becomes is the dispatcher's business: ``kidym.simulate`` raises
+:class:`kidym.errors.RunInterrupted` carrying the partial result.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TypeVar
+
+import numpy as np
+
+from kidym.progress import Bar, Reporter
+
+#: How often a waiting main thread looks at a run (seconds): the bar's redraw and the
+#: longest delay before Ctrl-C reaches the run.
+POLL_S = 0.05
+#: Runs shorter than this (seconds of wall time) draw no bar.
+QUIET_FOR = 0.5
+
+T = TypeVar("T")
+
+
+class Watch:
+    """What a run and its watcher share.
+
+    Attributes
+    ----------
+    cell : ndarray, shape (2,)
+        ``[model time reached, stop requested]``, read and written by the compiled loop
+        without the GIL (its address is fixed for the watch's life).
+    reporter : Reporter
+        Where bars go (:class:`kidym.progress.Reporter`).
+    """
+
+    def __init__(self, reporter: Reporter) -> None:
+        self.cell = np.zeros(2)
+        self.reporter = reporter
+        self._bar: Bar | None = None
+        self._started = 0.0
+        self._drawn = False
+
+    @property
+    def stopped(self) -> bool:
+        """Whether a stop was asked (Ctrl-C)."""
+        return bool(self.cell[1] != 0.0)
+
+    def stop(self) -> None:
+        """Ask the watched runs to stop."""
+        self.cell[1] = 1.0
+
+    def begin(self, label: str, t0: float, t1: float) -> None:
+        """A run over ``t0 … t1`` starts: its bar (drawn after :data:`QUIET_FOR`)."""
+        self.close()
+        self.cell[0] = t0
+        self._started = time.perf_counter()
+        self._bar = self.reporter.bar(label, t0, t1) if self.reporter.bars else None
+
+    def reached(self, t: float) -> None:
+        """The run has reached model time ``t`` (the NumPy engine, at each step)."""
+        self.cell[0] = t
+        if self._bar is not None:
+            self.show()
+
+    def show(self) -> None:
+        """Redraw the bar from the cell (at most ten times a second)."""
+        bar = self._bar
+        if bar is not None and time.perf_counter() - self._started >= QUIET_FOR:
+            bar.update(float(self.cell[0]))
+            self._drawn = True
+
+    def close(self) -> None:
+        """Clear the bar (if one was drawn)."""
+        if self._bar is not None and self._drawn:
+            self._bar.close()
+        self._bar, self._drawn = None, False
+
+
+_LOCAL = threading.local()
+
+
+def current() -> Watch | None:
+    """The watch of this thread's runs, or ``None``."""
+    return getattr(_LOCAL, "watch", None)
+
+
+@contextmanager
+def watching(reporter: Reporter | None = None, *, watch: Watch | None = None
+             ) -> Iterator[Watch]:
+    """Watch the runs of this thread (see the module's text).
+
+    Nested calls reuse the outer watch (the command line's, with its ``--quiet``).
+
+    Parameters
+    ----------
+    reporter : Reporter, optional
+        Where bars go; default standard error, bars on a terminal only.
+    watch : Watch, optional
+        A watch shared with other threads (the sweep's pool: one stop flag for all).
+    """
+    outer = current()
+    if outer is not None and watch is None:
+        yield outer
+        return
+    w = watch or Watch(reporter or Reporter())
+    _LOCAL.watch = w
+    handler = None
+    if (threading.current_thread() is threading.main_thread()
+            and signal.getsignal(signal.SIGINT) is signal.default_int_handler):
+        def handler(signum, frame):   # noqa: ARG001 (the signal's signature)
+            if w.stopped:
+                raise KeyboardInterrupt   # the second Ctrl-C: at once
+            w.stop()
+
+        signal.signal(signal.SIGINT, handler)
+    try:
+        yield w
+    finally:
+        if handler is not None and signal.getsignal(signal.SIGINT) is handler:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+        _LOCAL.watch = outer
+        if watch is None:
+            w.close()
+
+
+def call_watched(call: Callable[[], T], attach: Callable[[object], None]) -> T:
+    """``call()`` — a C integration that releases the GIL — watched by :func:`current`.
+
+    ``attach(address)`` names the watch's cell to the library for the calling thread
+    (``attach(None)`` forgets it). In the main thread the call runs in a helper thread
+    while this one waits, redraws the bar and lets Ctrl-C set the stop flag.
+    """
+    w = current()
+    if w is None:
+        return call()
+    address = w.cell.ctypes.data
+
+    def attached() -> T:
+        attach(address)
+        try:
+            return call()
+        finally:
+            attach(None)
+
+    if threading.current_thread() is not threading.main_thread():
+        return attached()
+    box: dict[str, object] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = attached()
+        except BaseException as exc:   # (re-raised in the caller's thread)
+            box["error"] = exc
+
+    helper = threading.Thread(target=target, name="kidym-run", daemon=True)
+    helper.start()
+    while helper.is_alive():
+        helper.join(POLL_S)
+        w.show()
+    if "error" in box:
+        raise box["error"]   # type: ignore[misc]
+    return box["value"]   # type: ignore[return-value]
