@@ -13,7 +13,7 @@ from numpy.linalg import LinAlgError
 
 from kidym import terminal
 from kidym.cli_types import output_points
-from kidym.errors import CompileError, DerivationError, ParseError, SimulationError
+from kidym.errors import CompileError, DerivationError, ParseError, RunInterrupted, SimulationError
 
 
 def _pairs(items: Sequence[str] | None, what: str) -> dict[str, float]:
@@ -303,8 +303,10 @@ def _run(args: argparse.Namespace, model, out: Path, rep, formats, plotter) -> i
         print("note: no initial value given for " + ", ".join(unset) + "; taken as 0",
               file=sys.stderr)
     system = _tracked(eq, args, model, rep)
+    from kidym.simulate.watch import watching
+
     try:
-        with rep.stage("simulation"):
+        with rep.stage("simulation"), watching(rep):   # a bar on a terminal; Ctrl-C stops
             result = simulate(system, t_end=args.t_end, initial=initial,
                               parameters=_pairs(args.set, "--set"), engine=args.engine,
                               method=args.method, rtol=args.rtol, atol=args.atol,
@@ -317,6 +319,8 @@ def _run(args: argparse.Namespace, model, out: Path, rep, formats, plotter) -> i
             _write_outputs(args, model, eq, exc.result, out, rep=rep, requests=requests,
                            plot_formats=formats, plotter=plotter)
         raise
+    except RunInterrupted as exc:
+        return _interrupted(args, model, exc, out)
     if not args.no_integrals:
         _monitor_integrals(model, result, _pairs(args.set, "--set"))
     _write_outputs(args, model, eq, result, out, rep=rep, requests=requests,
@@ -1019,6 +1023,31 @@ def _tracked(eq, args: argparse.Namespace, model, rep=None):
     return _Tracked(**{f.name: getattr(base, f.name) for f in dataclasses.fields(base)})
 
 
+#: The exit status of a command stopped by Ctrl-C (128 + SIGINT, as a shell reports it).
+INTERRUPTED_STATUS = 130
+
+
+def _interrupted(args: argparse.Namespace, model, exc: RunInterrupted, out: Path) -> int:
+    """Ctrl-C stopped the run: its results up to then are written whole (the data files
+    only, marked partial in ``results.json``), one line says so; exit status 130."""
+    from kidym.outdir import staged
+
+    result = exc.result
+    if result is None or not result.t.size:
+        print("kidym: interrupted", file=sys.stderr)
+        return INTERRUPTED_STATUS
+    formats = tuple(dict.fromkeys(["csv", *(f.strip() for f in args.format.split(",")
+                                            if f.strip())]))
+    with staged(out, force=args.force, command="kidym run", keep=[args.model]) as stage:
+        try:
+            result.write(stage.path, formats=formats, model=model, run_id=stage.run_id)
+        except ImportError as exc:
+            raise ValueError(str(exc)) from None
+    print(f"kidym: interrupted at t = {exc.time:.6g}; the results up to then are in {out} "
+          "(marked partial)", file=sys.stderr)
+    return INTERRUPTED_STATUS
+
+
 def _write_outputs(args: argparse.Namespace, model, eq, result, out: Path, *, rep=None,
                    requests=None, plot_formats: tuple[str, ...] = ("png",),
                    plotter=None) -> None:
@@ -1192,6 +1221,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         n = len(exc.errors)
         print(f"{n} error{'s' if n != 1 else ''}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        # Ctrl-C outside a run (reading, deriving, compiling): one line, no traceback
+        print("kidym: interrupted", file=sys.stderr)
+        return INTERRUPTED_STATUS
     except (DerivationError, SimulationError, CompileError) as exc:
         print(f"kidym: error: {exc}", file=sys.stderr)
         return 1 if isinstance(exc, DerivationError) else 2

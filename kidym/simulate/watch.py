@@ -132,7 +132,7 @@ def watching(reporter: Reporter | None = None, *, watch: Watch | None = None
     handler = None
     if (threading.current_thread() is threading.main_thread()
             and signal.getsignal(signal.SIGINT) is signal.default_int_handler):
-        def handler(signum, frame):   # noqa: ARG001 (the signal's signature)
+        def handler(signum, frame):
             if w.stopped:
                 raise KeyboardInterrupt   # the second Ctrl-C: at once
             w.stop()
