@@ -209,7 +209,7 @@ def simulate(system, *, t_end: float | None = None, t_start: float | None = None
     if error is not None:
         error.result = result
         if error.kind == faults.INTERRUPTED:
-            raise RunInterrupted(error) from None
+            raise RunInterrupted.of_run(error) from None
         if raise_on_failure:
             raise error
     return result

@@ -64,6 +64,9 @@ class Watch:
         self._bar: Bar | None = None
         self._started = 0.0
         self._drawn = False
+        self._runs = 0          # runs done (a sweep's bar counts them)
+        self._counting = False
+        self._lock = threading.Lock()
 
     @property
     def stopped(self) -> bool:
@@ -74,10 +77,13 @@ class Watch:
         """Ask the watched runs to stop."""
         self.cell[1] = 1.0
 
-    def begin(self, label: str, t0: float, t1: float) -> None:
-        """A run over ``t0 … t1`` starts: its bar (drawn after :data:`QUIET_FOR`)."""
+    def begin(self, label: str, t0: float, t1: float, *, counting: bool = False) -> None:
+        """A run over ``t0 … t1`` starts: its bar (drawn after :data:`QUIET_FOR`).
+        ``counting``: the bar counts runs done (:meth:`ran`) from ``t0`` to ``t1`` instead
+        of the model time reached."""
         self.close()
         self.cell[0] = t0
+        self._runs, self._counting = int(t0), counting
         self._started = time.perf_counter()
         self._bar = self.reporter.bar(label, t0, t1) if self.reporter.bars else None
 
@@ -87,11 +93,16 @@ class Watch:
         if self._bar is not None:
             self.show()
 
+    def ran(self) -> None:
+        """One more run is done (a sweep; any thread)."""
+        with self._lock:
+            self._runs += 1
+
     def show(self) -> None:
-        """Redraw the bar from the cell (at most ten times a second)."""
+        """Redraw the bar (at most ten times a second)."""
         bar = self._bar
         if bar is not None and time.perf_counter() - self._started >= QUIET_FOR:
-            bar.update(float(self.cell[0]))
+            bar.update(float(self._runs if self._counting else self.cell[0]))
             self._drawn = True
 
     def close(self) -> None:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
+
+from kidym.errors import RunInterrupted
 
 
 def cmd_sweep(args: argparse.Namespace, pairs, load) -> int:
@@ -11,7 +14,7 @@ def cmd_sweep(args: argparse.Namespace, pairs, load) -> int:
     one output directory, published whole (:func:`kidym.outdir.staged`)."""
     from kidym.outdir import check_replaceable, staged
     from kidym.progress import seconds
-    from kidym.study.design import from_options
+    from kidym.study.design import from_model, from_options
     from kidym.study.output import STATISTICS, statistic, summary_plots, xarray_module
     from kidym.study.sweep import require_dask, sweep
 
@@ -39,14 +42,29 @@ def cmd_sweep(args: argparse.Namespace, pairs, load) -> int:
     if args.quantity is not None and args.quantity not in recorded_quantities(system):
         raise ValueError(f"--quantity {args.quantity}: not recorded; quantities: "
                          + ", ".join(recorded_quantities(system)))
-    result = sweep(model, vary=study, system=system, parameters=pairs(args.set, "--set"),
-                   initial=pairs(args.initial, "--initial"), t_end=args.t_end,
-                   n_points=args.points, method=args.method, rtol=args.rtol, atol=args.atol,
-                   workers=args.workers, scheduler=args.scheduler,
-                   executor="dask" if args.scheduler else "threads")
+    # the study is said before it runs (a long one shows a bar on a terminal)
+    planned = study or from_model(model)
+    if planned is not None:
+        print(planned.describe(), flush=True)
+    try:
+        result = sweep(model, vary=study, system=system, parameters=pairs(args.set, "--set"),
+                       initial=pairs(args.initial, "--initial"), t_end=args.t_end,
+                       n_points=args.points, method=args.method, rtol=args.rtol,
+                       atol=args.atol, workers=args.workers, scheduler=args.scheduler,
+                       executor="dask" if args.scheduler else "threads")
+    except RunInterrupted as exc:
+        # Ctrl-C: the study so far is written whole (sweep.nc marked partial, runs.csv
+        # with each run's status and reason), no plots; one line; exit status 130
+        quantity = args.quantity or exc.result.quantities[0]
+        stat = statistic(exc.result, quantity, args.statistic)
+        with staged(out, force=args.force, command="kidym sweep", keep=[args.model]) as stage:
+            exc.result.write(stage.path / "sweep.nc")
+            _runs_csv(exc.result, stage.path / "runs.csv", quantity, args.statistic, stat)
+        print(f"kidym: {exc}".replace("(.result)", f"in {out} (marked partial)"),
+              file=sys.stderr)
+        return 130
     quantity = args.quantity or result.quantities[0]
     stat = statistic(result, quantity, args.statistic)   # (an unknown name fails here)
-    print(f"{result.study.describe()}")
     where = (f"Dask at {args.scheduler}, {result.workers} threads" if args.scheduler
              else f"{result.workers} threads")
     print(f"runs: {result.study.n_runs} in {seconds(result.wall_time_s)} on {where}; "

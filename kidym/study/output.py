@@ -63,6 +63,7 @@ def dataset(result):
     attrs = {"model": result.model_name, "study": study.kind, "varied": " ".join(study.names),
              "description": study.describe(), "engine": "compiled",
              "executor": result.executor, "kidym": __version__,
+             "partial": int(result.interrupted),   # 1: stopped by Ctrl-C (runs' status)
              **{k: (str(v) if not isinstance(v, int | float) else v)
                 for k, v in result.options.items()}}
     if study.seed is not None:

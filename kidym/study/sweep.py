@@ -17,6 +17,7 @@ whose integration fails keeps NaN from where it stopped, status -1 and the reaso
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import time as _time
@@ -27,11 +28,12 @@ from pathlib import Path
 import numpy as np
 
 from kidym.eom.constraints import Stabilization
-from kidym.errors import ModelError, SimulationError
+from kidym.errors import ModelError, RunInterrupted, SimulationError
 from kidym.model.model import Model
 from kidym.simulate.compiled import CompiledSystem
 from kidym.simulate.layout import finite_number
 from kidym.simulate.spec import prepare_run
+from kidym.simulate.watch import POLL_S, Watch, watching
 from kidym.study.design import RESERVED, Study, from_model, grid
 from kidym.study.runs import Job, JobOutput, run_job
 
@@ -71,6 +73,10 @@ class SweepResult:
     busy_s : float
         The runs' own wall time summed over the jobs (where they ran): against
         ``wall_time_s × workers`` it shows the executor's overhead.
+    interrupted : bool
+        Ctrl-C stopped the study (:class:`~kidym.errors.RunInterrupted` carries this
+        result): the runs it stopped end where they were (status -1, the reason says
+        ``interrupted``), those not begun are NaN with the reason ``not run: …``.
     """
 
     study: Study
@@ -87,6 +93,7 @@ class SweepResult:
     routes: dict[str, int] = field(default_factory=dict)
     options: dict = field(default_factory=dict)
     busy_s: float = 0.0
+    interrupted: bool = False
 
     @property
     def failed(self) -> list[int]:
@@ -214,22 +221,47 @@ def sweep(model: Model | str | Path, *, vary: Mapping | Study | None = None,
                 t0=t0, t1=t1, times=times, quantities=quantities, method=method, rtol=rtol,
                 atol=atol, max_step=max_step) for i in range(0, len(todo), size)]
     started = _time.perf_counter()
+    watch = None
     try:
-        if executor == "loop":
-            outs = [run_job(system, j) for j in jobs]
-        elif executor == "threads":
-            from concurrent.futures import ThreadPoolExecutor
-
-            with ThreadPoolExecutor(max_workers=min(n_slots, max(len(jobs), 1))) as pool:
-                outs = list(pool.map(lambda j: run_job(system, j), jobs))
-        else:
+        if executor == "dask":
             outs = _run_dask(client, system, jobs)
+        else:
+            # progress (runs done) on a terminal; Ctrl-C stops every run where it is
+            with watching() as watch:
+                watch.begin("sweep", 0, len(todo), counting=True)
+                outs = _run_here(system, jobs, n_slots if executor == "threads" else 0, watch)
+                watch.close()
     finally:
         if client is not None and owned:
             client.close()
     wall = _time.perf_counter() - started
-    return _assemble(study, model.name, times, quantities, outs, setup_errors, wall,
-                     executor, n_slots, options)
+    result = _assemble(study, model.name, times, quantities, outs, setup_errors, wall,
+                       executor, n_slots, options)
+    if watch is not None and watch.stopped:
+        result = dataclasses.replace(result, interrupted=True)
+        done = int(np.sum(result.status >= 0))
+        raise RunInterrupted(f"interrupted (Ctrl-C): {done} of {study.n_runs} runs reached "
+                             "their end; the study so far is kept (.result)", result=result)
+    return result
+
+
+def _run_here(system: CompiledSystem, jobs: list[Job], threads: int, watch: Watch
+              ) -> list[JobOutput]:
+    """The jobs in this process: one after the other (``threads`` 0) or on a pool of
+    ``threads``, this thread redrawing the bar while it waits."""
+    if not threads:
+        return [run_job(system, j) for j in jobs]
+    from concurrent.futures import ThreadPoolExecutor, wait
+
+    def one(job: Job) -> JobOutput:
+        with watching(watch=watch):   # (the pool's thread reads the same stop flag)
+            return run_job(system, job)
+
+    with ThreadPoolExecutor(max_workers=min(threads, max(len(jobs), 1))) as pool:
+        futures = [pool.submit(one, j) for j in jobs]
+        while wait(futures, timeout=POLL_S).not_done:
+            watch.show()
+    return [f.result() for f in futures]
 
 
 def require_dask() -> None:
