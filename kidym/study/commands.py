@@ -15,11 +15,10 @@ def cmd_sweep(args: argparse.Namespace, pairs, load) -> int:
     from kidym.outdir import check_replaceable, staged
     from kidym.progress import seconds
     from kidym.study.design import from_model, from_options
-    from kidym.study.output import STATISTICS, statistic, summary_plots, xarray_module
+    from kidym.study.output import STATISTICS, statistic, summary_plots
     from kidym.study.sweep import require_dask, sweep
 
     # every option is checked before anything is computed
-    xarray_module()
     if args.scheduler:
         require_dask()
     if args.statistic not in STATISTICS:
@@ -34,6 +33,8 @@ def cmd_sweep(args: argparse.Namespace, pairs, load) -> int:
     model = load(args.model)
     out = Path(args.out) if args.out else Path("kidym-out") / f"{model.name}-sweep"
     check_replaceable(out, force=args.force, keep=[args.model])
+    import scipy.io  # noqa: F401 (the file's writer, loaded before the runs: Ctrl-C writes at once)
+
     from kidym.eom.equations import derive
     from kidym.simulate.compiled import CompiledSystem
     from kidym.study.sweep import recorded_quantities

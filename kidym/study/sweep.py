@@ -120,11 +120,12 @@ class SweepResult:
         return dataset(self)
 
     def write(self, path: str | Path) -> Path:
-        """Write :meth:`to_dataset` as NetCDF (classic 64-bit format, SciPy's writer;
-        needs xarray), atomically: the file is the whole result or is not there."""
-        from kidym.study.output import write_netcdf
+        """Write the study as NetCDF (classic 64-bit format, SciPy's writer), laid out
+        as :meth:`to_dataset` (``xarray.open_dataset`` of the file equals it; xarray is
+        not needed to write), atomically: the file is the whole result or is not there."""
+        from kidym.study.output import write_study
 
-        return write_netcdf(self.to_dataset(), Path(path))
+        return write_study(self, Path(path))
 
 
 def sweep(model: Model | str | Path, *, vary: Mapping | Study | None = None,
