@@ -15,10 +15,13 @@ Within :func:`watching`, the runs of the thread are watched through a :class:`Wa
   Ctrl-C raises ``KeyboardInterrupt`` at once. A handler the program installed itself
   is left alone (then nothing changes).
 
-A compiled run started from the main thread integrates in a helper thread while the
-main thread waits in slices of :data:`POLL_S` seconds (a thread blocked in a C call
-cannot run Python's signal handler); runs of other threads (the sweep's pool) read
-the flag their starter sets.
+A thread inside a C call cannot run Python's signal handler, so in the main thread
+one watcher thread per process (:class:`_Watcher`) reads the signals from the pipe of
+``signal.set_wakeup_fd`` (written by Python's C-level handler whatever the main thread
+does), sets the stop flag and redraws the bar; runs of other threads (the sweep's
+pool) read the flag their starter sets. Where the wake-up descriptor is taken (an
+event loop), a compiled run of the main thread integrates in a helper thread instead
+while the main thread waits in slices of :data:`POLL_S` seconds.
 
 What a stopped run becomes is the dispatcher's business: ``kidym.simulate`` raises
 :class:`kidym.errors.RunInterrupted` carrying the partial result.
@@ -26,6 +29,8 @@ What a stopped run becomes is the dispatcher's business: ``kidym.simulate`` rais
 
 from __future__ import annotations
 
+import os
+import select
 import signal
 import threading
 import time
@@ -67,6 +72,8 @@ class Watch:
         self._runs = 0          # runs done (a sweep's bar counts them)
         self._counting = False
         self._lock = threading.Lock()
+        #: whether the process's watcher thread serves it (Ctrl-C, redraws)
+        self.served = False
 
     @property
     def stopped(self) -> bool:
@@ -102,8 +109,9 @@ class Watch:
         """Redraw the bar (at most ten times a second)."""
         bar = self._bar
         if bar is not None and time.perf_counter() - self._started >= QUIET_FOR:
-            bar.update(float(self._runs if self._counting else self.cell[0]))
-            self._drawn = True
+            with self._lock:   # (the watcher thread and the run's thread may both draw)
+                bar.update(float(self._runs if self._counting else self.cell[0]))
+                self._drawn = True
 
     def close(self) -> None:
         """Clear the bar (if one was drawn)."""
@@ -113,6 +121,49 @@ class Watch:
 
 
 _LOCAL = threading.local()
+
+
+class _Watcher:
+    """One thread per process that serves the main thread's watch: Python's C-level
+    signal handler writes each signal's number into a pipe (``signal.set_wakeup_fd``)
+    even while the main thread is inside a C call; this thread reads it, sets the stop
+    flag at once, and redraws the bar every :data:`POLL_S` while a watch is active. The
+    main thread's compiled runs then call C directly (no thread per run)."""
+
+    def __init__(self) -> None:
+        self.read_fd, self.write_fd = os.pipe()
+        os.set_blocking(self.write_fd, False)
+        self.active: Watch | None = None
+        threading.Thread(target=self._serve, name="kidym-watch", daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            timeout = POLL_S if self.active is not None else None
+            ready, _, _ = select.select([self.read_fd], [], [], timeout)
+            w = self.active
+            if ready:
+                data = os.read(self.read_fd, 512)
+                if w is not None and signal.SIGINT in data:
+                    w.stop()
+            if w is not None:
+                w.show()
+
+    def serve(self, w: Watch | None) -> None:
+        """Serve ``w`` (``None``: nothing); wakes the thread to change its pace."""
+        self.active = w
+        try:
+            os.write(self.write_fd, b"\0")
+        except BlockingIOError:   # (the pipe is full: the thread is awake anyway)
+            pass
+
+
+_WATCHER: list[_Watcher] = []
+
+
+def _watcher() -> _Watcher:
+    if not _WATCHER:
+        _WATCHER.append(_Watcher())
+    return _WATCHER[0]
 
 
 def current() -> Watch | None:
@@ -141,17 +192,34 @@ def watching(reporter: Reporter | None = None, *, watch: Watch | None = None
     w = watch or Watch(reporter or Reporter())
     _LOCAL.watch = w
     handler = None
+    wakeup = None
+    served_here = False
     if (threading.current_thread() is threading.main_thread()
             and signal.getsignal(signal.SIGINT) is signal.default_int_handler):
+        signals = [0]
+
         def handler(signum, frame):
-            if w.stopped:
+            signals[0] += 1
+            if signals[0] > 1:
                 raise KeyboardInterrupt   # the second Ctrl-C: at once
             w.stop()
 
         signal.signal(signal.SIGINT, handler)
+        watcher = _watcher()
+        wakeup = signal.set_wakeup_fd(watcher.write_fd, warn_on_full_buffer=False)
+        if wakeup == -1:   # (else an event loop reads the signals: leave it so)
+            watcher.serve(w)
+            w.served = served_here = True
+        else:
+            signal.set_wakeup_fd(wakeup)
+            wakeup = None
     try:
         yield w
     finally:
+        if served_here:
+            _watcher().serve(None)
+            signal.set_wakeup_fd(wakeup)
+            w.served = False
         if handler is not None and signal.getsignal(signal.SIGINT) is handler:
             signal.signal(signal.SIGINT, signal.default_int_handler)
         _LOCAL.watch = outer
@@ -163,8 +231,10 @@ def call_watched(call: Callable[[], T], attach: Callable[[object], None]) -> T:
     """``call()`` — a C integration that releases the GIL — watched by :func:`current`.
 
     ``attach(address)`` names the watch's cell to the library for the calling thread
-    (``attach(None)`` forgets it). In the main thread the call runs in a helper thread
-    while this one waits, redraws the bar and lets Ctrl-C set the stop flag.
+    (``attach(None)`` forgets it). The call is direct where the process's watcher
+    thread serves the watch or another thread started this one; else (the main thread,
+    its signals read by an event loop) the call runs in a helper thread while this one
+    waits, redraws the bar and lets Ctrl-C set the stop flag.
     """
     w = current()
     if w is None:
@@ -178,8 +248,8 @@ def call_watched(call: Callable[[], T], attach: Callable[[object], None]) -> T:
         finally:
             attach(None)
 
-    if threading.current_thread() is not threading.main_thread():
-        return attached()
+    if w.served or threading.current_thread() is not threading.main_thread():
+        return attached()   # (the watcher thread or the pool's starter reads Ctrl-C)
     box: dict[str, object] = {}
 
     def target() -> None:
