@@ -2,18 +2,17 @@
 
 A watched compiled run pays, at every evaluation of the right-hand side, one store (the
 model time reached) and one load (the stop flag) of a cell the C loop shares with
-Python; and, started from the main thread, the start of a helper thread that runs the
-C loop while the main thread waits in slices of 0.05 s (a thread inside a C call
-cannot run Python's signal handler). ``kidym.simulate`` and ``kidym run`` watch every
-run; ``system.integrate`` outside :func:`~kidym.simulate.watch.watching` does not.
+Python; per run, the set-up of :func:`~kidym.simulate.watch.watching` (the SIGINT
+handler, ``signal.set_wakeup_fd`` and waking the process's watcher thread, which
+sleeps until a signal comes unless a bar is drawn). ``kidym.simulate`` and
+``kidym run`` watch every run; ``system.integrate`` outside ``watching`` does not.
 
-Measured in the same process, interleaved, best of ``--repeat``:
+Measured in the same process as CPU time, interleaved, best of ``--repeat``:
 
 * ``long``: a run of many evaluations (the driven oscillator ``x'' = -4x + sin t`` —
   the cheapest right-hand side, where the per-evaluation cost weighs most — and the
   biped), watched / unwatched wall time;
-* ``short``: a run of a few evaluations, the fixed cost per run (the helper thread) in
-  microseconds.
+* ``short``: a run of a few evaluations, the fixed cost per run in microseconds.
 
 Run: ``python benchmarks/watch.py [--repeat 7]``.
 """
@@ -38,15 +37,17 @@ DRIVEN = ("m = 1; k = 4; F0 = 1; W = 1;\nB | Sx(x) | m, 0, 0, 0;\nCs.x = k;\n"
 
 
 def timed(system: CompiledSystem, t1: float, watched: bool) -> tuple[float, int]:
-    """Wall seconds and evaluations of one run over ``0 … t1``."""
+    """CPU seconds of this process (every thread: the watcher's too) and evaluations of
+    one run over ``0 … t1``. CPU time, not wall: on a shared machine wall time counts
+    waiting for a core, which swamps differences of a few per cent."""
     spec = prepare_run(system, t_end=t1, n_points=11)
-    start = time.perf_counter()
+    start = time.process_time()
     if watched:
         with watching(Reporter(tty=False)):
             raw = system.integrate(spec.y0, spec.p, spec.times, t0=spec.t0)
     else:
         raw = system.integrate(spec.y0, spec.p, spec.times, t0=spec.t0)
-    return time.perf_counter() - start, raw["nfev"]
+    return time.process_time() - start, raw["nfev"]
 
 
 def compare(label: str, system: CompiledSystem, t1: float, repeat: int) -> str:
@@ -70,6 +71,7 @@ def main() -> None:
     driven = CompiledSystem.build(kidym.derive(kidym.parse(DRIVEN)))
     biped = CompiledSystem.build(kidym.derive(kidym.load(ROOT / "examples" / "biped"
                                                         / "biped.kdm")))
+    print(f"CPU time, best of {args.repeat} interleaved")
     print(f"{'run':<34}{'nfev':>10}{'plain ms':>12}{'watched ms':>12}{'ratio':>9}"
           f"{'ns/eval more':>14}")
     print(compare("driven oscillator, t = 0…2000", driven, 2000.0, args.repeat))
@@ -79,7 +81,7 @@ def main() -> None:
     for _ in range(args.repeat * 20):
         for watched in (False, True):
             short[watched] = min(short[watched], timed(driven, 0.01, watched)[0])
-    print(f"fixed cost of a watched run (helper thread, watch): "
+    print(f"fixed cost of a watched run (watching(): handler, wake-up descriptor): "
           f"{(short[True] - short[False]) * 1e6:.0f} µs")
 
 

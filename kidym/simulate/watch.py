@@ -42,9 +42,9 @@ import numpy as np
 
 from kidym.progress import Bar, Reporter
 
-#: How often a waiting main thread looks at a run (seconds): the bar's redraw and the
-#: longest delay before Ctrl-C reaches the run.
-POLL_S = 0.05
+#: How often a bar is redrawn (seconds); without the watcher thread (an event loop reads
+#: the signals) also the longest delay before Ctrl-C reaches a compiled run.
+POLL_S = 0.1
 #: Runs shorter than this (seconds of wall time) draw no bar.
 QUIET_FOR = 0.5
 
@@ -76,6 +76,11 @@ class Watch:
         self.served = False
 
     @property
+    def drawing(self) -> bool:
+        """Whether a bar is to be drawn (a terminal, not ``--quiet``)."""
+        return self._bar is not None
+
+    @property
     def stopped(self) -> bool:
         """Whether a stop was asked (Ctrl-C)."""
         return bool(self.cell[1] != 0.0)
@@ -91,6 +96,8 @@ class Watch:
         self.close()
         self.cell[0] = t0
         self._runs, self._counting = int(t0), counting
+        if self.served:
+            _watcher().serve(self)   # (its pace: redraws only where there is a bar)
         self._started = time.perf_counter()
         self._bar = self.reporter.bar(label, t0, t1) if self.reporter.bars else None
 
@@ -138,7 +145,9 @@ class _Watcher:
 
     def _serve(self) -> None:
         while True:
-            timeout = POLL_S if self.active is not None else None
+            # redraws at POLL_S where there is a bar; else asleep until a signal comes
+            # (a thread woken on a busy machine costs the run a slice of a core)
+            timeout = POLL_S if self.active is not None and self.active.drawing else None
             ready, _, _ = select.select([self.read_fd], [], [], timeout)
             w = self.active
             if ready:
