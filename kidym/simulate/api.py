@@ -171,6 +171,11 @@ def simulate(system, *, t_end: float | None = None, t_start: float | None = None
     SimulationError
         Singular mass matrix, a non-finite right-hand side, or integrator failure;
         the message names the time, the state and what to try.
+    RunInterrupted
+        Ctrl-C stopped the run (within a step, both engines; whatever
+        ``raise_on_failure`` says): a ``KeyboardInterrupt`` whose ``.result`` is the
+        partial result up to the time reached (:mod:`kidym.simulate.watch`). On a
+        terminal a bar shows the model time reached and the time left.
     """
     if engine != "auto":
         engine_named(engine)   # (a name that is none: the error lists the valid names)

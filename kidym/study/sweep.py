@@ -178,6 +178,10 @@ def sweep(model: Model | str | Path, *, vary: Mapping | Study | None = None,
         differs between the runs without ``t_end``, a bad option.
     ImportError
         ``executor="dask"`` without dask[distributed] installed.
+    RunInterrupted
+        Ctrl-C stopped the study (threads and loop executors): its ``.result`` is the
+        :class:`SweepResult` so far, ``interrupted`` true. On a terminal a bar shows
+        the runs done and the time left.
     CompileError
         If the model cannot be compiled.
     """
