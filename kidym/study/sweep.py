@@ -163,7 +163,7 @@ def sweep(model: Model | str | Path, *, vary: Mapping | Study | None = None,
     scheduler : str or distributed.Client, optional
         The Dask scheduler's address (``tcp://host:8786``) or a client.
     chunk_size : int, optional
-        Runs per task (default: about four tasks per thread or worker).
+        Runs per task (default: about four tasks per Dask worker, sixteen per thread).
     system : CompiledSystem, optional
         The model's library, if already built.
 
@@ -221,7 +221,11 @@ def sweep(model: Model | str | Path, *, vary: Mapping | Study | None = None,
         client, owned = _client(scheduler)
         n_slots = max(1, sum(w.get("nthreads", 1) for w in
                              client.scheduler_info()["workers"].values()))
-    size = chunk_size or max(1, math.ceil(len(todo) / (4 * n_slots)))
+    # about four tasks per Dask worker (a task costs milliseconds there); sixteen per
+    # thread of the pool, so that a thread slowed by the machine's other work does not
+    # leave a long last chunk (a task costs microseconds here)
+    per_slot = 4 if executor == "dask" else 16
+    size = chunk_size or max(1, math.ceil(len(todo) / (per_slot * n_slots)))
     jobs = [Job(rows=todo[i:i + size], y0s=y0s[todo[i:i + size]], ps=ps[todo[i:i + size]],
                 t0=t0, t1=t1, times=times, quantities=quantities, method=method, rtol=rtol,
                 atol=atol, max_step=max_step) for i in range(0, len(todo), size)]
