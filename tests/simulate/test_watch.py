@@ -113,6 +113,27 @@ def test_a_stopped_sweep_keeps_the_runs_and_says_which_stopped(driven):
     assert np.max(np.abs(x[kept] - want)) < 100 * 1e-9 * (1 + om * t[-1])
 
 
+def test_a_stopped_batch_keeps_its_runs_so_far(driven):
+    from kidym.simulate.compiled import CompiledSystem
+
+    system = CompiledSystem.build(driven)
+    when: dict = {}
+    with watching(Reporter(tty=False)) as w:
+        timer = _stop_after(w, 0.2, when)
+        with pytest.raises(kidym.RunInterrupted) as info:
+            kidym.simulate_batch(system, parameters=[{"k": v} for v in (4.0, 9.0, 16.0)],
+                                 t_end=SPAN["compiled"], n_points=1001, workers=2)
+        stopped = time.perf_counter()
+        timer.join()
+    assert stopped - when["asked"] < STOP_WITHIN_S
+    batch = info.value.result
+    assert not batch.success.any()
+    assert all(r.partial and r.failure["kind"] == "interrupted" for r in batch.results)
+    r = batch.results[0]   # k = 4: the closed form up to where it stopped
+    assert r.t.size > 1
+    assert np.max(np.abs(r["x"] - exact(r.t))) < 100 * 1e-9 * (1 + 2 * r.t[-1])
+
+
 def test_the_bar_is_drawn_on_a_terminal_only(driven, monkeypatch):
     from kidym.simulate import watch
 
