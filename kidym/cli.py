@@ -254,6 +254,8 @@ def _run_tasks(args: argparse.Namespace, tasks: list, rep, formats) -> int:
         except SimulationError as exc:
             print(f"kidym: error: {exc}", file=sys.stderr)
             status = 2
+        if status == INTERRUPTED_STATUS:   # Ctrl-C stops the file, not only its task
+            break
     return status
 
 
