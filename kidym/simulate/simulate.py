@@ -549,7 +549,9 @@ def run_numpy(system: NumpySystem, spec: RunSpec, options: RunOptions
         t_out, y_out = start, np.repeat(y0[:, None], start.size, axis=1)
     wall = _time.perf_counter() - started
     error = None
-    if system.equations.constraints is not None and not ali3 and message != STOPPED:
+    watch = current_watch()
+    stopped = watch is not None and watch.stopped   # Ctrl-C: no passage check, no diagnosis
+    if system.equations.constraints is not None and not ali3 and not stopped:
         # a passage through a singular position is the first cause of a failure too
         def refine(ta: float, tb: float, ya: np.ndarray, seg_times: np.ndarray) -> tuple:
             from scipy.integrate import solve_ivp
@@ -563,10 +565,12 @@ def run_numpy(system: NumpySystem, spec: RunSpec, options: RunOptions
         if error is not None:
             ok, status, message = False, -1, str(error)
     if not ok and error is None:
-        if fault is None and message == STOPPED:
+        if stopped:   # Ctrl-C, whichever route was running
             last = solver.last
-            fault = faults.Fault(faults.INTERRUPTED, STOPPED, float(last.t),
-                                 np.asarray(last.y, dtype=float))
+            t_last, y_last = ((float(last.t), np.asarray(last.y, dtype=float))
+                              if last is not None else
+                              (float(t_out[-1]), y_out[:, -1]) if len(t_out) else (t0, y0))
+            fault = faults.Fault(faults.INTERRUPTED, STOPPED, t_last, y_last)
         if fault is None:
             fault = _numpy_fault(failure, solver.last, str(message), system.state_names)
         error = faults.diagnose(

@@ -82,6 +82,31 @@ def test_a_stopped_run_keeps_its_motion_so_far(driven, engine):
     assert np.max(np.abs(r["x"] - exact(r.t))) < bound
 
 
+@pytest.mark.parametrize("route", ["numpy-augmented", "numpy-minimal", "compiled"])
+def test_a_stopped_run_of_a_closed_loop_is_interrupted_not_failed(route):
+    # the four-bar: its routes (projection, the minimal form, the C loop) stop as the
+    # plain run does, with the failure kind `interrupted` (not an integrator failure
+    # nor a passage through a singular position)
+    from fixtures import EXAMPLES
+
+    eq = kidym.derive(kidym.load(EXAMPLES / "four_bar" / "four_bar.kdm"))
+    engine, _, form = route.partition("-")
+    options = {"formulation": form} if form else {}
+    if engine == "compiled":
+        kidym.simulate(eq, engine="compiled", t_end=0.01)   # the build, not timed
+    when: dict = {}
+    with watching(Reporter(tty=False)) as w:
+        timer = _stop_after(w, 0.2, when)
+        with pytest.raises(kidym.RunInterrupted) as info:
+            kidym.simulate(eq, engine=engine, t_end=1e5, n_points=100_001, **options)
+        stopped = time.perf_counter()
+        timer.join()
+    assert stopped - when["asked"] < 2.0   # (with the partial result's multipliers, drift)
+    r = info.value.result
+    assert r.partial and r.failure["kind"] == "interrupted"
+    assert 0 < info.value.time < 1e5 and r.t[-1] <= info.value.time
+
+
 def test_a_stopped_sweep_keeps_the_runs_and_says_which_stopped(driven):
     from kidym.simulate.compiled import CompiledSystem
 
