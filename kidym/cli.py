@@ -998,31 +998,13 @@ def _compiled(eq, rep, *, jacobian: bool = False):
 
 
 def _tracked(eq, args: argparse.Namespace, model, rep=None):
-    """``eq``; for the compiled engine its library (built with a progress bar), for the
-    NumPy engine on a terminal a system that moves a progress bar."""
+    """``eq``; for the compiled engine its library (built with a progress bar). (The
+    run's own bar, both engines, is drawn through :mod:`kidym.simulate.watch`.)"""
     rep = rep if rep is not None else _reporter(args)
     if getattr(args, "engine", "numpy") == "compiled":
         return _compiled(eq, rep, jacobian=getattr(args, "method", "") == "BDF"
                          and getattr(args, "jacobian", "auto") != "fd")
-    if not rep.bars or getattr(args, "engine", "numpy") != "numpy":
-        return eq
-    from kidym.simulate.simulate import NumpySystem
-
-    base = NumpySystem.build(eq)
-    t0, t1 = model.time_span(_pairs(getattr(args, "set", None), "--set"))
-    t1 = args.t_end if args.t_end is not None else t1
-    bar = rep.bar("simulating", t0, t1)
-
-    class _Tracked(NumpySystem):
-        def rhs(self, t, y, p):
-            bar.update(t)
-            if t >= t1:
-                bar.close()
-            return super().rhs(t, y, p)
-
-    import dataclasses
-
-    return _Tracked(**{f.name: getattr(base, f.name) for f in dataclasses.fields(base)})
+    return eq
 
 
 #: The exit status of a command stopped by Ctrl-C (128 + SIGINT, as a shell reports it).

@@ -205,7 +205,7 @@ def simulate(system, *, t_end: float | None = None, t_start: float | None = None
                        t_end=t_end, t_eval=t_eval, n_points=n_points,
                        constraints=stabilization_of(constraints))
     with watching() as watch:   # progress on a terminal; Ctrl-C stops the run
-        watch.begin("simulate", spec.t0, spec.t1)
+        watch.begin("simulating", spec.t0, spec.t1)
         result, error = chosen.run(own, spec, options)
         watch.close()
     if why:

@@ -7,7 +7,7 @@ Within :func:`watching`, the runs of the thread are watched through a :class:`Wa
   ``kidym/codegen/driver.c``: one store and one load per evaluation), the NumPy engine
   at every step — and a bar on standard error shows it with the time left, on a
   terminal only (:mod:`kidym.progress`; nothing is drawn when standard error is piped
-  or captured, nor for a run shorter than :data:`QUIET_FOR` seconds);
+  or captured);
 * in the main thread, Ctrl-C (SIGINT) no longer raises ``KeyboardInterrupt`` wherever
   Python happens to be: it sets the cell's stop flag, which the compiled loop reads at
   its next evaluation and the NumPy engine before its next step, so that the run stops
@@ -45,8 +45,10 @@ from kidym.progress import Bar, Reporter
 #: How often a bar is redrawn (seconds); without the watcher thread (an event loop reads
 #: the signals) also the longest delay before Ctrl-C reaches a compiled run.
 POLL_S = 0.1
-#: Runs shorter than this (seconds of wall time) draw no bar.
-QUIET_FOR = 0.5
+#: Runs shorter than this (seconds of wall time) draw no bar (0: drawn from the start,
+#: as the NumPy engine's bar always was; a compiled run's first redraw comes after
+#: :data:`POLL_S`, so the shortest draw none).
+QUIET_FOR = 0.0
 
 T = TypeVar("T")
 

@@ -166,7 +166,7 @@ def test_the_bar_is_drawn_on_a_terminal_only(driven, monkeypatch):
     shown = io.StringIO()
     with watching(Reporter(stream=shown, tty=True)):
         kidym.simulate(driven, engine="numpy", t_end=2.0, n_points=11)
-    assert "simulate [" in shown.getvalue() and "ETA" in shown.getvalue()
+    assert "simulating [" in shown.getvalue() and "ETA" in shown.getvalue()
     piped = io.StringIO()
     with watching(Reporter(stream=piped, tty=False)):
         kidym.simulate(driven, engine="numpy", t_end=2.0, n_points=11)
