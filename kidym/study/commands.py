@@ -61,9 +61,10 @@ def cmd_sweep(args: argparse.Namespace, pairs, load) -> int:
         with staged(out, force=args.force, command="kidym sweep", keep=[args.model]) as stage:
             exc.result.write(stage.path / "sweep.nc")
             _runs_csv(exc.result, stage.path / "runs.csv", quantity, args.statistic, stat)
-        print(f"kidym: {exc}".replace("(.result)", f"in {out} (marked partial)"),
-              file=sys.stderr)
-        return 130
+        done = int((exc.result.status >= 0).sum())
+        print(f"kidym: interrupted (Ctrl-C): {done} of {exc.result.study.n_runs} runs reached "
+              f"their end; the study so far is in {out} (marked partial)", file=sys.stderr)
+        return 130   # 128 + SIGINT, as a shell reports it (kidym.cli.INTERRUPTED_STATUS)
     quantity = args.quantity or result.quantities[0]
     stat = statistic(result, quantity, args.statistic)   # (an unknown name fails here)
     where = (f"Dask at {args.scheduler}, {result.workers} threads" if args.scheduler
