@@ -216,14 +216,15 @@ def watching(reporter: Reporter | None = None, *, watch: Watch | None = None
             w.stop()
 
         signal.signal(signal.SIGINT, handler)
-        watcher = _watcher()
-        wakeup = signal.set_wakeup_fd(watcher.write_fd, warn_on_full_buffer=False)
-        if wakeup == -1:   # (else an event loop reads the signals: leave it so)
-            watcher.serve(w)
-            w.served = served_here = True
-        else:
-            signal.set_wakeup_fd(wakeup)
-            wakeup = None
+        if os.name == "posix":   # (select on a pipe; elsewhere the helper-thread route)
+            watcher = _watcher()
+            wakeup = signal.set_wakeup_fd(watcher.write_fd, warn_on_full_buffer=False)
+            if wakeup == -1:   # (else an event loop reads the signals: leave it so)
+                watcher.serve(w)
+                w.served = served_here = True
+            else:
+                signal.set_wakeup_fd(wakeup)
+                wakeup = None
     try:
         yield w
     finally:
