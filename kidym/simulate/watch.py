@@ -98,10 +98,10 @@ class Watch:
         self.close()
         self.cell[0] = t0
         self._runs, self._counting = int(t0), counting
-        if self.served:
-            _watcher().serve(self)   # (its pace: redraws only where there is a bar)
         self._started = time.perf_counter()
         self._bar = self.reporter.bar(label, t0, t1) if self.reporter.bars else None
+        if self.served:
+            _watcher().serve(self)   # (its pace: redraws only where there is a bar)
 
     def reached(self, t: float) -> None:
         """The run has reached model time ``t`` (the NumPy engine, at each step)."""
@@ -116,17 +116,18 @@ class Watch:
 
     def show(self) -> None:
         """Redraw the bar (at most ten times a second)."""
-        bar = self._bar
-        if bar is not None and time.perf_counter() - self._started >= QUIET_FOR:
+        if self._bar is not None and time.perf_counter() - self._started >= QUIET_FOR:
             with self._lock:   # (the watcher thread and the run's thread may both draw)
-                bar.update(float(self._runs if self._counting else self.cell[0]))
-                self._drawn = True
+                if self._bar is not None:
+                    self._bar.update(float(self._runs if self._counting else self.cell[0]))
+                    self._drawn = True
 
     def close(self) -> None:
         """Clear the bar (if one was drawn)."""
-        if self._bar is not None and self._drawn:
-            self._bar.close()
-        self._bar, self._drawn = None, False
+        with self._lock:
+            if self._bar is not None and self._drawn:
+                self._bar.close()
+            self._bar, self._drawn = None, False
 
 
 _LOCAL = threading.local()
