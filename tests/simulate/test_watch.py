@@ -107,6 +107,7 @@ def test_a_stopped_run_of_a_closed_loop_is_interrupted_not_failed(route):
     assert 0 < info.value.time < 1e5 and r.t[-1] <= info.value.time
 
 
+@pytest.mark.compiled
 def test_a_stopped_sweep_keeps_the_runs_and_says_which_stopped(driven):
     from kidym.simulate.compiled import CompiledSystem
 
@@ -138,6 +139,7 @@ def test_a_stopped_sweep_keeps_the_runs_and_says_which_stopped(driven):
     assert np.max(np.abs(x[kept] - want)) < 100 * 1e-9 * (1 + om * t[-1])
 
 
+@pytest.mark.compiled
 def test_a_stopped_batch_keeps_its_runs_so_far(driven):
     from kidym.simulate.compiled import CompiledSystem
 
