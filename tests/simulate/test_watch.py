@@ -69,6 +69,7 @@ def test_a_stopped_run_keeps_its_motion_so_far(driven, engine):
         timer.join()
     assert stopped - when["asked"] < STOP_WITHIN_S
     exc = info.value
+    assert isinstance(exc, KeyboardInterrupt)   # a script stops on Ctrl-C as before
     r = exc.result
     assert r.partial and r.failure["kind"] == "interrupted" and not r.success
     assert 0 < exc.time < SPAN[engine] and r.failure["time"] == pytest.approx(exc.time)
