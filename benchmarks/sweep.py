@@ -15,6 +15,12 @@ The study: ``examples/biped/biped.kdm`` over its thigh and shin lengths ``bL`` a
   equations and takes the library from the shared cache) are timed apart, by a first
   sweep of two runs per worker; the timed sweeps are the next ones.
 
+First, ``kidym.sweep`` (threads) against ``kidym.simulate_batch`` on the identical runs
+(the same library, parameters, output times and threads; issue 28: a sweep within 1.2×
+of the batch per run): whole calls, interleaved, best of ``--repeat``, wall and CPU
+time (every thread's; on a shared machine wall time counts waiting for a core), the
+ratio sweep/batch, and whether the states agree exactly. ``--no-dask`` stops there.
+
 The three results are compared (they must be identical arrays) and the Dask run's
 result file is written with ``--out FILE`` (NetCDF). Wall times are the best of
 ``--repeat`` (the three executors take turns, so that a change in the machine's load
@@ -22,7 +28,7 @@ hits them alike); ratios are against the plain loop. ``busy s`` is the runs' own
 time summed over the threads or workers: above the loop's, the runs themselves were
 slowed (other processes on the cores, or the executor's own work).
 
-Run: ``python benchmarks/sweep.py [--runs 1000] [--t-end 0.5] [--out FILE]``.
+Run: ``python benchmarks/sweep.py [--runs 1000] [--t-end 0.5] [--no-dask] [--out FILE]``.
 """
 
 from __future__ import annotations
@@ -49,9 +55,9 @@ def main() -> None:
                     help="threads of the pool and Dask worker processes (all cores)")
     ap.add_argument("--repeat", type=int, default=1, help="timed repetitions (best of)")
     ap.add_argument("--out", default=None, help="write the Dask run's result here (NetCDF)")
+    ap.add_argument("--no-dask", action="store_true",
+                    help="only the sweep against simulate_batch")
     args = ap.parse_args()
-
-    from distributed import Client, LocalCluster
 
     print(machine())
     print(f"load average at the start: {os.getloadavg()[0]:.2f} ({os.cpu_count()} cores)")
@@ -65,6 +71,11 @@ def main() -> None:
     common = dict(vary=study, t_end=args.t_end, n_points=args.points, system=system)
     print(f"biped: {study.describe()}; t_end {args.t_end:g} s (the model's: "
           f"{model.t_end:g} s), {args.points} outputs, compiled ERK8 rtol 1e-9")
+
+    versus_batch(model, system, study, args)
+    if args.no_dask:
+        return
+    from distributed import Client, LocalCluster
 
     kinds = {"loop": dict(executor="loop"), "threads": dict(executor="threads",
                                                              workers=args.workers)}
@@ -101,6 +112,36 @@ def main() -> None:
     print(f"identical results (loop, threads, dask): {'yes' if same else 'NO'}")
     if args.out:
         print(f"result: {results['dask'].write(args.out)}")
+
+
+def versus_batch(model, system, study, args) -> None:
+    """``kidym.sweep`` (threads) against ``kidym.simulate_batch`` on the same runs."""
+    names = list(study.names)
+    parameters = [dict(zip(names, map(float, row))) for row in study.table]
+    common = dict(t_end=args.t_end, n_points=args.points, workers=args.workers)
+    best = {"sweep": (np.inf, np.inf), "batch": (np.inf, np.inf)}
+    out = {}
+    for _ in range(max(args.repeat, 3)):   # interleaved: a change of load hits both
+        for name in best:
+            wall, cpu = time.perf_counter(), time.process_time()
+            if name == "sweep":
+                out[name] = kidym.sweep(model, vary=study, system=system, **common)
+            else:
+                out[name] = kidym.simulate_batch(system, parameters=parameters, **common)
+            took = (time.perf_counter() - wall, time.process_time() - cpu)
+            best[name] = tuple(min(a, b) for a, b in zip(best[name], took))
+    n = study.n_runs
+    states = list(system.state_names)
+    same = all(np.array_equal(out["sweep"][q], out["batch"].values[q], equal_nan=True)
+               for q in states)
+    print(f"sweep against simulate_batch, the same {n} runs on {args.workers} threads "
+          f"(best of {max(args.repeat, 3)}, whole calls):")
+    print(f"{'':<8}{'wall s':>9}{'cpu s':>9}{'wall µs/run':>13}{'cpu µs/run':>12}")
+    for name, (wall, cpu) in best.items():
+        print(f"{name:<8}{wall:>9.3f}{cpu:>9.3f}{wall / n * 1e6:>13.0f}{cpu / n * 1e6:>12.0f}")
+    (ws, cs), (wb, cb) = best["sweep"], best["batch"]
+    print(f"sweep/batch: wall {ws / wb:.2f}, cpu {cs / cb:.2f} (target ≤ 1.2); identical "
+          f"states: {'yes' if same else 'NO'}")
 
 
 if __name__ == "__main__":

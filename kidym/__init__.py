@@ -40,6 +40,7 @@ _PUBLIC = {
     "Diagnostic": "kidym.errors",
     "ModelError": "kidym.errors",
     "ParseError": "kidym.errors",
+    "RunInterrupted": "kidym.errors",
     "SimulationError": "kidym.errors",
     "Span": "kidym.errors",
     **dict.fromkeys(["CLibrary", "c_library", "write_c_library"], "kidym.export.clib"),
@@ -83,6 +84,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
         Diagnostic,
         ModelError,
         ParseError,
+        RunInterrupted,
         SimulationError,
         Span,
     )
@@ -156,6 +158,7 @@ __all__ = [
     "Parameter",
     "ParseError",
     "Result",
+    "RunInterrupted",
     "SimulationError",
     "Span",
     "Study",

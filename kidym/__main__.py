@@ -1,7 +1,5 @@
 """``python -m kidym`` runs the command line."""
 
-import sys
+from kidym.cli import entry
 
-from kidym.cli import main
-
-sys.exit(main())
+entry()

@@ -13,7 +13,7 @@ from numpy.linalg import LinAlgError
 
 from kidym import terminal
 from kidym.cli_types import output_points
-from kidym.errors import CompileError, DerivationError, ParseError, SimulationError
+from kidym.errors import CompileError, DerivationError, ParseError, RunInterrupted, SimulationError
 
 
 def _pairs(items: Sequence[str] | None, what: str) -> dict[str, float]:
@@ -254,6 +254,8 @@ def _run_tasks(args: argparse.Namespace, tasks: list, rep, formats) -> int:
         except SimulationError as exc:
             print(f"kidym: error: {exc}", file=sys.stderr)
             status = 2
+        if status == INTERRUPTED_STATUS:   # Ctrl-C stops the file, not only its task
+            break
     return status
 
 
@@ -303,8 +305,10 @@ def _run(args: argparse.Namespace, model, out: Path, rep, formats, plotter) -> i
         print("note: no initial value given for " + ", ".join(unset) + "; taken as 0",
               file=sys.stderr)
     system = _tracked(eq, args, model, rep)
+    from kidym.simulate.watch import watching
+
     try:
-        with rep.stage("simulation"):
+        with rep.stage("simulation"), watching(rep):   # a bar on a terminal; Ctrl-C stops
             result = simulate(system, t_end=args.t_end, initial=initial,
                               parameters=_pairs(args.set, "--set"), engine=args.engine,
                               method=args.method, rtol=args.rtol, atol=args.atol,
@@ -317,6 +321,8 @@ def _run(args: argparse.Namespace, model, out: Path, rep, formats, plotter) -> i
             _write_outputs(args, model, eq, exc.result, out, rep=rep, requests=requests,
                            plot_formats=formats, plotter=plotter)
         raise
+    except RunInterrupted as exc:
+        return _interrupted(args, model, exc, out)
     if not args.no_integrals:
         _monitor_integrals(model, result, _pairs(args.set, "--set"))
     _write_outputs(args, model, eq, result, out, rep=rep, requests=requests,
@@ -995,31 +1001,38 @@ def _compiled(eq, rep, *, jacobian: bool = False):
 
 
 def _tracked(eq, args: argparse.Namespace, model, rep=None):
-    """``eq``; for the compiled engine its library (built with a progress bar), for the
-    NumPy engine on a terminal a system that moves a progress bar."""
+    """``eq``; for the compiled engine its library (built with a progress bar). (The
+    run's own bar, both engines, is drawn through :mod:`kidym.simulate.watch`.)"""
     rep = rep if rep is not None else _reporter(args)
     if getattr(args, "engine", "numpy") == "compiled":
         return _compiled(eq, rep, jacobian=getattr(args, "method", "") == "BDF"
                          and getattr(args, "jacobian", "auto") != "fd")
-    if not rep.bars or getattr(args, "engine", "numpy") != "numpy":
-        return eq
-    from kidym.simulate.simulate import NumpySystem
+    return eq
 
-    base = NumpySystem.build(eq)
-    t0, t1 = model.time_span(_pairs(getattr(args, "set", None), "--set"))
-    t1 = args.t_end if args.t_end is not None else t1
-    bar = rep.bar("simulating", t0, t1)
 
-    class _Tracked(NumpySystem):
-        def rhs(self, t, y, p):
-            bar.update(t)
-            if t >= t1:
-                bar.close()
-            return super().rhs(t, y, p)
+#: The exit status of a command stopped by Ctrl-C (128 + SIGINT, as a shell reports it).
+INTERRUPTED_STATUS = 130
 
-    import dataclasses
 
-    return _Tracked(**{f.name: getattr(base, f.name) for f in dataclasses.fields(base)})
+def _interrupted(args: argparse.Namespace, model, exc: RunInterrupted, out: Path) -> int:
+    """Ctrl-C stopped the run: its results up to then are written whole (the data files
+    only, marked partial in ``results.json``), one line says so; exit status 130."""
+    from kidym.outdir import staged
+
+    result = exc.result
+    if result is None or not result.t.size:
+        print("kidym: interrupted", file=sys.stderr)
+        return INTERRUPTED_STATUS
+    formats = tuple(dict.fromkeys(["csv", *(f.strip() for f in args.format.split(",")
+                                            if f.strip())]))
+    with staged(out, force=args.force, command="kidym run", keep=[args.model]) as stage:
+        try:
+            result.write(stage.path, formats=formats, model=model, run_id=stage.run_id)
+        except ImportError as exc:
+            raise ValueError(str(exc)) from None
+    print(f"kidym: interrupted at t = {exc.time:.6g}; the results up to then are in {out} "
+          "(marked partial)", file=sys.stderr)
+    return INTERRUPTED_STATUS
 
 
 def _write_outputs(args: argparse.Namespace, model, eq, result, out: Path, *, rep=None,
@@ -1195,6 +1208,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         n = len(exc.errors)
         print(f"{n} error{'s' if n != 1 else ''}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        # Ctrl-C outside a run (reading, deriving, compiling): one line, no traceback
+        print("kidym: interrupted", file=sys.stderr)
+        return INTERRUPTED_STATUS
     except (DerivationError, SimulationError, CompileError) as exc:
         print(f"kidym: error: {exc}", file=sys.stderr)
         return 1 if isinstance(exc, DerivationError) else 2
@@ -1205,5 +1222,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
+def entry() -> None:
+    """The ``kidym`` program (the script and ``python -m kidym``): :func:`main`, then an
+    exit that skips the collector's last passes over every object the libraries made
+    (``gc.freeze``: about 0.3 s of a command's end with SymPy, SciPy and SymEngine
+    loaded, ``benchmarks/cli.py``; exit handlers still run, files are closed)."""
+    import gc
+
+    status = main()
+    gc.freeze()
+    sys.exit(status)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

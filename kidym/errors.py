@@ -168,6 +168,40 @@ class SimulationError(RuntimeError):
                 "state": {k: float(v) for k, v in self.state.items()}, "hint": self.hint}
 
 
+class RunInterrupted(KeyboardInterrupt):
+    """A run stopped by Ctrl-C (SIGINT), with what it computed up to then.
+
+    ``kidym.simulate`` raises it whatever ``raise_on_failure`` says (Ctrl-C stops a
+    script as it always does; a ``KeyboardInterrupt`` handler catches it), within about
+    0.1 s of the key in both engines (:mod:`kidym.simulate.watch`).
+
+    ``kidym.sweep`` raises it too, with the runs done (and those stopped, marked
+    ``-1`` with the reason ``interrupted …``) in a :class:`~kidym.SweepResult` whose
+    ``interrupted`` is true.
+
+    Attributes
+    ----------
+    result : Result or SweepResult
+        The partial result up to the model time reached: ``result.partial`` is true,
+        ``result.failure["kind"]`` is ``"interrupted"`` and ``result.failure["time"]``
+        the time reached.
+    time : float or None
+        The model time reached (``None`` for a sweep).
+    """
+
+    def __init__(self, message: str, *, result: object = None,
+                 time: float | None = None) -> None:
+        super().__init__(message)
+        self.result = result
+        self.time = time
+
+    @classmethod
+    def of_run(cls, error: SimulationError) -> RunInterrupted:
+        """The interruption of one run, from its engine's error (kind ``interrupted``)."""
+        return cls(f"interrupted (Ctrl-C) at t = {error.time:.9g}; the results up to this "
+                   "time are kept (.result)", result=error.result, time=error.time)
+
+
 def source_name(path: str | Path | None) -> str:
     """Display name of a source for diagnostics."""
     return "<string>" if path is None else str(path)

@@ -35,9 +35,15 @@
  * -101 integrator set-up, -102 restart after a reset, -103 unexpected return, -104 an
  * event left at zero by a reset (event storm), -105 accumulating events (Zeno,
  * message "<events> <first instant> <accumulation time>"), -106 the projection onto
- * the constraints failed, -201 singular mass matrix,
- * -202 right-hand side not finite, -203 step size collapsed (KD_STALL_CALLS), other
- * negative values SUNDIALS flags.
+ * the constraints failed, -108 stopped on request (kidym_watch), -201 singular mass
+ * matrix, -202 right-hand side not finite, -203 step size collapsed (KD_STALL_CALLS),
+ * other negative values SUNDIALS flags.
+ *
+ * Watching a run (kidym_watch): a thread may name a cell of two doubles before it calls
+ * kidym_simulate; every evaluation of f then writes the model time reached into cell[0]
+ * (progress for another thread to read) and reads cell[1]: non-zero stops the run at
+ * once with status -108, its outputs up to then kept (Ctrl-C). One store and one load
+ * per evaluation; the cell serves the calling thread's runs only.
  */
 #include <math.h>
 #include <stdio.h>
@@ -111,6 +117,13 @@ typedef struct {
     double *rs_K, *rs_z;     /* [stages * ny], [ny] */
 } kd_data;
 
+/* The watched cell of this thread's runs (kidym_watch), or NULL. */
+static __thread volatile double *kd_watch_cell;
+
+void kidym_watch(volatile double *cell) {
+    kd_watch_cell = cell;
+}
+
 static int kd_fail(kd_data *d, int s, double t, const double *y) {
     if (!d->status) {
         d->status = s;
@@ -130,6 +143,11 @@ static int kd_f(realtype t, N_Vector y, N_Vector ydot, void *user) {
     kd_data *d = (kd_data *)user;
     const int ny = d->ny;
     double *yd = N_VGetArrayPointer(y), *fd = N_VGetArrayPointer(ydot);
+    volatile double *cell = kd_watch_cell;
+    if (cell) {
+        cell[0] = t;
+        if (cell[1] != 0.0) return kd_fail(d, 4, t, yd);  /* stopped on request */
+    }
     if (fabs(t - d->stall_t) <= d->stall_tol) {
         if (++d->stall_n >= KD_STALL_CALLS) return kd_fail(d, 3, t, yd);
     } else {
@@ -1106,7 +1124,13 @@ int kidym_simulate(const double *p, double t0, const double *y0, int n_out,
             continue;
         }
         status = flag < 0 ? flag : -103;
-        if (d.status >= 1 && d.status <= 3) {
+        if (d.status == 4) {
+            /* stopped on request (kidym_watch): the solver's last state */
+            status = -108;
+            *fail_t = t;
+            memcpy(fail_y, N_VGetArrayPointer(y), sizeof(double) * ny);
+            snprintf(message, message_len, "stopped on request");
+        } else if (d.status >= 1 && d.status <= 3) {
             /* a failed evaluation: kd_fail kept its own time and state (the stage where
              * the formula failed), not the solver's last accepted state */
             status = -200 - d.status;

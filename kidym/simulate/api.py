@@ -18,8 +18,9 @@ import numpy as np
 
 from kidym.eom.constraints import Stabilization
 from kidym.eom.equations import Equations, derive
-from kidym.errors import CompileError, SimulationError
+from kidym.errors import CompileError, RunInterrupted, SimulationError
 from kidym.model.model import Model
+from kidym.simulate import faults
 from kidym.simulate.engine import Engine, engine_named, engine_of
 from kidym.simulate.finish import finish
 from kidym.simulate.minimal import Partitioning, formulation_of, require_minimal_form
@@ -31,6 +32,7 @@ from kidym.simulate.spec import (
     run_span,
     stabilization_of,
 )
+from kidym.simulate.watch import watching
 
 #: The NumPy method that ``auto`` runs for a compiled engine's method name.
 NUMPY_METHOD = {"ERK8": "DOP853", "ERK5": "RK45", "Adams": "LSODA"}
@@ -169,6 +171,11 @@ def simulate(system, *, t_end: float | None = None, t_start: float | None = None
     SimulationError
         Singular mass matrix, a non-finite right-hand side, or integrator failure;
         the message names the time, the state and what to try.
+    RunInterrupted
+        Ctrl-C stopped the run (within a step, both engines; whatever
+        ``raise_on_failure`` says): a ``KeyboardInterrupt`` whose ``.result`` is the
+        partial result up to the time reached (:mod:`kidym.simulate.watch`). On a
+        terminal a bar shows the model time reached and the time left.
     """
     if engine != "auto":
         engine_named(engine)   # (a name that is none: the error lists the valid names)
@@ -197,12 +204,17 @@ def simulate(system, *, t_end: float | None = None, t_start: float | None = None
     spec = prepare_run(own, parameters=parameters, initial=initial, t_start=t_start,
                        t_end=t_end, t_eval=t_eval, n_points=n_points,
                        constraints=stabilization_of(constraints))
-    result, error = chosen.run(own, spec, options)
+    with watching() as watch:   # progress on a terminal; Ctrl-C stops the run
+        watch.begin("simulating", spec.t0, spec.t1)
+        result, error = chosen.run(own, spec, options)
+        watch.close()
     if why:
         result.stats["engine_choice"] = why
     finish(result, eq.model, normalize_quaternions=normalize_quaternions)
     if error is not None:
         error.result = result
+        if error.kind == faults.INTERRUPTED:
+            raise RunInterrupted.of_run(error) from None
         if raise_on_failure:
             raise error
     return result

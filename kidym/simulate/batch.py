@@ -9,17 +9,19 @@ from __future__ import annotations
 import os
 import time as _time
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
 import numpy as np
 
 from kidym.eom.constraints import Stabilization
 from kidym.eom.equations import Equations, derive
+from kidym.errors import RunInterrupted
 from kidym.model.model import Model
 from kidym.simulate.compiled import CompiledSystem, to_result, with_constraints
 from kidym.simulate.result import Result
 from kidym.simulate.spec import output_times, prepare_run, run_span
+from kidym.simulate.watch import POLL_S, Watch, watching
 
 
 def simulate_batch(system: Model | Equations | CompiledSystem, *,
@@ -59,6 +61,10 @@ def simulate_batch(system: Model | Equations | CompiledSystem, *,
     ------
     ValueError
         If the lists differ in length or are both empty.
+    RunInterrupted
+        Ctrl-C stopped the batch: every run stops where it is (one not begun, at its
+        start); ``.result`` is the :class:`BatchResult` so far, the runs stopped partial
+        with the failure kind ``interrupted``. On a terminal a bar shows the runs done.
     CompileError
         If the model cannot be compiled.
     """
@@ -160,14 +166,24 @@ def run_batch(system: CompiledSystem, *, t0: float, times: np.ndarray,
     if system.equations.constraints is not None:
         system.set_stabilization(stab)
 
-    def one(k: int) -> Result:
-        raw = system.integrate(y0s[k], ps[k], times, t0=t0, method=method, rtol=rtol,
-                               atol=atol, max_step=max_step)
+    def one(k: int, watch: Watch) -> Result:
+        with watching(watch=watch):   # (Ctrl-C: the run stops where it is)
+            raw = system.integrate(y0s[k], ps[k], times, t0=t0, method=method, rtol=rtol,
+                                   atol=atol, max_step=max_step)
         result = to_result(system, raw, ps[k], rtol=rtol, atol=atol, max_step=max_step)
-        return with_constraints(system, raw, ps[k], stab, result)
+        result = with_constraints(system, raw, ps[k], stab, result)
+        watch.ran()
+        return result
 
-    with ThreadPoolExecutor(max_workers=min(workers, max(n, 1))) as pool:
-        results = list(pool.map(one, range(n)))
+    # progress (runs done) on a terminal; Ctrl-C stops every run where it is, and those
+    # not begun stop at their start
+    with watching() as watch, ThreadPoolExecutor(max_workers=min(workers, max(n, 1))) as pool:
+        watch.begin("batch", 0, n, counting=True)
+        futures = [pool.submit(one, k, watch) for k in range(n)]
+        while wait(futures, timeout=POLL_S).not_done:
+            watch.show()
+        watch.close()
+    results = [f.result() for f in futures]
     wall = _time.perf_counter() - started
     names = list(results[0].values) if results else []
     values = {}
@@ -177,11 +193,17 @@ def run_batch(system: CompiledSystem, *, t0: float, times: np.ndarray,
             arr[k, :len(r.t)] = r.values[name]
         values[name] = arr
     y = np.stack([values[s] for s in system.state_names], axis=1) if n else np.empty((0,))
-    return BatchResult(t=np.asarray(times, float), y=y, values=values,
+    batch = BatchResult(t=np.asarray(times, float), y=y, values=values,
                        success=np.array([r.success for r in results]),
                        messages=[_batch_message(k, r, labels) for k, r in enumerate(results)],
                        results=results,
                        wall_time_s=wall)
+    if watch.stopped:
+        done = sum(r.failure is None for r in results)
+        raise RunInterrupted(f"interrupted (Ctrl-C): {done} of {n} runs reached their end; "
+                             "the batch so far is kept (.result; the runs stopped are "
+                             "partial, failure kind 'interrupted')", result=batch)
+    return batch
 
 
 def _batch_message(k: int, result: Result, labels: Sequence[str] | None) -> str:

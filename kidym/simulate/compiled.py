@@ -51,6 +51,7 @@ from kidym.simulate.finish import assemble
 from kidym.simulate.layout import parameter_vector
 from kidym.simulate.result import Result
 from kidym.simulate.spec import RunOptions, RunSpec
+from kidym.simulate.watch import call_watched
 
 #: SUNDIALS failures in which the step size has shrunk to nothing, and what they mean.
 _STEP_COLLAPSE_FLAGS = {
@@ -92,6 +93,8 @@ def _load(path: Path) -> ctypes.CDLL:
     lib.kidym_jac.restype = i
     lib.kidym_rhs_batch.argtypes = [i, d, vp, vp, vp, vp, vp]
     lib.kidym_rhs_batch.restype = i
+    lib.kidym_watch.argtypes = [vp]
+    lib.kidym_watch.restype = None
     return lib
 
 
@@ -488,13 +491,14 @@ class CompiledSystem:
         inner_rtol, inner_atol = (erk8_tolerances(rtol, atol) if method == "ERK8"
                                   else (rtol, atol))
         started = _time.perf_counter()
-        status = self.lib.kidym_simulate(
+        status = call_watched(lambda: self.lib.kidym_simulate(
             _ptr(p), float(t0), _ptr(y0), len(times), _ptr(times),
             COMPILED_METHODS[method][0], float(inner_rtol), float(inner_atol),
             float(max_step) if np.isfinite(max_step) else 0.0, int(max_steps), _ptr(y_out),
             max_events, _ptr(ev_t), ev_k.ctypes.data_as(_I), _ptr(ev_y),
             stats.ctypes.data_as(_L), _ptr(fail_t), _ptr(fail_y), msg, len(msg),
-            None if table is None else _ptr(table), int(use_jacobian == "analytic"))
+            None if table is None else _ptr(table), int(use_jacobian == "analytic")),
+            self.lib.kidym_watch)
         wall = _time.perf_counter() - started
         n_done, n_ev = int(stats[2]), min(int(stats[3]), max_events)
         return {"status": int(status), "message": msg.value.decode("utf-8", "replace"),
@@ -532,6 +536,8 @@ class CompiledSystem:
 def _fault(system: CompiledSystem, raw: dict) -> faults.Fault:
     """What the driver saw when it stopped with a negative status (``driver.c``)."""
     status, t, y = raw["status"], raw["fail_t"], np.array(raw["fail_y"], dtype=float)
+    if status == -108:
+        return faults.Fault(faults.INTERRUPTED, raw["message"], t, y)
     if status == -201:
         return faults.Fault(faults.SINGULAR, "the mass matrix is singular", t, y)
     if status == -202:
@@ -708,7 +714,7 @@ def run_compiled(system: CompiledSystem, *, t0: float, t1: float, y0: np.ndarray
     raw = system.integrate(y0, p, times, t0=t0, method=method, rtol=rtol, atol=atol,
                            max_step=max_step, jacobian=jacobian)
     error = _failure(system, raw, p) if raw["status"] < 0 else None
-    if cons is not None:
+    if cons is not None and raw["status"] != -108:
         # a passage through a singular position is the first cause of a failure too
         raw_kept, passage = _passage_check(system, raw, p, method=method, rtol=rtol,
                                            atol=atol, max_step=max_step)

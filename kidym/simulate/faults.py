@@ -42,8 +42,10 @@ INTEGRATOR = "integrator-failure"
 #: the constraints' Jacobian lost rank (dependent constraints, a locking position) or
 #: the state could not be projected back onto them
 CONSTRAINTS = "constraint-failure"
+#: stopped on request (Ctrl-C, :mod:`kidym.simulate.watch`): nothing failed
+INTERRUPTED = "interrupted"
 KINDS = (NON_FINITE, BLOW_UP, SINGULAR, STEP_COLLAPSE, EVENT_STORM, QUATERNION, INTEGRATOR,
-         CONSTRAINTS)
+         CONSTRAINTS, INTERRUPTED)
 
 #: A quaternion whose norm falls below this has collapsed (the rotation is ``Λ/|Λ|``).
 QUATERNION_COLLAPSE = 1e-3
@@ -162,6 +164,14 @@ def singularity(M: np.ndarray, M0: np.ndarray) -> float:
     return low / top if top > 0 else low
 
 
+def interrupted(t: float, state: Mapping[str, float]) -> SimulationError:
+    """The error of a run stopped on request (Ctrl-C) at model time ``t``: its partial
+    result is kept, as a failed run's (``kind`` :data:`INTERRUPTED`)."""
+    return SimulationError("interrupted (Ctrl-C)", time=t, state=dict(state),
+                           kind=INTERRUPTED,
+                           hint="the results up to this time are kept; run again to go on")
+
+
 def diagnose(fault: Fault, *, state_names: Sequence[str], t0: float, y0: np.ndarray,
              mass: Callable[[float, np.ndarray], np.ndarray] | None = None,
              groups: Mapping[str, Sequence[int]] | None = None,
@@ -203,6 +213,8 @@ def diagnose(fault: Fault, *, state_names: Sequence[str], t0: float, y0: np.ndar
         return SimulationError(message, time=float(fault.t), state=state, kind=kind,
                                hint=hint or HINTS.get(kind, ""))
 
+    if fault.kind == INTERRUPTED:
+        return interrupted(float(fault.t), state)
     if fault.kind in (EVENT_STORM, CONSTRAINTS):
         return error(fault.kind, fault.detail, fault.hint)
     non_finite = _non_finite(fault, state, y, t0, None, speed_names)

@@ -35,6 +35,7 @@ from kidym.simulate.numpy_engine import generate_python, needs_accelerations, to
 from kidym.simulate.passages import run_ali3
 from kidym.simulate.result import Result
 from kidym.simulate.spec import RunOptions, RunSpec
+from kidym.simulate.watch import current as current_watch
 
 #: Projection at the output times (see :class:`Stabilization`).
 DEFAULT_STABILIZATION = Stabilization()
@@ -259,6 +260,10 @@ def _checked(call: Callable[..., np.ndarray], what: str) -> Callable[..., np.nda
 TINY_STEPS = 100
 
 
+#: The message of a NumPy run stopped on request (Ctrl-C).
+STOPPED = "stopped on request"
+
+
 def _watched(method: str) -> type:
     """SciPy's solver class ``method``, watched: its last instance is ``.last`` (the
     solver's own time and state when it fails); an abort in the right-hand side
@@ -279,6 +284,12 @@ def _watched(method: str) -> type:
 
         def step(self):
             t = self.t
+            watch = current_watch()
+            if watch is not None:
+                if watch.stopped:   # Ctrl-C: the outputs up to the last step are kept
+                    self.status = "failed"
+                    return STOPPED
+                watch.reached(t)
             try:
                 message = super().step()
             except _AbortError:
@@ -538,7 +549,9 @@ def run_numpy(system: NumpySystem, spec: RunSpec, options: RunOptions
         t_out, y_out = start, np.repeat(y0[:, None], start.size, axis=1)
     wall = _time.perf_counter() - started
     error = None
-    if system.equations.constraints is not None and not ali3:
+    watch = current_watch()
+    stopped = watch is not None and watch.stopped   # Ctrl-C: no passage check, no diagnosis
+    if system.equations.constraints is not None and not ali3 and not stopped:
         # a passage through a singular position is the first cause of a failure too
         def refine(ta: float, tb: float, ya: np.ndarray, seg_times: np.ndarray) -> tuple:
             from scipy.integrate import solve_ivp
@@ -552,6 +565,12 @@ def run_numpy(system: NumpySystem, spec: RunSpec, options: RunOptions
         if error is not None:
             ok, status, message = False, -1, str(error)
     if not ok and error is None:
+        if stopped:   # Ctrl-C, whichever route was running
+            last = solver.last
+            t_last, y_last = ((float(last.t), np.asarray(last.y, dtype=float))
+                              if last is not None else
+                              (float(t_out[-1]), y_out[:, -1]) if len(t_out) else (t0, y0))
+            fault = faults.Fault(faults.INTERRUPTED, STOPPED, t_last, y_last)
         if fault is None:
             fault = _numpy_fault(failure, solver.last, str(message), system.state_names)
         error = faults.diagnose(

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
+
+from kidym.errors import RunInterrupted
 
 
 def cmd_sweep(args: argparse.Namespace, pairs, load) -> int:
@@ -11,12 +14,11 @@ def cmd_sweep(args: argparse.Namespace, pairs, load) -> int:
     one output directory, published whole (:func:`kidym.outdir.staged`)."""
     from kidym.outdir import check_replaceable, staged
     from kidym.progress import seconds
-    from kidym.study.design import from_options
-    from kidym.study.output import STATISTICS, statistic, summary_plots, xarray_module
+    from kidym.study.design import from_model, from_options
+    from kidym.study.output import STATISTICS, statistic, summary_plots
     from kidym.study.sweep import require_dask, sweep
 
     # every option is checked before anything is computed
-    xarray_module()
     if args.scheduler:
         require_dask()
     if args.statistic not in STATISTICS:
@@ -31,6 +33,8 @@ def cmd_sweep(args: argparse.Namespace, pairs, load) -> int:
     model = load(args.model)
     out = Path(args.out) if args.out else Path("kidym-out") / f"{model.name}-sweep"
     check_replaceable(out, force=args.force, keep=[args.model])
+    import scipy.io  # noqa: F401 (the file's writer, loaded before the runs: Ctrl-C writes at once)
+
     from kidym.eom.equations import derive
     from kidym.simulate.compiled import CompiledSystem
     from kidym.study.sweep import recorded_quantities
@@ -39,14 +43,30 @@ def cmd_sweep(args: argparse.Namespace, pairs, load) -> int:
     if args.quantity is not None and args.quantity not in recorded_quantities(system):
         raise ValueError(f"--quantity {args.quantity}: not recorded; quantities: "
                          + ", ".join(recorded_quantities(system)))
-    result = sweep(model, vary=study, system=system, parameters=pairs(args.set, "--set"),
-                   initial=pairs(args.initial, "--initial"), t_end=args.t_end,
-                   n_points=args.points, method=args.method, rtol=args.rtol, atol=args.atol,
-                   workers=args.workers, scheduler=args.scheduler,
-                   executor="dask" if args.scheduler else "threads")
+    # the study is said before it runs (a long one shows a bar on a terminal)
+    planned = study or from_model(model)
+    if planned is not None:
+        print(planned.describe(), flush=True)
+    try:
+        result = sweep(model, vary=study, system=system, parameters=pairs(args.set, "--set"),
+                       initial=pairs(args.initial, "--initial"), t_end=args.t_end,
+                       n_points=args.points, method=args.method, rtol=args.rtol,
+                       atol=args.atol, workers=args.workers, scheduler=args.scheduler,
+                       executor="dask" if args.scheduler else "threads")
+    except RunInterrupted as exc:
+        # Ctrl-C: the study so far is written whole (sweep.nc marked partial, runs.csv
+        # with each run's status and reason), no plots; one line; exit status 130
+        quantity = args.quantity or exc.result.quantities[0]
+        stat = statistic(exc.result, quantity, args.statistic)
+        with staged(out, force=args.force, command="kidym sweep", keep=[args.model]) as stage:
+            exc.result.write(stage.path / "sweep.nc")
+            _runs_csv(exc.result, stage.path / "runs.csv", quantity, args.statistic, stat)
+        done = int((exc.result.status >= 0).sum())
+        print(f"kidym: interrupted (Ctrl-C): {done} of {exc.result.study.n_runs} runs reached "
+              f"their end; the study so far is in {out} (marked partial)", file=sys.stderr)
+        return 130   # 128 + SIGINT, as a shell reports it (kidym.cli.INTERRUPTED_STATUS)
     quantity = args.quantity or result.quantities[0]
     stat = statistic(result, quantity, args.statistic)   # (an unknown name fails here)
-    print(f"{result.study.describe()}")
     where = (f"Dask at {args.scheduler}, {result.workers} threads" if args.scheduler
              else f"{result.workers} threads")
     print(f"runs: {result.study.n_runs} in {seconds(result.wall_time_s)} on {where}; "

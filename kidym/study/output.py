@@ -1,8 +1,11 @@
 """The results of a study as one labelled array file, and its summary plots.
 
-The file is an :class:`xarray.Dataset` written as NetCDF in the classic 64-bit
-format with SciPy's writer (no NetCDF C library needed; any NetCDF reader opens it).
-Its layout is described by :meth:`kidym.study.sweep.SweepResult.to_dataset`.
+The file is NetCDF in the classic 64-bit format, written with SciPy's writer (no
+NetCDF C library needed; any NetCDF reader opens it), laid out as xarray writes
+:meth:`kidym.study.sweep.SweepResult.to_dataset` (:func:`write_study`, which does so
+without importing xarray: its first ``Dataset`` imports dask.array and pint where they
+are installed, seconds of a command's start; a test checks that ``xarray.open_dataset``
+of the file equals ``to_dataset()``).
 """
 
 from __future__ import annotations
@@ -60,14 +63,7 @@ def dataset(result):
         "nfev": (run_dims, result.nfev.reshape(shape),
                  {"long_name": "right-hand side evaluations"}),
     }
-    attrs = {"model": result.model_name, "study": study.kind, "varied": " ".join(study.names),
-             "description": study.describe(), "engine": "compiled",
-             "executor": result.executor, "kidym": __version__,
-             **{k: (str(v) if not isinstance(v, int | float) else v)
-                for k, v in result.options.items()}}
-    if study.seed is not None:
-        attrs["seed"] = study.seed
-    return xr.Dataset(data, coords=coords, attrs=attrs)
+    return xr.Dataset(data, coords=coords, attrs=_global_attributes(result, __version__))
 
 
 def file_names(names) -> list[str]:
@@ -91,15 +87,76 @@ def file_names(names) -> list[str]:
     return out
 
 
-def write_netcdf(ds, path: Path) -> Path:
-    """Write ``ds`` to ``path`` through a temporary file in the same directory and an
-    atomic rename."""
+def write_study(result, path: Path) -> Path:
+    """Write a :class:`~kidym.study.sweep.SweepResult` as NetCDF (the layout of
+    :func:`dataset`, as xarray's ``to_netcdf(engine="scipy", format="NETCDF3_64BIT")``
+    writes it: text as UTF-8 character arrays, integers as 32-bit, non-dimension
+    coordinates named in ``coordinates``), atomically."""
+    from scipy.io import netcdf_file  # (kidym sweep has it imported before its runs)
+
+    from kidym import __version__
+
+    study = result.study
+    n_t, n_q = len(result.t), len(result.quantities)
+    names = file_names(study.names)
+    shape = study.shape
+    grid = study.kind == "grid"
+    run_dims = tuple(names) if grid else ("run",)
+    extra = {} if grid else {"coordinates": " ".join(sorted(names))}
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
     try:
-        ds.to_netcdf(tmp, engine="scipy", format="NETCDF3_64BIT")
+        with netcdf_file(tmp, "w", version=2) as nc:
+            sizes = dict(zip(run_dims, shape)) if grid else {"run": study.n_runs}
+            sizes.update(time=n_t, quantity=n_q)
+            for dim, size in sizes.items():
+                nc.createDimension(dim, size)
+
+            def put(name: str, dims: tuple, data: np.ndarray, attrs: dict) -> None:
+                if data.dtype == object:   # text: UTF-8 bytes along a string dimension
+                    raw = [str(x).encode("utf-8") for x in data.ravel()]
+                    width = max([1, *map(len, raw)])
+                    if f"string{width}" not in nc.dimensions:
+                        nc.createDimension(f"string{width}", width)
+                    data = np.array(raw, dtype=f"S{width}").reshape(data.shape)
+                    data = data[..., None].view("S1").reshape(*data.shape, width)
+                    dims = (*dims, f"string{width}")
+                    attrs = {**attrs, "_Encoding": "utf-8"}
+                elif data.dtype.kind in "iu" and data.dtype.itemsize > 4:
+                    data = data.astype(np.int32)
+                elif data.dtype.kind == "f":
+                    attrs = {**attrs, "_FillValue": np.nan}
+                var = nc.createVariable(name, data.dtype, dims)
+                var[...] = data
+                for key, value in attrs.items():
+                    setattr(var, key, _nc_attribute(value))
+
+            if grid:
+                for f, n, a in zip(names, study.names, study.axes):
+                    put(f, (f,), np.asarray(a, dtype=float), {"kidym_name": n})
+            else:
+                put("run", ("run",), np.arange(study.n_runs, dtype=np.int32), {})
+                for i, (f, n) in enumerate(zip(names, study.names)):
+                    put(f, ("run",), np.asarray(study.table[:, i], dtype=float),
+                        {"kidym_name": n})
+            put("time", ("time",), np.asarray(result.t, dtype=float), {})
+            put("quantity", ("quantity",), np.array(result.quantities, dtype=object), {})
+            put("value", (*run_dims, "time", "quantity"),
+                result.values.reshape(*shape, n_t, n_q),
+                {"long_name": "states and outputs of every run; NaN after a run stopped "
+                              "or failed", **extra})
+            put("status", run_dims, result.status.reshape(shape),
+                {"long_name": "0 reached the end, 1 stopped by a terminal event, -1 failed",
+                 **extra})
+            put("reason", run_dims, np.array(result.reasons, dtype=object).reshape(shape),
+                {"long_name": "why the run stopped or failed (empty: it reached the end)",
+                 **extra})
+            put("nfev", run_dims, result.nfev.reshape(shape),
+                {"long_name": "right-hand side evaluations", **extra})
+            for key, value in _global_attributes(result, __version__).items():
+                setattr(nc, key, _nc_attribute(value))
         with open(tmp, "rb") as f:
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -107,6 +164,29 @@ def write_netcdf(ds, path: Path) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def _nc_attribute(value):
+    """An attribute as xarray's SciPy backend stores it: text as UTF-8 bytes, whole
+    numbers as 32-bit integers."""
+    if isinstance(value, str):
+        return value.encode("utf-8")
+    if isinstance(value, bool | int | np.integer):
+        return np.int32(value)
+    return np.float64(value)
+
+
+def _global_attributes(result, version: str) -> dict:
+    study = result.study
+    attrs = {"model": result.model_name, "study": study.kind, "varied": " ".join(study.names),
+             "description": study.describe(), "engine": "compiled",
+             "executor": result.executor, "kidym": version,
+             "partial": int(result.interrupted),   # 1: stopped by Ctrl-C (runs' status)
+             **{k: (str(v) if not isinstance(v, int | float) else v)
+                for k, v in result.options.items()}}
+    if study.seed is not None:
+        attrs["seed"] = study.seed
+    return attrs
 
 
 def statistic(result, quantity: str, how: str = "final") -> np.ndarray:

@@ -15,6 +15,10 @@ import numpy as np
 
 from kidym.eom.constraints import Stabilization
 from kidym.simulate.compiled import CompiledSystem, simulate_compiled
+from kidym.simulate.watch import current as current_watch
+
+#: The reason recorded for a run of a study that Ctrl-C kept from starting.
+NOT_RUN = "not run: the study was interrupted (Ctrl-C)"
 
 
 @dataclass(frozen=True, eq=False)
@@ -92,7 +96,12 @@ def run_job(system: CompiledSystem, job: Job, *, route: str = "here") -> JobOutp
     nfev = np.zeros(m, dtype=np.int64)
     reasons: list[str] = []
     stab = Stabilization()
+    watch = current_watch()
     for i in range(m):
+        if watch is not None and watch.stopped:   # Ctrl-C: the runs not begun are not run
+            status[i:] = -1
+            reasons += [NOT_RUN] * (m - i)
+            break
         r = simulate_compiled(system, t0=job.t0, t1=job.t1, y0=job.y0s[i], p=job.ps[i],
                               times=job.times, method=job.method, rtol=job.rtol,
                               atol=job.atol, max_step=job.max_step, raise_on_failure=False,
@@ -104,5 +113,7 @@ def run_job(system: CompiledSystem, job: Job, *, route: str = "here") -> JobOutp
         status[i] = -1 if r.partial else (0 if r.status == 0 else 1)
         nfev[i] = r.nfev
         reasons.append("" if status[i] == 0 else r.message)
+        if watch is not None:
+            watch.ran()
     return JobOutput(np.asarray(job.rows), values, status, reasons, nfev, route,
                      time.perf_counter() - started)

@@ -17,6 +17,7 @@ whose integration fails keeps NaN from where it stopped, status -1 and the reaso
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import time as _time
@@ -27,11 +28,12 @@ from pathlib import Path
 import numpy as np
 
 from kidym.eom.constraints import Stabilization
-from kidym.errors import ModelError, SimulationError
+from kidym.errors import ModelError, RunInterrupted, SimulationError
 from kidym.model.model import Model
 from kidym.simulate.compiled import CompiledSystem
 from kidym.simulate.layout import finite_number
 from kidym.simulate.spec import prepare_run
+from kidym.simulate.watch import POLL_S, Watch, watching
 from kidym.study.design import RESERVED, Study, from_model, grid
 from kidym.study.runs import Job, JobOutput, run_job
 
@@ -71,6 +73,10 @@ class SweepResult:
     busy_s : float
         The runs' own wall time summed over the jobs (where they ran): against
         ``wall_time_s × workers`` it shows the executor's overhead.
+    interrupted : bool
+        Ctrl-C stopped the study (:class:`~kidym.errors.RunInterrupted` carries this
+        result): the runs it stopped end where they were (status -1, the reason says
+        ``interrupted``), those not begun are NaN with the reason ``not run: …``.
     """
 
     study: Study
@@ -87,6 +93,7 @@ class SweepResult:
     routes: dict[str, int] = field(default_factory=dict)
     options: dict = field(default_factory=dict)
     busy_s: float = 0.0
+    interrupted: bool = False
 
     @property
     def failed(self) -> list[int]:
@@ -113,11 +120,12 @@ class SweepResult:
         return dataset(self)
 
     def write(self, path: str | Path) -> Path:
-        """Write :meth:`to_dataset` as NetCDF (classic 64-bit format, SciPy's writer;
-        needs xarray), atomically: the file is the whole result or is not there."""
-        from kidym.study.output import write_netcdf
+        """Write the study as NetCDF (classic 64-bit format, SciPy's writer), laid out
+        as :meth:`to_dataset` (``xarray.open_dataset`` of the file equals it; xarray is
+        not needed to write), atomically: the file is the whole result or is not there."""
+        from kidym.study.output import write_study
 
-        return write_netcdf(self.to_dataset(), Path(path))
+        return write_study(self, Path(path))
 
 
 def sweep(model: Model | str | Path, *, vary: Mapping | Study | None = None,
@@ -155,7 +163,7 @@ def sweep(model: Model | str | Path, *, vary: Mapping | Study | None = None,
     scheduler : str or distributed.Client, optional
         The Dask scheduler's address (``tcp://host:8786``) or a client.
     chunk_size : int, optional
-        Runs per task (default: about four tasks per thread or worker).
+        Runs per task (default: about four tasks per Dask worker, sixteen per thread).
     system : CompiledSystem, optional
         The model's library, if already built.
 
@@ -170,6 +178,10 @@ def sweep(model: Model | str | Path, *, vary: Mapping | Study | None = None,
         differs between the runs without ``t_end``, a bad option.
     ImportError
         ``executor="dask"`` without dask[distributed] installed.
+    RunInterrupted
+        Ctrl-C stopped the study (threads and loop executors): its ``.result`` is the
+        :class:`SweepResult` so far, ``interrupted`` true. On a terminal a bar shows
+        the runs done and the time left.
     CompileError
         If the model cannot be compiled.
     """
@@ -209,27 +221,56 @@ def sweep(model: Model | str | Path, *, vary: Mapping | Study | None = None,
         client, owned = _client(scheduler)
         n_slots = max(1, sum(w.get("nthreads", 1) for w in
                              client.scheduler_info()["workers"].values()))
-    size = chunk_size or max(1, math.ceil(len(todo) / (4 * n_slots)))
+    # about four tasks per Dask worker (a task costs milliseconds there); sixteen per
+    # thread of the pool, so that a thread slowed by the machine's other work does not
+    # leave a long last chunk (a task costs microseconds here)
+    per_slot = 4 if executor == "dask" else 16
+    size = chunk_size or max(1, math.ceil(len(todo) / (per_slot * n_slots)))
     jobs = [Job(rows=todo[i:i + size], y0s=y0s[todo[i:i + size]], ps=ps[todo[i:i + size]],
                 t0=t0, t1=t1, times=times, quantities=quantities, method=method, rtol=rtol,
                 atol=atol, max_step=max_step) for i in range(0, len(todo), size)]
     started = _time.perf_counter()
+    watch = None
     try:
-        if executor == "loop":
-            outs = [run_job(system, j) for j in jobs]
-        elif executor == "threads":
-            from concurrent.futures import ThreadPoolExecutor
-
-            with ThreadPoolExecutor(max_workers=min(n_slots, max(len(jobs), 1))) as pool:
-                outs = list(pool.map(lambda j: run_job(system, j), jobs))
-        else:
+        if executor == "dask":
             outs = _run_dask(client, system, jobs)
+        else:
+            # progress (runs done) on a terminal; Ctrl-C stops every run where it is
+            with watching() as watch:
+                watch.begin("sweep", 0, len(todo), counting=True)
+                outs = _run_here(system, jobs, n_slots if executor == "threads" else 0, watch)
+                watch.close()
     finally:
         if client is not None and owned:
             client.close()
     wall = _time.perf_counter() - started
-    return _assemble(study, model.name, times, quantities, outs, setup_errors, wall,
-                     executor, n_slots, options)
+    result = _assemble(study, model.name, times, quantities, outs, setup_errors, wall,
+                       executor, n_slots, options)
+    if watch is not None and watch.stopped:
+        result = dataclasses.replace(result, interrupted=True)
+        done = int(np.sum(result.status >= 0))
+        raise RunInterrupted(f"interrupted (Ctrl-C): {done} of {study.n_runs} runs reached "
+                             "their end; the study so far is kept (.result)", result=result)
+    return result
+
+
+def _run_here(system: CompiledSystem, jobs: list[Job], threads: int, watch: Watch
+              ) -> list[JobOutput]:
+    """The jobs in this process: one after the other (``threads`` 0) or on a pool of
+    ``threads``, this thread redrawing the bar while it waits."""
+    if not threads:
+        return [run_job(system, j) for j in jobs]
+    from concurrent.futures import ThreadPoolExecutor, wait
+
+    def one(job: Job) -> JobOutput:
+        with watching(watch=watch):   # (the pool's thread reads the same stop flag)
+            return run_job(system, job)
+
+    with ThreadPoolExecutor(max_workers=min(threads, max(len(jobs), 1))) as pool:
+        futures = [pool.submit(one, j) for j in jobs]
+        while wait(futures, timeout=POLL_S).not_done:
+            watch.show()
+    return [f.result() for f in futures]
 
 
 def require_dask() -> None:

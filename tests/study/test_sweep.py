@@ -246,3 +246,24 @@ def test_names_netcdf_cannot_hold_become_identifiers(tmp_path) -> None:
         assert ds["value"].dims == ("phi't", "mas", "time", "quantity")
         assert ds["mas"].attrs["kidym_name"] == "мас" and ds.attrs["varied"] == "phi't мас"
         np.testing.assert_array_equal(ds["value"].sel(mas=2.0).values, r.values[[1, 3]])
+
+
+@pytest.mark.parametrize("kind", ["grid", "random"])
+def test_the_file_is_what_xarray_writes_of_to_dataset(tmp_path, kind) -> None:
+    # the file is written without xarray (SweepResult.write): read back by xarray it
+    # is to_dataset() — values, coordinates, text (UTF-8, a non-Latin name), attributes
+    model = kidym.parse("m = 1; l = 1; g = 9.81; мас = 2;\n"
+                        "Rod | Rz(phi) | Sx(l/2), мас, 0, m*l^2/12, m*l^2/12;\n"
+                        "GRAVITY := g, 0, 0;\n", name="p")
+    vary = ({"phi't": [0.0, 1.0], "мас": [-1.0, 2.0]} if kind == "grid"
+            else {"phi't": (0.0, 1.0), "мас": (-1.0, 2.0)})
+    r = kidym.sweep(model, vary=vary, samples=None if kind == "grid" else 5, t_end=0.5,
+                    n_points=5)
+    assert r.failed   # a negative mass: a reason of many characters
+    want = r.to_dataset()
+    with xr.open_dataset(r.write(tmp_path / "s.nc")) as ds:
+        got = ds.load()
+    xr.testing.assert_equal(got, want)
+    assert got.attrs == want.attrs
+    for name in want.variables:
+        assert {k: v for k, v in got[name].attrs.items()} == dict(want[name].attrs), name
