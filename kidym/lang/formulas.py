@@ -27,6 +27,26 @@ def _one(f: Callable[[Expr], Expr]) -> tuple[int, Callable[..., Expr]]:
     return 1, f
 
 
+def _whole_part(f: Callable[[Expr], Expr]) -> Callable[[Expr], Expr]:
+    """``floor``/``ceil`` refusing a number that is not finite: SymEngine's own
+    ``floor(inf)`` or ``floor(nan)`` kills the process with SIGFPE."""
+    def whole(arg: Expr) -> Expr:
+        if isinstance(arg, se.Number) and not isinstance(arg, se.Integer | se.Rational):
+            try:
+                finite = math.isfinite(complex(arg).real) and math.isfinite(complex(arg).imag)
+            except (OverflowError, RuntimeError, TypeError, ValueError):
+                finite = False
+            if not finite:
+                raise ValueError(f"the {f.__name__} of a number that is not finite "
+                                 f"({_short(arg)})")
+        return f(arg)
+    return whole
+
+
+_floor = _whole_part(se.floor)
+_ceiling = _whole_part(se.ceiling)
+
+
 #: KiDyM and English function names → (number of arguments, constructor).
 FUNCTIONS: dict[str, tuple[int, Callable[..., Expr]]] = {
     "sqrt": _one(se.sqrt), "sin": _one(se.sin), "cos": _one(se.cos),
@@ -38,7 +58,7 @@ FUNCTIONS: dict[str, tuple[int, Callable[..., Expr]]] = {
     "th": _one(se.tanh), "tanh": _one(se.tanh), "arsh": _one(se.asinh),
     "asinh": _one(se.asinh), "arch": _one(se.acosh), "acosh": _one(se.acosh),
     "arth": _one(se.atanh), "atanh": _one(se.atanh), "abs": _one(se.Abs),
-    "sign": _one(sign), "floor": _one(se.floor), "ceil": _one(se.ceiling),
+    "sign": _one(sign), "floor": _one(_floor), "ceil": _one(_ceiling),
 }
 
 #: Predefined constants (KiDyM ``InitCA``): a bare ``exp`` is *e*.
@@ -215,7 +235,7 @@ class Converter:
         if op == "/":
             return left / right
         if op == "%":
-            return left - right * se.floor(left / right)
+            return left - right * _floor(left / right)
         right = self._check_power(left, right, node)
         return left ** right
 

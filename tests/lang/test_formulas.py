@@ -155,3 +155,24 @@ def test_literal_of_many_digits_is_read_exactly() -> None:
     # 1000 digits are accepted and read exactly: 0.333…3 (1000 threes) is 1/3 to a double
     model = parse(f"k = 0.{'3' * 999};\nJm.x = k;")
     assert model.parameter_values["k"] == 1 / 3
+
+
+@pytest.mark.parametrize("text", [
+    # fuzzer seed 1789: a power of a name with a double exponent gives NaN, and its `%`
+    # asked SymEngine for floor(nan), which kills the process with SIGFPE
+    "(-1e400 % (-(((1e400 - 1) * .5) / x) ^ 1e300))",
+    "floor((-(3 / x) ^ 1e300) * 0 / 0.0)",
+    "ceil(-(1e400 / x) ^ 1e300 / (-(1e400 / x) ^ 1e300))",
+])
+def test_floor_of_a_number_that_is_not_finite_is_an_error_not_a_crash(text: str) -> None:
+    # in a child process: the defect this guards against is a signal, not an exception
+    import subprocess
+    import sys
+    code = ("from tests.lang.test_formulas import formula\n"
+            "from kidym.lang.formulas import FormulaError\n"
+            f"try:\n    formula({text!r})\nexcept FormulaError as e:\n    print('error:', e)\n"
+            "else:\n    print('formed')\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 0, (run.returncode, run.stderr[-500:])
+    assert run.stdout.startswith(("error:", "formed")), run.stdout
