@@ -27,6 +27,7 @@ from kidym.simulate.constrained import measure, project
 from kidym.simulate.energy import POWER
 from kidym.simulate.events import EventFunctions, crossed
 from kidym.simulate.finish import assemble
+from kidym.simulate.inputs import InputBinding
 from kidym.simulate.jacobian import STIFF_CHECK_ABOVE, JacobianFunction, stiffness
 from kidym.simulate.layout import parameter_vector, quaternion_groups
 from kidym.simulate.minimal import run_minimal
@@ -79,6 +80,23 @@ class NumpySystem:
     rhs_function: object
     accelerations: bool = False
     stabilization: Stabilization = DEFAULT_STABILIZATION
+    inputs: InputBinding | None = None
+
+    def _p(self, t: float, y, p) -> list[float]:
+        """The parameter vector as the generated functions take it: with the model's
+        external inputs at ``(t, y)`` appended (:mod:`kidym.simulate.inputs`)."""
+        values = np.asarray(p, float).tolist()
+        if self.inputs is None:
+            if self.equations.inputs:
+                raise RuntimeError(f"model `{self.equations.model.name}` has inputs "
+                                 f"({', '.join(self.equations.model.inputs)}) that are not "
+                                 "bound: give them with inputs={…}")
+            return values
+        return self.inputs.extend(float(t), y, values)
+
+    def with_inputs(self, binding: InputBinding | None) -> NumpySystem:
+        """The same system evaluating the external inputs of ``binding``."""
+        return self if binding is None else dataclasses.replace(self, inputs=binding)
 
     @classmethod
     def build(cls, eq: Equations) -> NumpySystem:
@@ -105,7 +123,8 @@ class NumpySystem:
     def dynamics(self, t: float, y: np.ndarray, p: np.ndarray) -> tuple:
         """``(q̇, M, F)`` at one state, as generated (``F`` with the constraint or
         control block appended, where the model has one)."""
-        return self.rhs_function(float(t), np.asarray(y, float).tolist(), p.tolist())
+        return self.rhs_function(float(t), np.asarray(y, float).tolist(),
+                                 self._p(t, y, p))
 
     def evaluate(self, t: float, y: np.ndarray, p: np.ndarray) -> tuple:
         """``(q̇, M, F, outputs)`` at one state; a math domain fault is a SimulationError.
@@ -116,7 +135,7 @@ class NumpySystem:
         if self.accelerations and y.size == len(self.state_names):
             y = np.concatenate([y, self.rhs(t, y, p)[self.equations.n_q:]])
         try:
-            return self.function(float(t), y.tolist(), p.tolist())
+            return self.function(float(t), y.tolist(), self._p(t, y, p))
         except (ZeroDivisionError, ValueError, OverflowError) as exc:
             raise SimulationError(
                 f"a formula cannot be evaluated ({exc})", time=float(t),
@@ -126,7 +145,7 @@ class NumpySystem:
     def rhs(self, t: float, y: np.ndarray, p: np.ndarray) -> np.ndarray:
         """``ẏ = [q̇, M⁻¹F]``; raises :class:`SimulationError` on singular ``M`` or NaN."""
         try:
-            qdot, M, F = self.rhs_function(float(t), y.tolist(), p.tolist())
+            qdot, M, F = self.rhs_function(float(t), y.tolist(), self._p(t, y, p))
         except (ZeroDivisionError, ValueError, OverflowError) as exc:
             raise SimulationError(
                 f"a formula cannot be evaluated ({exc})", time=float(t),
@@ -145,7 +164,7 @@ class NumpySystem:
     def rates(self, t: float, y: np.ndarray, p: np.ndarray) -> np.ndarray:
         """``q̇ = B w + β`` at one state."""
         return np.asarray(self.rhs_function(float(t), np.asarray(y, float).tolist(),
-                                            p.tolist())[0], float)
+                                            self._p(t, y, p))[0], float)
 
     def _solve(self, t: float, y: np.ndarray, M: np.ndarray, F: np.ndarray
                ) -> tuple[np.ndarray, np.ndarray]:
@@ -188,7 +207,8 @@ class NumpySystem:
     def constraint_block(self, t: float, y: np.ndarray, p: np.ndarray):
         """``(M, F, Block)`` at one state (a model with constraints)."""
         eq = self.equations
-        _qdot, M, F = self.rhs_function(float(t), np.asarray(y, float).tolist(), p.tolist())
+        _qdot, M, F = self.rhs_function(float(t), np.asarray(y, float).tolist(),
+                                 self._p(t, y, p))
         Fw, block = split(F, eq.n_w, eq.m)
         return np.asarray(M, float), Fw, block
 
@@ -199,7 +219,7 @@ class NumpySystem:
         if self.equations.constraints is None and self.equations.controls is None:
             return out
         y = np.asarray(y, float)[:len(self.state_names)]
-        _qdot, M, F = self.rhs_function(float(t), y.tolist(), p.tolist())
+        _qdot, M, F = self.rhs_function(float(t), y.tolist(), self._p(t, y, p))
         _w, lam = self._solve(t, y, np.asarray(M, float), np.asarray(F, float))
         return np.concatenate([np.asarray(out, float), lam])
 
@@ -218,10 +238,14 @@ class NumpySystem:
                 wdot = np.full(self.equations.n_w, np.nan)
             y = np.concatenate([y, wdot])
         fn = tolerant(self.source)
+        try:
+            pv = [np.float64(v) for v in self._p(t, y, p)]
+        except SimulationError:    # an input's callback fails here too
+            return np.full(n_out, np.nan)
         with np.errstate(all="ignore"):
             try:
                 out = np.asarray(fn(np.float64(t), list(y.astype(np.float64)),
-                                    list(np.asarray(p, np.float64)))[3], float)
+                                    pv)[3], float)
             except (ZeroDivisionError, ValueError, OverflowError, TypeError):
                 return np.full(n_out, np.nan)
         return np.concatenate([out, np.full(n_out - out.size, np.nan)])
@@ -472,6 +496,7 @@ def run_numpy(system: NumpySystem, spec: RunSpec, options: RunOptions
                                       spec.adjusted)
     if system.equations.constraints is not None:
         system = dataclasses.replace(system, stabilization=stab)
+    system = system.with_inputs(spec.inputs)
     failure: SimulationError | None = None
     groups = quaternion_groups(system)
 
@@ -494,9 +519,11 @@ def run_numpy(system: NumpySystem, spec: RunSpec, options: RunOptions
     solver = _watched(method)
     fault: faults.Fault | None = None
     started = _time.perf_counter()
-    # implicit methods get the analytic Jacobian (kidym.simulate.jacobian)
+    # implicit methods get the analytic Jacobian (kidym.simulate.jacobian); with external
+    # inputs (whose derivatives by the state are unknown) SciPy's finite differences
     jac = None
-    if method in IMPLICIT_METHODS and jacobian != "fd" and partitioning is None:
+    if (method in IMPLICIT_METHODS and jacobian != "fd" and partitioning is None
+            and spec.inputs is None):
         jfun = analytic_jacobian(system.equations)
 
         def jac(t: float, y: np.ndarray) -> np.ndarray:
@@ -556,8 +583,7 @@ def run_numpy(system: NumpySystem, spec: RunSpec, options: RunOptions
             fault = _numpy_fault(failure, solver.last, str(message), system.state_names)
         error = faults.diagnose(
             fault, state_names=system.state_names, t0=t0, y0=y0, groups=groups,
-            mass=lambda t, y: system.rhs_function(float(t), np.asarray(y, float).tolist(),
-                                                 p.tolist())[1],
+            mass=lambda t, y: system.dynamics(t, y, p)[1],
             method=method, speed_names=[str(w) for w in system.equations.speeds])
         status, message = -1, str(error)
     stiff = (_stiffness_check(system, p, method, t0, t1, nfev, t_out, y_out, y0)
