@@ -11,11 +11,12 @@ the GIL during the foreign call, so threads run truly in parallel).
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import threading
 import time as _time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,7 +28,7 @@ from kidym.eom.constraints import Stabilization, solve_augmented, split
 from kidym.eom.equations import Equations
 from kidym.eom.events import STORM_HINT, Event, storm_detail
 from kidym.errors import SimulationError
-from kidym.simulate import faults
+from kidym.simulate import compiled_inputs, faults
 from kidym.simulate.compiled_calls import (
     F64,
     NOT_FINITE,
@@ -47,6 +48,7 @@ from kidym.simulate.compiled_methods import (  # noqa: F401 (the engine's method
 )
 from kidym.simulate.events import states_after
 from kidym.simulate.finish import assemble
+from kidym.simulate.inputs import InputBinding
 from kidym.simulate.layout import parameter_vector
 from kidym.simulate.result import Result
 from kidym.simulate.spec import RunOptions, RunSpec
@@ -271,6 +273,13 @@ class CompiledSystem:
             except ControlSolveError:
                 out[k] = np.nan
         return out
+
+    @contextlib.contextmanager
+    def bound(self, binding: InputBinding) -> Iterator[CompiledSystem]:
+        """This system with the external inputs of ``binding`` handed to its library for
+        this thread while the block runs (:mod:`kidym.simulate.compiled_inputs`)."""
+        with compiled_inputs.bound(self.lib, binding):
+            yield self
 
     def set_stabilization(self, stab: Stabilization) -> None:
         """Write ``stab`` into the library (its ``kidym_stabilization``)."""
@@ -681,15 +690,28 @@ def run_compiled(system: CompiledSystem, *, t0: float, t1: float, y0: np.ndarray
                  p: np.ndarray, times: np.ndarray, method: str = "ERK8",
                  rtol: float = 1e-9, atol: float = 1e-12, max_step: float = np.inf,
                  extra: dict | None = None, constraints: Stabilization | None = None,
-                 jacobian: str = "auto") -> tuple[Result, SimulationError | None]:
+                 jacobian: str = "auto", inputs: InputBinding | None = None
+                 ) -> tuple[Result, SimulationError | None]:
     """Integrate with the compiled loop: the result (partial, for a failed run) and the
     error that stopped it, or ``None``.
+
+    ``inputs``: the run's external inputs, bound to the library for this thread while it
+    runs (:mod:`kidym.simulate.compiled_inputs`); a callback's exception is the error.
 
     With holonomic constraints, ``y0`` must be consistent already
     (:func:`kidym.simulate.spec.prepare_run`); ``constraints`` is the stabilization
     (default projection), and the result gets the multipliers ``λf`` and
     ``stats["constraint_drift"]`` as the NumPy engine's does.
     """
+    if inputs is not None:
+        with compiled_inputs.bound(system.lib, inputs) as held:
+            result, error = run_compiled(system, t0=t0, t1=t1, y0=y0, p=p, times=times,
+                                         method=method, rtol=rtol, atol=atol,
+                                         max_step=max_step, extra=extra,
+                                         constraints=constraints, jacobian=jacobian)
+        if held.error is not None:   # the callback's own error, not the NaN it left
+            return result, held.error
+        return result, error
     cons = system.equations.constraints
     stab = constraints if constraints is not None else Stabilization()
     if cons is not None:
@@ -753,7 +775,8 @@ class CompiledEngine:
         return CompiledSystem.build(
             eq, events=options.events,
             jacobian=(METHOD_ALIASES.get(options.method, options.method) == "BDF"
-                      and options.jacobian != "fd" and eq.controls is None))
+                      and options.jacobian != "fd" and eq.controls is None
+                      and not eq.inputs))
 
     def run(self, system: CompiledSystem, spec: RunSpec, options: RunOptions
             ) -> tuple[Result, SimulationError | None]:
@@ -762,7 +785,8 @@ class CompiledEngine:
         return run_compiled(system, t0=spec.t0, t1=spec.t1, y0=spec.y0, p=spec.p,
                             times=spec.times, method=options.method, rtol=options.rtol,
                             atol=options.atol, max_step=options.max_step, extra=extra,
-                            constraints=spec.stabilization, jacobian=options.jacobian)
+                            constraints=spec.stabilization, jacobian=options.jacobian,
+                            inputs=spec.inputs)
 
 
 #: The compiled engine (:data:`kidym.simulate.engine.ENGINES`).

@@ -28,15 +28,19 @@ Choices (docs/guide.md, "External inputs"):
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from kidym.errors import SimulationError
+
+#: The ``kind`` of a :class:`SimulationError` raised by an input's callback.
+INPUT_FAULT = "input"
 
 #: Interpolations of a table, in the order of their C codes (``kidym_inputs.c``).
 INTERPOLATIONS = ("linear", "previous")
@@ -184,17 +188,17 @@ def call_input(name: str, fn: Callable, t: float, state: dict[str, float]) -> fl
     except Exception as exc:   # any fault of user code stops the run, named
         err = SimulationError(f"the callback of input `{name}` raised "
                               f"{type(exc).__name__}: {exc}", time=t, state=state, hint=hint,
-                              kind="input")
+                              kind=INPUT_FAULT)
         raise err from exc
     try:
         value = float(np.asarray(v, dtype=float).reshape(()))
     except (TypeError, ValueError):
         raise SimulationError(f"the callback of input `{name}` returned {v!r}, not one "
                               "number", time=t, state=state, hint=hint,
-                              kind="input") from None
+                              kind=INPUT_FAULT) from None
     if not math.isfinite(value):
         raise SimulationError(f"the callback of input `{name}` returned {value}", time=t,
-                              state=state, hint=hint, kind="input")
+                              state=state, hint=hint, kind=INPUT_FAULT)
     return value
 
 
@@ -243,3 +247,15 @@ def bind_inputs(model, state_names: Sequence[str], inputs: Mapping[str, object] 
                              "(times, values)")
         sources.append(src)
     return InputBinding(declared, tuple(sources), tuple(state_names))
+
+
+@contextlib.contextmanager
+def bound_system(system, binding: InputBinding | None) -> Iterator:
+    """``system`` evaluating the inputs of ``binding`` while the block runs (the system
+    itself without inputs): the NumPy system's copy that appends them, or the compiled
+    one with the binding handed to its library for this thread (``system.bound``)."""
+    if binding is None:
+        yield system
+        return
+    with system.bound(binding) as inner:
+        yield inner

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import time as _time
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,7 +28,7 @@ from kidym.simulate.constrained import measure, project
 from kidym.simulate.energy import POWER
 from kidym.simulate.events import EventFunctions, crossed
 from kidym.simulate.finish import assemble
-from kidym.simulate.inputs import InputBinding
+from kidym.simulate.inputs import INPUT_FAULT, InputBinding
 from kidym.simulate.jacobian import STIFF_CHECK_ABOVE, JacobianFunction, stiffness
 from kidym.simulate.layout import parameter_vector, quaternion_groups
 from kidym.simulate.minimal import run_minimal
@@ -97,6 +98,12 @@ class NumpySystem:
     def with_inputs(self, binding: InputBinding | None) -> NumpySystem:
         """The same system evaluating the external inputs of ``binding``."""
         return self if binding is None else dataclasses.replace(self, inputs=binding)
+
+    @contextlib.contextmanager
+    def bound(self, binding: InputBinding) -> Iterator[NumpySystem]:
+        """:meth:`with_inputs` as the context both engines' systems offer
+        (:func:`kidym.simulate.inputs.bound_system`)."""
+        yield self.with_inputs(binding)
 
     @classmethod
     def build(cls, eq: Equations) -> NumpySystem:
@@ -581,10 +588,13 @@ def run_numpy(system: NumpySystem, spec: RunSpec, options: RunOptions
     if not ok and error is None:
         if fault is None:
             fault = _numpy_fault(failure, solver.last, str(message), system.state_names)
-        error = faults.diagnose(
-            fault, state_names=system.state_names, t0=t0, y0=y0, groups=groups,
-            mass=lambda t, y: system.dynamics(t, y, p)[1],
-            method=method, speed_names=[str(w) for w in system.equations.speeds])
+        if failure is not None and failure.kind == INPUT_FAULT:   # the callback's own error
+            error = failure
+        else:
+            error = faults.diagnose(
+                fault, state_names=system.state_names, t0=t0, y0=y0, groups=groups,
+                mass=lambda t, y: system.dynamics(t, y, p)[1],
+                method=method, speed_names=[str(w) for w in system.equations.speeds])
         status, message = -1, str(error)
     stiff = (_stiffness_check(system, p, method, t0, t1, nfev, t_out, y_out, y0)
              if method not in IMPLICIT_METHODS and error is None else None)

@@ -21,7 +21,7 @@ from kidym.eom.controls import ControlSolveError, reach_error, solve_controls
 from kidym.eom.controls import split as split_controls
 from kidym.model.model import Model
 from kidym.simulate.constrained import consistent_initial
-from kidym.simulate.inputs import InputBinding, bind_inputs
+from kidym.simulate.inputs import InputBinding, bind_inputs, bound_system
 from kidym.simulate.layout import given_states, initial_state
 
 
@@ -203,14 +203,14 @@ def prepare_run(system, *, parameters: Mapping[str, float] | None = None,
     stab = stabilization_of(constraints)
     binding = bind_inputs(model, system.state_names, inputs, t0, t1)
     if binding is not None:
-        system = system.with_inputs(binding)
         binding.values(t0, y0)      # a callback that fails at once fails here, named
     adjusted: dict = {}
-    if eq.constraints is not None:
-        y0, adjusted = consistent_initial(system, t0, y0, p, given_states(model, initial),
-                                          stab.tolerance * 1e-3)
-    if eq.controls is not None:
-        check_reachable(system, t0, y0, p)
+    with bound_system(system, binding) as system:
+        if eq.constraints is not None:
+            y0, adjusted = consistent_initial(system, t0, y0, p, given_states(model, initial),
+                                              stab.tolerance * 1e-3)
+        if eq.controls is not None:
+            check_reachable(system, t0, y0, p)
     return RunSpec(t0=t0, t1=t1, times=times, p=p, y0=y0, stabilization=stab,
                    adjusted=adjusted, parameters=dict(parameters or {}),
                    initial=dict(initial or {}), inputs=binding)
