@@ -218,7 +218,18 @@ class StateDerivatives:
         ------
         KeyError
             If an input is not a parameter of the model (the message lists them).
+        ValueError
+            If the model has external inputs (``ВХОДЫ``): their values come from a run's
+            callbacks or tables, so an operating point has none.
         """
+        if eq.model.inputs:
+            u = eq.model.inputs[0]
+            raise ValueError(
+                f"model `{eq.model.name}` has external inputs (`ВХОДЫ`/`INPUTS`: "
+                f"{', '.join(eq.model.inputs)}), whose values are given only to a run; to "
+                f"analyse it, write each as a parameter with its operating value (`{u} = 0;` "
+                f"instead of listing it) and pass inputs=['{u}'] to linearize for its "
+                "column of B (docs/guide.md, \"External inputs\")")
         params = [p.name for p in eq.model.parameters]
         for u in inputs:
             if u not in params:

@@ -192,3 +192,12 @@ def test_an_input_in_a_position_is_an_error() -> None:
 def test_an_undeclared_name_stays_an_error() -> None:
     with pytest.raises(ModelError, match="depends on `U`, which has no value"):
         kidym.parse(MODEL)
+
+
+def test_analysis_of_a_model_with_inputs_is_an_error() -> None:
+    eq = kidym.derive(_input_model(None))
+    for analysis in (lambda: kidym.linearize(eq, state={"x": 0.0}),
+                     lambda: kidym.equilibrium(eq)):
+        with pytest.raises(ValueError, match="has external inputs .* write each as a "
+                           "parameter"):
+            analysis()
