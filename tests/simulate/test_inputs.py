@@ -201,3 +201,32 @@ def test_analysis_of_a_model_with_inputs_is_an_error() -> None:
         with pytest.raises(ValueError, match="has external inputs .* write each as a "
                            "parameter"):
             analysis()
+
+
+def test_cli_input_table_is_the_api_table(tmp_path, capsys) -> None:
+    """``kidym run --input U=FILE.csv`` writes the motion of the same table given to
+    ``kidym.simulate``; a missing file and an unbound input are one-line errors."""
+    import csv
+
+    from kidym.cli import main
+
+    model = tmp_path / "driven.kdm"
+    model.write_text(MODEL + "INPUTS := U;\n", encoding="utf-8")
+    table = tmp_path / "u.csv"
+    table.write_text("t,U\n" + "".join(f"{t},{v}\n" for t, v in zip(_T, _V)), encoding="utf-8")
+    out = tmp_path / "out"
+    assert main(["run", str(model), "--input", f"U={table}", "--out", str(out), "--no-plots",
+                 "--rtol", str(RTOL), "--atol", str(ATOL), "-q"]) in (0, None)
+    with open(out / "results.csv", newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    ref = kidym.simulate(_input_model(None), rtol=RTOL, atol=ATOL,
+                         inputs={"U": InputTable(_T, _V)})
+    got = {n: np.array([float(r[n]) for r in rows]) for n in ("x", "phi")}
+    _bound(got, ref)
+    with pytest.raises(SystemExit, match="--input U: cannot read the input table"):
+        main(["run", str(model), "--input", f"U={tmp_path / 'nope.csv'}", "--out", str(out),
+              "--force", "-q"])
+    capsys.readouterr()
+    assert main(["run", str(model), "--out", str(out), "--force", "-q"]) != 0
+    err = capsys.readouterr().err
+    assert "input `U` of model `driven` is not bound" in err and "Traceback" not in err
