@@ -522,6 +522,8 @@ def run_numpy(system: NumpySystem, spec: RunSpec, options: RunOptions
 
     run_events = all_events(system.equations, options.events)
     evf = EventFunctions.build(system.equations, run_events) if run_events else None
+    if evf is not None and spec.inputs is not None:
+        evf = dataclasses.replace(evf, inputs=spec.inputs)
     recorded: dict = {}
     solver = _watched(method)
     fault: faults.Fault | None = None

@@ -230,3 +230,16 @@ def test_cli_input_table_is_the_api_table(tmp_path, capsys) -> None:
     assert main(["run", str(model), "--out", str(out), "--force", "-q"]) != 0
     err = capsys.readouterr().err
     assert "input `U` of model `driven` is not bound" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_an_event_on_an_input(engine: str) -> None:
+    """``U = sin 3t`` from a callback crosses 0.5 upwards at t = asin(0.5)/3 = π/18 only,
+    within the span 0 … 2; the event is located there (to the event tolerance, 1e-9
+    here with a margin of 10 over the integrator's rtol)."""
+    model = kidym.parse(MODEL + "INPUTS := U;\nСОБЫТИЯ := Hit(U - 0.5, ВВЕРХ);\n")
+    res = kidym.simulate(model, engine=engine, rtol=RTOL, atol=ATOL,
+                         inputs={"U": lambda t, s: math.sin(3 * t)})
+    times = np.asarray(res.stats["events"]["t"])
+    assert times.shape == (1,)
+    assert times[0] == pytest.approx(math.pi / 18, abs=1e-9)
