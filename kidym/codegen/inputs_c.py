@@ -11,6 +11,9 @@ raises the callback's own error.
 
 Kinds: 0 linear interpolation, 1 the value of the last breakpoint (zero-order hold), 2 a
 callback (one call fills every callback slot). Beyond the table's ends its end values.
+While a run restarted at the breakpoints integrates the piece that starts at ``a``
+(``kidym_input_window(a)``; NaN: none), every table is evaluated on its segment that
+holds ``a``, extended to the whole step (:meth:`kidym.simulate.inputs.InputTable.__call__`).
 """
 
 from __future__ import annotations
@@ -41,16 +44,26 @@ void kidym_bind_inputs(const int *kind, const int *n, const double *const *t,
                        const double *const *v, kidym_input_callback cb) {{
     kd_in_kind = kind; kd_in_n = n; kd_in_t = t; kd_in_v = v; kd_in_cb = cb;
 }}
-static double kd_table(int kind, int n, const double *t, const double *v, double x) {{
-    if (!(x > t[0])) return v[0];
-    if (x >= t[n - 1]) return v[n - 1];
-    int lo = 0, hi = n - 1;              /* t[lo] <= x < t[hi] */
+static __thread double kd_in_a = NAN;   /* the piece a restarted run is in, or NaN */
+void kidym_input_window(double a) {{ kd_in_a = a; }}
+static int kd_segment(int n, const double *t, double x) {{  /* t[lo] <= x < t[lo+1] */
+    int lo = 0, hi = n - 1;
+    if (!(x > t[0])) return 0;
+    if (x >= t[n - 1]) return n - 1;
     while (hi - lo > 1) {{
         int mid = lo + (hi - lo) / 2;
         if (t[mid] <= x) lo = mid; else hi = mid;
     }}
-    if (kind == 1) return v[lo];
-    return v[lo] + (v[hi] - v[lo]) * ((x - t[lo]) / (t[hi] - t[lo]));
+    return lo;
+}}
+static double kd_table(int kind, int n, const double *t, const double *v, double x) {{
+    /* inside a piece [a, b] between breakpoints, the piece's own segment, extended: a
+       step never sees the next segment's kink or jump; else the end values beyond */
+    int window = !isnan(kd_in_a);
+    int lo = kd_segment(n, t, window ? kd_in_a : x);
+    if (kind == 1 || lo == n - 1) return v[lo];
+    if (!window && !(x > t[0])) return v[0];
+    return v[lo] + (v[lo + 1] - v[lo]) * ((x - t[lo]) / (t[lo + 1] - t[lo]));
 }}
 int kidym_input_values(double t, const double *y) {{
     int k, calls = 0;

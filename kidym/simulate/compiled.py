@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import math
 import os
 import threading
 import time as _time
@@ -48,7 +49,7 @@ from kidym.simulate.compiled_methods import (  # noqa: F401 (the engine's method
 )
 from kidym.simulate.events import states_after
 from kidym.simulate.finish import assemble
-from kidym.simulate.inputs import InputBinding
+from kidym.simulate.inputs import InputBinding, pieces
 from kidym.simulate.layout import parameter_vector
 from kidym.simulate.result import Result
 from kidym.simulate.spec import RunOptions, RunSpec
@@ -690,13 +691,14 @@ def run_compiled(system: CompiledSystem, *, t0: float, t1: float, y0: np.ndarray
                  p: np.ndarray, times: np.ndarray, method: str = "ERK8",
                  rtol: float = 1e-9, atol: float = 1e-12, max_step: float = np.inf,
                  extra: dict | None = None, constraints: Stabilization | None = None,
-                 jacobian: str = "auto", inputs: InputBinding | None = None
-                 ) -> tuple[Result, SimulationError | None]:
+                 jacobian: str = "auto", inputs: InputBinding | None = None,
+                 breaks: np.ndarray | None = None) -> tuple[Result, SimulationError | None]:
     """Integrate with the compiled loop: the result (partial, for a failed run) and the
     error that stopped it, or ``None``.
 
     ``inputs``: the run's external inputs, bound to the library for this thread while it
     runs (:mod:`kidym.simulate.compiled_inputs`); a callback's exception is the error.
+    The loop restarts at the breakpoints of their tables (``breaks``, :func:`_integrate`).
 
     With holonomic constraints, ``y0`` must be consistent already
     (:func:`kidym.simulate.spec.prepare_run`); ``constraints`` is the stabilization
@@ -708,7 +710,8 @@ def run_compiled(system: CompiledSystem, *, t0: float, t1: float, y0: np.ndarray
             result, error = run_compiled(system, t0=t0, t1=t1, y0=y0, p=p, times=times,
                                          method=method, rtol=rtol, atol=atol,
                                          max_step=max_step, extra=extra,
-                                         constraints=constraints, jacobian=jacobian)
+                                         constraints=constraints, jacobian=jacobian,
+                                         breaks=inputs.breakpoints(t0, t1))
         if held.error is not None:   # the callback's own error, not the NaN it left
             return result, held.error
         return result, error
@@ -716,8 +719,8 @@ def run_compiled(system: CompiledSystem, *, t0: float, t1: float, y0: np.ndarray
     stab = constraints if constraints is not None else Stabilization()
     if cons is not None:
         system.set_stabilization(stab)
-    raw = system.integrate(y0, p, times, t0=t0, method=method, rtol=rtol, atol=atol,
-                           max_step=max_step, jacobian=jacobian)
+    raw = _integrate(system, y0, p, times, t0=t0, t1=t1, method=method, rtol=rtol,
+                     atol=atol, max_step=max_step, jacobian=jacobian, breaks=breaks)
     error = _failure(system, raw, p) if raw["status"] < 0 else None
     if cons is not None:
         # a passage through a singular position is the first cause of a failure too
@@ -733,6 +736,46 @@ def run_compiled(system: CompiledSystem, *, t0: float, t1: float, y0: np.ndarray
         if stiff is not None:
             result.stats["stiffness"] = stiff
     return result, error
+
+
+#: Counts of the raw output that add up over the pieces of a restarted run.
+_SUMMED = ("nfev", "nsteps", "extension_fallbacks", "projections", "njev", "nfev_jacobian")
+
+
+def _integrate(system: CompiledSystem, y0: np.ndarray, p: np.ndarray, times: np.ndarray, *,
+               t0: float, t1: float, breaks: np.ndarray | None, **options) -> dict:
+    """:meth:`CompiledSystem.integrate`, restarted at ``breaks`` (the input tables'
+    breakpoints, :func:`kidym.simulate.inputs.pieces`) so that no step straddles a kink
+    or a jump (while a piece runs, the library evaluates the tables on its segment,
+    ``kidym_input_window``): the pieces' outputs, events and counts joined into one raw
+    output; it stops at the first piece that did not reach its end."""
+    if breaks is None or not breaks.size:
+        return system.integrate(y0, p, times, t0=t0, **options)
+    joined: dict = {}
+    window = system.lib.kidym_input_window
+    window.argtypes, window.restype = [ctypes.c_double], None
+    for a, b, asked, kept in pieces(t0, t1, breaks, np.asarray(times, float)):
+        window(a)
+        try:
+            raw = system.integrate(y0, p, asked, t0=a, **options)
+        finally:
+            window(math.nan)
+        reached = raw["status"] == 0 and len(raw["t"]) > kept
+        keep = kept if reached else min(kept, len(raw["t"]))
+        piece = {**raw, "t": raw["t"][:keep], "y": raw["y"][:keep]}
+        if not joined:
+            joined = piece
+        else:
+            for key in ("t", "y", "events_t", "events_k", "events_y"):
+                joined[key] = np.concatenate([joined[key], piece[key]])
+            for key in _SUMMED:
+                joined[key] += piece[key]
+            joined.update({k: piece[k] for k in ("status", "message", "fail_t", "fail_y")})
+            joined["wall_time_s"] += piece["wall_time_s"]
+        if not reached:
+            break
+        y0 = raw["y"][-1]
+    return joined
 
 
 def simulate_compiled(system: CompiledSystem, *, raise_on_failure: bool = True,

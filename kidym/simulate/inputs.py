@@ -109,12 +109,25 @@ class InputTable:
         object.__setattr__(self, "t", t)
         object.__setattr__(self, "values", v)
 
-    def __call__(self, t: float) -> float:
-        """The value at time ``t`` (the end values beyond the ends)."""
-        if self.interpolation == "linear":
-            return float(np.interp(t, self.t, self.values))
-        k = int(np.searchsorted(self.t, t, side="right")) - 1
-        return float(self.values[min(max(k, 0), self.t.size - 1)])
+    def __call__(self, t: float, piece: float | None = None) -> float:
+        """The value at time ``t`` (the end values beyond the ends).
+
+        ``piece``: the start of the piece between breakpoints that a restarted run
+        integrates; the segment that holds it is used for every ``t``, extended, so that
+        no step sees the kink or jump at the piece's end (the C side is the same,
+        :mod:`kidym.codegen.inputs_c`).
+        """
+        x = t if piece is None else piece
+        k = int(np.searchsorted(self.t, x, side="right")) - 1
+        if self.interpolation == "previous":
+            return float(self.values[min(max(k, 0), self.t.size - 1)])
+        if piece is None and not t > self.t[0]:
+            return float(self.values[0])
+        k = min(max(k, 0), self.t.size - 1)
+        if k == self.t.size - 1:
+            return float(self.values[k])
+        t0, t1, v0, v1 = self.t[k], self.t[k + 1], self.values[k], self.values[k + 1]
+        return float(v0 + (v1 - v0) * ((t - t0) / (t1 - t0)))
 
     @classmethod
     def read_csv(cls, path: str | Path, *, interpolation: str = "linear") -> InputTable:
@@ -153,6 +166,8 @@ class InputBinding:
     names: tuple[str, ...]
     sources: tuple[Source, ...]
     state_names: tuple[str, ...]
+    #: the start of the piece a run restarted at the breakpoints integrates (or None)
+    window: list = field(default_factory=lambda: [None], compare=False, repr=False)
 
     @property
     def callbacks(self) -> tuple[int, ...]:
@@ -166,12 +181,19 @@ class InputBinding:
         state: dict[str, float] | None = None
         for name, src in zip(self.names, self.sources):
             if isinstance(src, InputTable):
-                out.append(src(t))
+                out.append(src(t, self.window[0]))
                 continue
             if state is None:
                 state = dict(zip(self.state_names, (float(v) for v in y)))
             out.append(call_input(name, src, float(t), state))
         return out
+
+    def breakpoints(self, t0: float, t1: float) -> np.ndarray:
+        """The tables' times strictly inside ``(t0, t1)``, sorted: where the integration
+        restarts (:func:`pieces`), so that no step straddles a kink or a jump."""
+        inner = [src.t[(src.t > t0) & (src.t < t1)] for src in self.sources
+                 if isinstance(src, InputTable)]
+        return np.unique(np.concatenate(inner)) if inner else np.empty(0)
 
     def extend(self, t: float, y: Sequence[float], p: list[float]) -> list[float]:
         """``p`` with the inputs at ``(t, y)`` appended (the NumPy engine's vector)."""
@@ -247,6 +269,22 @@ def bind_inputs(model, state_names: Sequence[str], inputs: Mapping[str, object] 
                              "(times, values)")
         sources.append(src)
     return InputBinding(declared, tuple(sources), tuple(state_names))
+
+
+def pieces(ta: float, tb: float, breaks: np.ndarray, times: np.ndarray
+           ) -> list[tuple[float, float, np.ndarray, int]]:
+    """``[ta, tb]`` cut at the ``breaks`` inside it: ``(a, b, asked, kept)`` per piece —
+    the output times to ask of its integration (those in ``[a, b)``, the last piece's
+    in ``[a, b]``, each earlier piece's followed by ``b``, whose state starts the next)
+    and how many of them are the run's own."""
+    inner = breaks[(breaks > ta) & (breaks < tb)]
+    edges = [ta, *inner.tolist(), tb]
+    out = []
+    for k, (a, b) in enumerate(zip(edges[:-1], edges[1:])):
+        last = k == len(edges) - 2
+        own = times[(times >= a) & ((times <= b) if last else (times < b))]
+        out.append((a, b, own if last else np.append(own, b), own.size))
+    return out
 
 
 @contextlib.contextmanager

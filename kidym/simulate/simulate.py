@@ -28,7 +28,7 @@ from kidym.simulate.constrained import measure, project
 from kidym.simulate.energy import POWER
 from kidym.simulate.events import EventFunctions, crossed
 from kidym.simulate.finish import assemble
-from kidym.simulate.inputs import INPUT_FAULT, InputBinding
+from kidym.simulate.inputs import INPUT_FAULT, InputBinding, pieces
 from kidym.simulate.jacobian import STIFF_CHECK_ABOVE, JacobianFunction, stiffness
 from kidym.simulate.layout import parameter_vector, quaternion_groups
 from kidym.simulate.minimal import run_minimal
@@ -550,6 +550,8 @@ def run_numpy(system: NumpySystem, spec: RunSpec, options: RunOptions
             fun, evf, p, ta, tb, ya, seg_times, state_names=system.state_names,
             method=solver, rtol=rtol, atol=atol, max_step=max_step, jac=jac)
 
+    if spec.inputs is not None and spec.inputs.breakpoints(t0, t1).size:
+        segment = _restarting(segment, spec.inputs.breakpoints(t0, t1), spec.inputs.window)
     projections = 0
     minimal_stats: dict = {}
     try:
@@ -627,6 +629,44 @@ def run_numpy(system: NumpySystem, spec: RunSpec, options: RunOptions
                     error=error), error
 
 
+def _restarting(segment: Callable[..., tuple], breaks: np.ndarray,
+                window: list) -> Callable[..., tuple]:
+    """``segment(ta, tb, ya, times)`` integrated piece by piece between the input tables'
+    ``breaks`` (:func:`kidym.simulate.inputs.pieces`): a step never straddles a kink of
+    a linear table or a jump of a held one, where the error estimate of a smooth method
+    is wrong, and each piece starts afresh. Stops at the first piece that did not reach
+    its end (a failure or a terminal event). While a piece runs, ``window`` holds its start
+    (:attr:`kidym.simulate.inputs.InputBinding.window`): the tables are evaluated on the
+    piece's own segment, extended past its end."""
+    def run(ta: float, tb: float, ya: np.ndarray, times: np.ndarray) -> tuple:
+        ts, ys, nfev, events = [], [], 0, {}
+        result: tuple = ()
+        for a, b, asked, kept in pieces(ta, tb, breaks, np.asarray(times, float)):
+            window[0] = a
+            try:
+                result = segment(a, b, ya, asked)
+            finally:
+                window[0] = None
+            ok, status, _message, n, t_out, y_out, recorded, _fault = result
+            nfev += n
+            reached = ok and status == 0 and t_out.size > kept and t_out[-1] == b
+            keep = kept if reached else min(kept, t_out.size)
+            ts.append(t_out[:keep])
+            ys.append(y_out[:, :keep])
+            for key, value in (recorded or {}).items():
+                events[key] = (value if key not in events else list(events[key]) + list(value)
+                               if isinstance(value, list) else np.concatenate([events[key],
+                                                                               value]))
+            if not reached or b == tb:
+                break
+            ya = y_out[:, -1]
+        ok, status, message, _n, _t, _y, _r, fault = result
+        return (ok, status, message, nfev, np.concatenate(ts),
+                np.concatenate(ys, axis=1), events, fault)
+
+    return run
+
+
 def _passage_check(system, t: np.ndarray, y: np.ndarray, p: np.ndarray,
                    refine=None) -> tuple:
     """``(t, y, error)``: the samples up to a passage through a singular position of
@@ -697,9 +737,13 @@ def _stiffness_check(system: NumpySystem, p: np.ndarray, method: str, t0: float,
     steps = max(1.0, nfev / _STAGES[method])
     h = max(t_last - t0, 1e-300) / steps
     try:
-        rho = stiffness(analytic_jacobian(system.equations)(t_last, y_last, p,
+        # (with external inputs: their values at that state, held fixed — the Jacobian
+        # of the open loop, which is what the step size of a hint is about)
+        pv = np.asarray(system._p(t_last, y_last, p), float)
+        rho = stiffness(analytic_jacobian(system.equations)(t_last, y_last, pv,
                                                              system.stabilization))
-    except (np.linalg.LinAlgError, ValueError, ZeroDivisionError, OverflowError):
+    except (np.linalg.LinAlgError, ValueError, ZeroDivisionError, OverflowError,
+            SimulationError):
         return None
     if not (rho * h > 2.0):
         return None
