@@ -754,7 +754,7 @@ def _integrate(system: CompiledSystem, y0: np.ndarray, p: np.ndarray, times: np.
     joined: dict = {}
     window = system.lib.kidym_input_window
     window.argtypes, window.restype = [ctypes.c_double], None
-    for a, b, asked, kept in pieces(t0, t1, breaks, np.asarray(times, float)):
+    for a, _b, asked, kept in pieces(t0, t1, breaks, np.asarray(times, float)):
         window(a)
         try:
             raw = system.integrate(y0, p, asked, t0=a, **options)

@@ -17,7 +17,6 @@ import numpy as np
 import symengine as se
 
 from kidym.eom.equations import Equations
-from kidym.simulate.inputs import InputBinding
 from kidym.eom.events import (  # noqa: F401 (Event, all_events: the public paths)
     RECORD,
     RESET,
@@ -28,6 +27,7 @@ from kidym.eom.events import (  # noqa: F401 (Event, all_events: the public path
     model_events,
     parse_expression,
 )
+from kidym.simulate.inputs import InputBinding
 
 Expr = se.Basic
 

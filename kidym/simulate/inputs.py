@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import itertools
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -280,7 +281,7 @@ def pieces(ta: float, tb: float, breaks: np.ndarray, times: np.ndarray
     inner = breaks[(breaks > ta) & (breaks < tb)]
     edges = [ta, *inner.tolist(), tb]
     out = []
-    for k, (a, b) in enumerate(zip(edges[:-1], edges[1:])):
+    for k, (a, b) in enumerate(itertools.pairwise(edges)):
         last = k == len(edges) - 2
         own = times[(times >= a) & ((times <= b) if last else (times < b))]
         out.append((a, b, own if last else np.append(own, b), own.size))

@@ -123,7 +123,7 @@ def test_bad_tables(t, v, match: str) -> None:
 
 
 def test_unknown_interpolation() -> None:
-    with pytest.raises(ValueError, match="interpolation .* must be one of"):
+    with pytest.raises(ValueError, match=r"interpolation .* must be one of"):
         InputTable([0, 1], [0, 1], "cubic")
 
 
@@ -198,8 +198,8 @@ def test_analysis_of_a_model_with_inputs_is_an_error() -> None:
     eq = kidym.derive(_input_model(None))
     for analysis in (lambda: kidym.linearize(eq, state={"x": 0.0}),
                      lambda: kidym.equilibrium(eq)):
-        with pytest.raises(ValueError, match="has external inputs .* write each as a "
-                           "parameter"):
+        with pytest.raises(ValueError, match=r"has external inputs .* write each as a "
+                           r"parameter"):
             analysis()
 
 
