@@ -141,6 +141,9 @@ def _summary(model, eq) -> str:
         lines.append(f"  study: {from_model(model).describe()} (kidym sweep)")
     lines.append(f"  parameters ({len(model.parameters)}): "
                  + ", ".join(f"{p.name}={p.value:g}" for p in model.parameters))
+    if model.inputs:
+        lines.append(f"  inputs ({len(model.inputs)}): {', '.join(model.inputs)} (given at run "
+                     "time: kidym run --input NAME=FILE.csv)")
     if model.elements:
         lines.append(f"  elements ({len(model.elements)}): "
                      + ", ".join(f"{e.name}.{e.coordinate}" for e in model.elements))
