@@ -214,7 +214,7 @@ def call_input(name: str, fn: Callable, t: float, state: dict[str, float]) -> fl
                               kind=INPUT_FAULT)
         raise err from exc
     try:
-        value = float(np.asarray(v, dtype=float).reshape(()))
+        value = v if type(v) is float else float(np.asarray(v, dtype=float).reshape(()))
     except (TypeError, ValueError):
         raise SimulationError(f"the callback of input `{name}` returned {v!r}, not one "
                               "number", time=t, state=state, hint=hint,
