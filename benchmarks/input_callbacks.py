@@ -63,9 +63,11 @@ def main() -> None:
         force = np.array([controller(t, {n: ref[n][k] for n in NAMES})
                           for k, t in enumerate(ref.t)])
         table = kidym.InputTable(ref.t, force)
-        runs = {"formula": lambda: kidym.simulate(form, **opts),
-                "callback": lambda: kidym.simulate(drv, **opts, inputs={"F": controller}),
-                "table": lambda: kidym.simulate(drv, **opts, inputs={"F": table})}
+        runs = {"formula": lambda form=form: kidym.simulate(form, **opts),
+                "callback": lambda drv=drv: kidym.simulate(drv, **opts,
+                                                           inputs={"F": controller}),
+                "table": lambda drv=drv, table=table: kidym.simulate(drv, **opts,
+                                                                     inputs={"F": table})}
         cb = runs["callback"]()
         assert np.max(np.abs(cb["theta"] - ref["theta"])) < 1e-6, "not the same motion"
         wall = {k: best_time(f, repeat=5) for k, f in runs.items()}
