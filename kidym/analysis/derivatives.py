@@ -25,6 +25,7 @@ import numpy as np
 import symengine as se
 
 from kidym.eom.equations import Equations
+from kidym.model.inputs import refuse as refuse_inputs
 from kidym.simulate.numpy_engine import generate_python
 from kidym.symbolic.derivatives import derivative
 
@@ -222,14 +223,7 @@ class StateDerivatives:
             If the model has external inputs (``ВХОДЫ``): their values come from a run's
             callbacks or tables, so an operating point has none.
         """
-        if eq.model.inputs:
-            u = eq.model.inputs[0]
-            raise ValueError(
-                f"model `{eq.model.name}` has external inputs (`ВХОДЫ`/`INPUTS`: "
-                f"{', '.join(eq.model.inputs)}), whose values are given only to a run; to "
-                f"analyse it, write each as a parameter with its operating value (`{u} = 0;` "
-                f"instead of listing it) and pass inputs=['{u}'] to linearize for its "
-                "column of B (docs/guide.md, \"External inputs\")")
+        refuse_inputs(eq.model, "an analysis (statics, modes, linearize: its column of B)")
         params = [p.name for p in eq.model.parameters]
         for u in inputs:
             if u not in params:

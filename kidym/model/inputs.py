@@ -50,3 +50,17 @@ def check(b, names: list[ast.Name]) -> tuple[str, ...]:
             b.error(f"input `{n.name}` of `{ins.written}` is used nowhere; use it in a force "
                     f"characteristic (`Pu.x = {n.name};`) or remove it", n.span)
     return tuple(n.name for n in names)
+
+
+def refuse(model, what: str, *, listed: bool = True) -> None:
+    """Raise ``ValueError`` if ``model`` has external inputs, which ``what`` (an export,
+    an analysis) cannot take: it says how to write the model for it (``listed``: ``what``
+    names its inputs among the parameters, ``inputs=[…]``)."""
+    if model.inputs:
+        u = model.inputs[0]
+        how = f" and name it in inputs=['{u}']" if listed else ""
+        raise ValueError(
+            f"model `{model.name}` has external inputs (`ВХОДЫ`/`INPUTS`: "
+            f"{', '.join(model.inputs)}), whose values are given only to a run; for {what}, "
+            f"write each as a parameter (`{u} = 0;` instead of listing it){how} "
+            "(docs/language.md §2.4f)")

@@ -283,3 +283,12 @@ def test_tables_meet_the_tolerance_across_their_breakpoints(engine: str,
     exact = _exact_free_mass(table, 2.0, np.asarray(res.t))
     scale = max(1.0, float(np.max(np.abs(exact))))
     assert np.max(np.abs(np.asarray(res["x"]) - exact)) <= 100 * rtol * scale
+
+
+def test_exports_of_a_model_with_inputs_are_errors(tmp_path) -> None:
+    eq = kidym.derive(_input_model(None))
+    for export in (lambda: kidym.c_library(eq), lambda: kidym.fmu_archive(eq),
+                   lambda: kidym.to_casadi(eq)):
+        with pytest.raises(ValueError, match=r"has external inputs .* write each as a "
+                           r"parameter \(`U = 0;`"):
+            export()
