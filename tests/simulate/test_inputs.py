@@ -292,3 +292,25 @@ def test_exports_of_a_model_with_inputs_are_errors(tmp_path) -> None:
         with pytest.raises(ValueError, match=r"has external inputs .* write each as a "
                            r"parameter \(`U = 0;`"):
             export()
+
+
+def test_compiled_runs_in_threads_keep_their_own_inputs() -> None:
+    """The binding is per thread: runs of one library at once, each with its own table
+    and callback, give what each gives alone."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from kidym.simulate.compiled import CompiledSystem
+
+    system = CompiledSystem.build(kidym.derive(_input_model(None)))
+    sources = [InputTable(_T, [a * v for v in _V]) for a in (1.0, -2.0, 3.0)] + [
+        (lambda t, s, a=a: a * math.sin(t)) for a in (1.0, -1.0)]
+
+    def run(src):
+        return np.asarray(kidym.simulate(system, rtol=RTOL, atol=ATOL,
+                                         inputs={"U": src})["x"])
+
+    alone = [run(s) for s in sources]
+    with ThreadPoolExecutor(4) as pool:
+        together = list(pool.map(run, sources * 2))
+    for k, x in enumerate(together):
+        assert np.array_equal(x, alone[k % len(sources)])
