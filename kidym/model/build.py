@@ -1661,6 +1661,8 @@ class _Builder:
         multipliers = self.multiplier_names()
         if name in multipliers:
             return name   # the multiplier of a constraint (kidym.eom.constraints)
+        if name in {n.name for n in self.input_names}:
+            return name   # an external input's value (kidym.model.inputs)
         known |= multipliers
         if base not in self.unsure:
             self.error(f"`{ins.written}` lists `{node.name}`, which is not defined in the "
@@ -1703,7 +1705,8 @@ class _Builder:
         if "g" not in self.variables and not any(u.base == "g" for u in self.uses):
             base_known.discard("g")
 
-        multipliers = self.multiplier_names()
+        # (and the external inputs: their values, recorded like the multipliers)
+        multipliers = self.multiplier_names() | {n.name for n in self.input_names}
 
         def add(node: ast.Name) -> None:
             name = self.rename(node.name)

@@ -314,3 +314,15 @@ def test_compiled_runs_in_threads_keep_their_own_inputs() -> None:
         together = list(pool.map(run, sources * 2))
     for k, x in enumerate(together):
         assert np.array_equal(x, alone[k % len(sources)])
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_show_records_an_input(engine: str) -> None:
+    """``SHOW := U;`` records the input's value at the output times: the table's own
+    interpolation and the callback's value."""
+    model = kidym.parse(MODEL + "INPUTS := U;\nSHOW := x, U;\n")
+    table = InputTable(_T, _V)
+    for src, want in ((table, table), (lambda t, s: math.cos(t), math.cos)):
+        res = kidym.simulate(model, engine=engine, inputs={"U": src}, n_points=41)
+        expected = np.array([want(t) for t in res.t])
+        assert np.max(np.abs(np.asarray(res["U"]) - expected)) <= 1e-14
