@@ -326,3 +326,18 @@ def test_show_records_an_input(engine: str) -> None:
         res = kidym.simulate(model, engine=engine, inputs={"U": src}, n_points=41)
         expected = np.array([want(t) for t in res.t])
         assert np.max(np.abs(np.asarray(res["U"]) - expected)) <= 1e-14
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_closed_loop_driven_by_a_callback_is_the_formula(engine: str) -> None:
+    """The four-bar (holonomic constraints, the consistent start, projection) driven by a
+    torque on its crank: the callback against the same torque as a formula of time."""
+    from tests.fixtures import EXAMPLES
+
+    text = (EXAMPLES / "four_bar" / "four_bar.kdm").read_text(encoding="utf-8")
+    ref = kidym.simulate(kidym.parse(text + "\nPm.q1 = 2*sin(3*t);\n"), engine=engine,
+                         t_end=1, rtol=RTOL, atol=ATOL)
+    res = kidym.simulate(kidym.parse(text + "\nPm.q1 = T;\nINPUTS := T;\n"), engine=engine,
+                         t_end=1, rtol=RTOL, atol=ATOL,
+                         inputs={"T": lambda t, s: 2 * math.sin(3 * t)})
+    _bound(res, ref, names=("q1", "q3"))
