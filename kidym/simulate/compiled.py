@@ -712,6 +712,8 @@ def run_compiled(system: CompiledSystem, *, t0: float, t1: float, y0: np.ndarray
                                          max_step=max_step, extra=extra,
                                          constraints=constraints, jacobian=jacobian,
                                          breaks=inputs.breakpoints(t0, t1))
+        if held.interrupt is not None:   # Ctrl-C in a callback: the run stopped, raise it
+            raise held.interrupt
         if held.error is not None:   # the callback's own error, not the NaN it left
             return result, held.error
         return result, error

@@ -34,6 +34,8 @@ class Bound:
 
     keep: list = field(default_factory=list)
     error: SimulationError | None = None
+    #: a KeyboardInterrupt (or SystemExit) raised in a callback, raised again after the run
+    interrupt: BaseException | None = None
 
 
 def _callback(binding: InputBinding, holder: Bound) -> CALLBACK:
@@ -46,16 +48,13 @@ def _callback(binding: InputBinding, holder: Bound) -> CALLBACK:
             for k, name, fn in calls:
                 u[k] = call_input(name, fn, t, state)
             return 0
-        except SimulationError as exc:
+        except SimulationError as exc:   # (call_input turns any Exception into one)
             if holder.error is None:
                 holder.error = exc
             return 1
-        except BaseException as exc:   # never let anything unwind through C
-            if holder.error is None:
-                err = SimulationError(f"a callback of an input was stopped ({exc!r})",
-                                      time=t, state={}, kind=INPUT_FAULT)
-                err.__cause__ = exc
-                holder.error = err
+        except BaseException as exc:   # never let anything unwind through C: Ctrl-C
+            if holder.interrupt is None:   # is raised again once the loop has stopped
+                holder.interrupt = exc
             return 1
 
     return CALLBACK(call)

@@ -341,3 +341,14 @@ def test_a_closed_loop_driven_by_a_callback_is_the_formula(engine: str) -> None:
                          t_end=1, rtol=RTOL, atol=ATOL,
                          inputs={"T": lambda t, s: 2 * math.sin(3 * t)})
     _bound(res, ref, names=("q1", "q3"))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_ctrl_c_in_a_callback_is_a_keyboard_interrupt(engine: str) -> None:
+    def controller(t: float, state: dict) -> float:
+        if t > 0.3:
+            raise KeyboardInterrupt
+        return 0.0
+
+    with pytest.raises(KeyboardInterrupt):
+        kidym.simulate(_input_model(None), engine=engine, inputs={"U": controller})
