@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from kidym.errors import SimulationError
-from kidym.simulate.inputs import INPUT_FAULT, INTERPOLATIONS, InputBinding, InputTable, call_input
+from kidym.simulate.inputs import INTERPOLATIONS, InputBinding, InputTable, call_input
 
 #: ``int callback(double t, const double *y, double *u)``: 0 ok, 1 failed.
 CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_double, ctypes.POINTER(ctypes.c_double),
