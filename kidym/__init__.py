@@ -58,6 +58,7 @@ _PUBLIC = {
     "simulate_batch": "kidym.simulate.batch",
     "CompiledSystem": "kidym.simulate.compiled",
     "Event": "kidym.simulate.events",
+    "InputTable": "kidym.simulate.inputs",
     "Result": "kidym.simulate.result",
     "simulate": "kidym.simulate.api",
     "Study": "kidym.study.design",
@@ -98,6 +99,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
     from kidym.simulate.batch import simulate_batch
     from kidym.simulate.compiled import CompiledSystem
     from kidym.simulate.events import Event
+    from kidym.simulate.inputs import InputTable
     from kidym.simulate.result import Result
     from kidym.study.design import Study
     from kidym.study.sweep import SweepResult, sweep
@@ -151,6 +153,7 @@ __all__ = [
     "Event",
     "ImportedRobot",
     "Inertia",
+    "InputTable",
     "Linearization",
     "Model",
     "ModelError",

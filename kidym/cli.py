@@ -30,6 +30,22 @@ def _pairs(items: Sequence[str] | None, what: str) -> dict[str, float]:
     return out
 
 
+def _input_tables(items: Sequence[str] | None) -> dict[str, object]:
+    """``--input NAME=FILE.csv``: the tables, read (a bad file is a one-line error)."""
+    from kidym.simulate.inputs import InputTable
+
+    out: dict[str, object] = {}
+    for item in items or ():
+        name, sep, path = item.partition("=")
+        if not sep or not name.strip() or not path.strip():
+            raise SystemExit(f"kidym: error: --input expects NAME=FILE.csv, got `{item}`")
+        try:
+            out[name.strip()] = InputTable.read_csv(path.strip())
+        except ValueError as exc:
+            raise SystemExit(f"kidym: error: --input {name.strip()}: {exc}") from None
+    return out
+
+
 #: The model file read last, by its path and content: a command that asks for the
 #: calculation type and then for the model parses its file once (a file changed since,
 #: even within the same clock tick, is parsed again).
@@ -125,6 +141,9 @@ def _summary(model, eq) -> str:
         lines.append(f"  study: {from_model(model).describe()} (kidym sweep)")
     lines.append(f"  parameters ({len(model.parameters)}): "
                  + ", ".join(f"{p.name}={p.value:g}" for p in model.parameters))
+    if model.inputs:
+        lines.append(f"  inputs ({len(model.inputs)}): {', '.join(model.inputs)} (given at run "
+                     "time: kidym run --input NAME=FILE.csv)")
     if model.elements:
         lines.append(f"  elements ({len(model.elements)}): "
                      + ", ".join(f"{e.name}.{e.coordinate}" for e in model.elements))
@@ -313,7 +332,8 @@ def _run(args: argparse.Namespace, model, out: Path, rep, formats, plotter) -> i
                               parameters=_pairs(args.set, "--set"), engine=args.engine,
                               method=args.method, rtol=args.rtol, atol=args.atol,
                               n_points=args.points, max_step=args.max_step,
-                              jacobian=args.jacobian, formulation=_formulation(args))
+                              jacobian=args.jacobian, formulation=_formulation(args),
+                              inputs=_input_tables(getattr(args, "input", None)))
     except SimulationError as exc:
         # the results up to the failure are written (marked partial in results.json),
         # then the error is reported and the exit status is 2
@@ -323,7 +343,7 @@ def _run(args: argparse.Namespace, model, out: Path, rep, formats, plotter) -> i
         raise
     except RunInterrupted as exc:
         return _interrupted(args, model, exc, out)
-    if not args.no_integrals:
+    if not args.no_integrals and not model.inputs:   # (driven from outside: none kept)
         _monitor_integrals(model, result, _pairs(args.set, "--set"))
     _write_outputs(args, model, eq, result, out, rep=rep, requests=requests,
                    plot_formats=formats, plotter=plotter)
@@ -836,6 +856,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="override a parameter value (repeatable)")
     p.add_argument("--initial", action="append", metavar="NAME=VALUE",
                    help="override an initial value, e.g. phi1=0.5 or phi1't=0 (repeatable)")
+    p.add_argument("--input", action="append", metavar="NAME=FILE.csv",
+                   help="bind an input of INPUTS/ВХОДЫ to a table: a CSV file of time and "
+                        "value, linearly interpolated (repeatable)")
     p.add_argument("--engine", choices=("numpy", "compiled", "auto"), default="numpy",
                    help="numpy (solve_ivp over generated Python), compiled (generated C, "
                         "the whole loop in C on SUNDIALS, cached), or auto (compiled when "

@@ -24,6 +24,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def _smooth(t: float, state: dict) -> float:
+    """The value of an external input of a driven example."""
+    return float(np.sin(2.0 * t))
+
+
 def runs(span: float):
     """``(key, engine, arrays or error text)`` for every example and engine."""
     import kidym
@@ -47,9 +52,11 @@ def runs(span: float):
                 continue
             for engine in ("numpy", "compiled"):
                 try:
+                    # a model driven from outside (ВХОДЫ): a smooth input of time
                     r = kidym.simulate(eq, engine=engine, t_start=t0,
                                        t_end=min(t1, t0 + span), n_points=101,
-                                       raise_on_failure=False)
+                                       raise_on_failure=False,
+                                       inputs={u: _smooth for u in model.inputs})
                 except (ValueError, RuntimeError) as exc:
                     yield key, engine, f"{type(exc).__name__}: {exc}"
                     continue

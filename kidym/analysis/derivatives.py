@@ -25,6 +25,7 @@ import numpy as np
 import symengine as se
 
 from kidym.eom.equations import Equations
+from kidym.model.inputs import refuse as refuse_inputs
 from kidym.simulate.numpy_engine import generate_python
 from kidym.symbolic.derivatives import derivative
 
@@ -218,7 +219,11 @@ class StateDerivatives:
         ------
         KeyError
             If an input is not a parameter of the model (the message lists them).
+        ValueError
+            If the model has external inputs (``ВХОДЫ``): their values come from a run's
+            callbacks or tables, so an operating point has none.
         """
+        refuse_inputs(eq.model, "an analysis (statics, modes, linearize: its column of B)")
         params = [p.name for p in eq.model.parameters]
         for u in inputs:
             if u not in params:

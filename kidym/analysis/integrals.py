@@ -281,6 +281,9 @@ def first_integrals(model: Model | Equations, *, samples: int | None = None,
     if model.controls:
         return FirstIntegrals((), None, skipped="the model has controls (НЕИЗВЕСТНЫЕ): their "
                               "values come from the programmed constraints at each state")
+    if model.inputs:
+        return FirstIntegrals((), None, skipped="the model has external inputs (ВХОДЫ): "
+                              "their values come from outside, given only to a run")
     n_speeds = len(model.pseudo_velocities) or len(model.coordinates)
     if n_speeds > max_speeds:
         return FirstIntegrals((), None, skipped=f"{n_speeds} speeds, more than max_speeds = "

@@ -144,6 +144,7 @@ def tree_plan(eq: Equations) -> TreePlan | None:
     if (eq.constraints is not None or eq.controls is not None or model.quaternions
             or model.pseudo_velocities or model.velocity_definitions or model.rolling
             or model.coincidences or model.virtual_constraints or model.programmed
+            or model.inputs   # (their values are read per evaluation: the dense route)
             or eq.n_q != eq.n_w or eq.n_w == 0
             or any(el.kind == "J" for el in model.elements)
             or tuple(eq.qdot) != tuple(eq.speeds)):

@@ -48,7 +48,7 @@ from fractions import Fraction
 
 import symengine as se
 
-from kidym.codegen import aba_c
+from kidym.codegen import aba_c, inputs_c
 from kidym.codegen.aba_c import aba_source, tree_plan
 from kidym.codegen.constraints_c import constraint_source
 from kidym.codegen.controls_c import controls_source
@@ -460,11 +460,16 @@ class _Emitter:
         #: symbols whose values the caller of a routine has, as C expressions (the
         #: solution ``x`` read by the Jacobian, :mod:`kidym.codegen.jacobian_c`)
         self.inputs: dict[se.Symbol, str] = {}
+        #: the external inputs of ``ВХОДЫ``, read from the thread-local ``kidym_u``
+        #: (:mod:`kidym.codegen.inputs_c`); never parameters, so never hoisted
+        self.external = {s: inputs_c.SLOT.format(k=k) for k, s in enumerate(eq.inputs)}
 
     # --------------------------------------------------------------- naming
     def name_of(self, s: se.Symbol) -> str:
         if s in self.inputs:
             return self.inputs[s]
+        if s in self.external:
+            return self.external[s]
         if s == self.time:
             return "t"
         if s in self.const_index:
@@ -631,7 +636,7 @@ class _Emitter:
         count = self.printer.reset()
         defined = (set(self.state_index) | set(self.params) | set(self.const_index)
                    | set(temps) | {s for s, _ in statements} | {self.time}
-                   | set(self.acceleration_index) | set(self.inputs))
+                   | set(self.acceleration_index) | set(self.inputs) | set(self.external))
         unknown = sorted(str(s) for s in used - defined)
         if unknown:
             raise ValueError("cannot generate C: no value or argument for "
@@ -642,12 +647,13 @@ class _Emitter:
             # the accelerations ẇ = M⁻¹F: the whole right-hand side, then its speed part
             solve = [f"{indent}double ydot[{self.eq.n_q + self.eq.n_w}];",
                      f"{indent}kidym_rhs(t, y, p, c, ydot);"]
+        fill = [inputs_c.FILL] if used & set(self.external) else []
         if split is not None and len(lines) > max(SPLIT_ABOVE, PART_STATEMENTS):
             calls = self._split(split, [s for s, _, _ in lines], uses, text,
                                 given={s: f"ydot[{i}]" for s, i in accelerations.items()})
             self.temp_names = {}
-            return (solve + calls if accelerations else calls), count
-        head = self._states(used, indent)
+            return fill + (solve + calls if accelerations else calls), count
+        head = fill + self._states(used, indent)
         if accelerations:
             head += solve + [f"{indent}const double {self.name_of(s)} = ydot[{i}];"
                              f"  /* {comment_text(str(s))} */"
@@ -950,6 +956,7 @@ def generate_c(eq: Equations, *, outputs: Mapping[str, Expr] | None = None,
            f"#define KIDYM_NP {len(em.params)}\n#define KIDYM_NC {n_c}\n"
            f"#define KIDYM_NOUT {len(outputs)}\n#define KIDYM_NEV {len(events)}\n",
            _HELPERS,
+           inputs_c.runtime_source(len(eq.inputs)),
            *(f"void {name}(double t, const double *y, const double *p, const double *c, "
              f"double *w, {decl});" for name, decl in em.part_names),
            f"const int kidym_abi = {ABI_VERSION};",
@@ -1008,7 +1015,8 @@ def generate_c(eq: Equations, *, outputs: Mapping[str, Expr] | None = None,
            _UNUSED,
            f"    for (int i = 0; i < {ny}; ++i) ynew[i] = y[i];",
            "    switch (k) {", *reset_lines, "    default: break;", "    }", "}\n"]
-    parts = tuple(f"{PART_PREAMBLE}\n{part}" for part in em.parts)
+    extern = inputs_c.EXTERN if eq.inputs else ""
+    parts = tuple(f"{PART_PREAMBLE}{extern}\n{part}" for part in em.parts)
     return CCode(source="\n".join(src), model_name=eq.model.name, state_names=state_names,
                  parts=parts,
                  parameter_names=tuple(str(s) for s in em.params),

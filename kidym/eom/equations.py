@@ -168,6 +168,12 @@ class Equations:
         return tuple(se.Symbol(p.name) for p in self.model.parameters)
 
     @property
+    def inputs(self) -> tuple[se.Symbol, ...]:
+        """The external inputs of ``ВХОДЫ`` in model order (values given at run time,
+        after the parameters in the engines' parameter vector: :mod:`kidym.simulate.inputs`)."""
+        return tuple(se.Symbol(u) for u in self.model.inputs)
+
+    @property
     def energy_named(self) -> Expr:
         """``T + Π`` over named quantities."""
         return self.kinetic_energy_named + self.potential_energy_named

@@ -138,7 +138,10 @@ class SystemGraph:
             se.Symbol(w) for w in pseudo)
         #: the controls ``u`` of ``НЕИЗВЕСТНЫЕ`` (:mod:`kidym.eom.controls`)
         self.controls = tuple(se.Symbol(u) for u in model.controls)
-        self.graph = Graph(TIME, self.coordinates, self.speeds, self.controls)
+        #: the external inputs of ``ВХОДЫ``, leaves like the controls (values given at run
+        #: time, :mod:`kidym.simulate.inputs`)
+        self.inputs = tuple(se.Symbol(u) for u in model.inputs)
+        self.graph = Graph(TIME, self.coordinates, self.speeds, (*self.controls, *self.inputs))
         # ẇ: symbols of the accelerations, bound by the engines to M⁻¹F where an output
         # needs them (never in the equations themselves, see `uses_accelerations`)
         self.accelerations = tuple(se.Symbol(self.graph.fresh(f"{w}'t")) for w in self.speeds)

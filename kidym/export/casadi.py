@@ -42,6 +42,7 @@ import symengine as se
 
 from kidym.eom.equations import Equations
 from kidym.errors import Diagnostic, ModelError
+from kidym.model.inputs import refuse as refuse_inputs
 from kidym.symbolic.numbers import to_float
 
 if TYPE_CHECKING:
@@ -451,6 +452,7 @@ def to_casadi(equations: Equations, *, inputs: Sequence[str] = (), name: str = "
     eq = equations
     eq.require_motion()
     _refuse_events(eq)
+    refuse_inputs(eq.model, "the CasADi export")
     if not _NAME.fullmatch(name) or name in ("null", "jac", "hess"):
         raise ValueError("the function name must be ASCII letters and digits, starting with "
                          "a letter, with single `_` between them (CasADi's rule; not `null`, "

@@ -50,6 +50,7 @@ from pathlib import Path
 
 from kidym.codegen.emit import PART_PREAMBLE, CCode, generate_c
 from kidym.eom.equations import Equations
+from kidym.model.inputs import refuse as refuse_inputs
 from kidym.symbolic.identifiers import IdentifierMap, comment_text
 
 _PREFIX = re.compile(r"[a-z][a-z0-9_]{0,30}\Z")
@@ -172,8 +173,11 @@ def c_library(eq: Equations, *, prefix: str = "model") -> CLibrary:
     Raises
     ------
     ValueError
-        A bad prefix, a model without motion, a parameter without a finite value.
+        A bad prefix, a model without motion, a parameter without a finite value, external
+        inputs (``ВХОДЫ``).
     """
+    refuse_inputs(eq.model, "the C library (whose parameters are set at run time)",
+                  listed=False)
     if not _PREFIX.match(prefix) or prefix.startswith(("kidym", "kd")):
         raise ValueError(f"C library prefix {prefix!r}: use lower-case ASCII letters, digits "
                          "and `_`, starting with a letter (at most 31), not `kidym…` or `kd…`")

@@ -48,6 +48,7 @@ from kidym.eom.equations import Equations
 from kidym.errors import CompileError
 from kidym.export.clib import CLibrary, c_library, parameter_units
 from kidym.export.fmu_c import FMI3_HEADERS, fmu_source
+from kidym.model.inputs import refuse as refuse_inputs
 from kidym.symbolic.identifiers import IdentifierMap
 
 #: kidym's tolerance of the constraints' residual (``Stabilization().tolerance``).
@@ -251,6 +252,7 @@ def fmu_archive(eq: Equations, *, inputs: Sequence[str] = ()) -> FMU:
     kidym.CompileError
         kidym's C did not compile (an internal error).
     """
+    refuse_inputs(eq.model, "the FMU")
     arch = platform_tuple()
     lib = c_library(eq, prefix="model")
     unknown = [n for n in inputs if n not in lib.parameter_names]

@@ -69,6 +69,7 @@ KEYWORDS: dict[str, tuple[str, ...]] = {
     "BACKGROUND": ("ФОН", "ФОН3D", "BACKGROUND", "BACKGROUND3D"),
     "PICTURES": ("РИСУНОК", "РИСУНКИ", "МАЛЮНОК", "МАЛЮНКИ", "PICTURES"),
     "UNKNOWNS": ("НЕИЗВЕСТНЫЕ", "НЕВІДОМІ", "UNKNOWNS"),
+    "INPUTS": ("ВХОДЫ", "ВХОДИ", "INPUTS"),
     "NEW_VALUES": ("НОВЫЕ ЗНАЧЕНИЯ", "НОВІ ЗНАЧЕННЯ", "NEW VALUES"),
     "WITHDRAW": ("ИЗЪЯТЬ", "ИЗЬЯТЬ", "ВИЛУЧИТИ", "WITHDRAW"),
     "IK_EQUATIONS": ("УРАВНЕНИЯ", "УРАВНЕНИЕ", "РІВНЯННЯ", "EQUATIONS"),
@@ -92,7 +93,7 @@ IMPLEMENTED = frozenset({"COORDINATES", "PSEUDOVELOCITIES", "INITIAL", "TIME", "
                          "WITHDRAW", "MULTIPLY", "ANGULAR_VELOCITY", "IK_EQUATIONS",
                          "ROLLING", "VIRTUAL_CONSTRAINTS", "BOUNDING_SURFACES",
                          "INITIAL_GUESS", "LIMITS", "EVENTS", "COINCIDE", "SCENE",
-                         "UNKNOWNS", "PROGRAMMED_CONSTRAINTS"})
+                         "UNKNOWNS", "PROGRAMMED_CONSTRAINTS", "INPUTS"})
 
 #: Instructions not implemented that only change how results are presented (plots,
 #: animation, files), never the numbers: ignored with a warning. Every other
@@ -106,7 +107,7 @@ PARSED_ITEMS = frozenset({"COORDINATES", "PSEUDOVELOCITIES", "INITIAL", "TIME", 
                           "MULTIPLY", "IK_EQUATIONS", "ROLLING", "VIRTUAL_CONSTRAINTS",
                           "BOUNDING_SURFACES", "INITIAL_GUESS", "LIMITS",
                           "EVENTS", "COINCIDE", "SCENE", "UNKNOWNS",
-                          "PROGRAMMED_CONSTRAINTS"})
+                          "PROGRAMMED_CONSTRAINTS", "INPUTS"})
 
 #: Approximations of the delta function in a virtual potential (seed 001 eqs. (12),
 #: (13)), canonical key → accepted spellings of the second item argument

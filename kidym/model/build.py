@@ -45,6 +45,7 @@ from kidym.lang.formulas import (
 from kidym.lang.tasks import REPEATABLE
 from kidym.model import coincide, inverse, programmed, scene, slips, variations, virtual
 from kidym.model import events as model_events
+from kidym.model import inputs as model_inputs
 from kidym.model.inertia import full_tensor, inertia_problem
 from kidym.model.model import (
     TIME,
@@ -599,6 +600,7 @@ class _Builder:
         self.coincide_items: list = []
         self.virtual_items: list[virtual.VirtualItem] = []
         self.control_names: list[ast.Name] = []
+        self.input_names: list[ast.Name] = []
         self.programmed_items: list[programmed.ProgrammedItem] = []
         self.event_items: list[model_events.EventItem] = []
         self.scene_items: list[SceneSurface] = []
@@ -637,6 +639,8 @@ class _Builder:
                 self.control_names = self.name_list(ins, "a control name")
             elif key == "PROGRAMMED_CONSTRAINTS":
                 self.programmed_items = programmed.read_items(self, ins)
+            elif key == "INPUTS":
+                self.input_names = model_inputs.read(self, ins)
             elif key == "SCENE":
                 self.scene_items = scene.read_items(self, ins)
             elif key == "GRAVITY":
@@ -867,7 +871,8 @@ class _Builder:
                 self.def_uses[u.owner].append(u)
         pseudo = {n.name for n in self.pseudo}
         self.known = (params | defs | set(self.owner_of_generated) | {TIME.name, "g"}
-                      | {n.name for n in self.control_names})
+                      | {n.name for n in self.control_names}
+                      | {n.name for n in self.input_names})
         structural: set[str] = set()
         positional: dict[str, _Use] = {}
         for target in self.velocities:
@@ -1656,6 +1661,8 @@ class _Builder:
         multipliers = self.multiplier_names()
         if name in multipliers:
             return name   # the multiplier of a constraint (kidym.eom.constraints)
+        if name in {n.name for n in self.input_names}:
+            return name   # an external input's value (kidym.model.inputs)
         known |= multipliers
         if base not in self.unsure:
             self.error(f"`{ins.written}` lists `{node.name}`, which is not defined in the "
@@ -1698,7 +1705,8 @@ class _Builder:
         if "g" not in self.variables and not any(u.base == "g" for u in self.uses):
             base_known.discard("g")
 
-        multipliers = self.multiplier_names()
+        # (and the external inputs: their values, recorded like the multipliers)
+        multipliers = self.multiplier_names() | {n.name for n in self.input_names}
 
         def add(node: ast.Name) -> None:
             name = self.rename(node.name)
@@ -1855,7 +1863,8 @@ class _Builder:
             variations=tuple(getattr(self, "variations", ())),
             sampling=getattr(self, "sampling", None),
             guess=self.guess, limits=self.limits, scene=surfaces, controls=controls,
-            programmed=programmed_constraints)
+            programmed=programmed_constraints,
+            inputs=model_inputs.check(self, self.input_names))
         slips.unused_parameters(self, {*outputs, *(n for plot in self.plots
                                                    for n in (*plot.curves, *plot.against))})
         slips.case_slips(self)

@@ -551,6 +551,9 @@ class Model:
     programmed : tuple of ProgrammedConstraint
         ``ПРОГРАММНЫЕ СВЯЗИ``: the constraints the controls hold (seed 004); see
         :mod:`kidym.eom.controls`.
+    inputs : tuple of str
+        ``ВХОДЫ``: external inputs, names bound at run time to a Python callback or a
+        table (``kidym.simulate(..., inputs=…)``, :mod:`kidym.model.inputs`).
     variations : tuple of Variation
         The parameter study of ``ВАРЬИРОВАТЬ`` (empty: none); run by
         :func:`kidym.sweep` and ``kidym sweep``, not by :func:`kidym.simulate`.
@@ -597,6 +600,7 @@ class Model:
     scene: tuple[SceneSurface, ...] = ()
     controls: tuple[str, ...] = ()
     programmed: tuple[ProgrammedConstraint, ...] = ()
+    inputs: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "initial", MappingProxyType(dict(self.initial)))

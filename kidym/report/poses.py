@@ -277,6 +277,11 @@ def surfaces(model: Model, values: dict[str, float], t: np.ndarray) -> tuple[Sur
     return tuple(out)
 
 
+def _zero(t: float, state: object) -> float:
+    """An input's value where only positions are wanted (they do not depend on it)."""
+    return 0.0
+
+
 def body_poses(model: Model, result: Result, *, times: np.ndarray | None = None) -> Poses:
     """Evaluate every body's centre, origin and rotation at the times of ``result``.
 
@@ -300,6 +305,13 @@ def body_poses(model: Model, result: Result, *, times: np.ndarray | None = None)
     wanted = [n for b in bodies for n in pose_names(b)]
     extended = dataclasses.replace(model, outputs=tuple(wanted))
     system = NumpySystem.build(derive(extended))
+    if model.inputs:
+        # positions never depend on an external input (kidym.model.inputs refuses one in a
+        # position); the energy columns the system evaluates beside them are not used here
+        from kidym.simulate.inputs import InputBinding
+
+        system = system.with_inputs(InputBinding(
+            tuple(model.inputs), tuple(_zero for _ in model.inputs), system.state_names))
     p = system.parameter_vector({k: v for k, v in result.parameters.items()
                                  if k in model.parameter_values})
     index = {n: k for k, n in enumerate(system.output_names)}

@@ -87,7 +87,8 @@ def simulate(system, *, t_end: float | None = None, t_start: float | None = None
              normalize_quaternions: bool = False,
              constraints: Stabilization | str = "projection",
              jacobian: str = "auto",
-             formulation: str | Partitioning = "augmented") -> Result:
+             formulation: str | Partitioning = "augmented",
+             inputs: Mapping[str, object] | None = None) -> Result:
     """Integrate the equations of motion over time.
 
     Parameters
@@ -99,6 +100,11 @@ def simulate(system, *, t_end: float | None = None, t_start: float | None = None
     initial : mapping of str to float, optional
         Initial values by state name (``x``, ``x't``) overriding the model's; any
         state given nowhere starts at 0.
+    inputs : mapping of str to callable or InputTable, optional
+        Values of the model's external inputs (``ВХОДЫ := u;``), every one bound: a
+        callable ``f(t, state) -> float`` (``state`` a dict of the state's names), an
+        :class:`~kidym.simulate.inputs.InputTable` or a pair ``(times, values)`` (linear
+        interpolation); see :mod:`kidym.simulate.inputs` and docs/guide.md.
     parameters : mapping of str to float, optional
         Parameter values overriding the model's.
     t_eval : sequence of float, optional
@@ -203,7 +209,7 @@ def simulate(system, *, t_end: float | None = None, t_start: float | None = None
     own, chosen, why, options = _system(chosen, system, eq, options, why)
     spec = prepare_run(own, parameters=parameters, initial=initial, t_start=t_start,
                        t_end=t_end, t_eval=t_eval, n_points=n_points,
-                       constraints=stabilization_of(constraints))
+                       constraints=stabilization_of(constraints), inputs=inputs)
     with watching() as watch:   # progress on a terminal; Ctrl-C stops the run
         watch.begin("simulating", spec.t0, spec.t1)
         result, error = chosen.run(own, spec, options)

@@ -11,11 +11,13 @@ the GIL during the foreign call, so threads run truly in parallel).
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import math
 import os
 import threading
 import time as _time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +30,7 @@ from kidym.eom.constraints import Stabilization, solve_augmented, split
 from kidym.eom.equations import Equations
 from kidym.eom.events import STORM_HINT, Event, storm_detail
 from kidym.errors import SimulationError
-from kidym.simulate import faults
+from kidym.simulate import compiled_inputs, faults
 from kidym.simulate.compiled_calls import (
     F64,
     NOT_FINITE,
@@ -48,6 +50,7 @@ from kidym.simulate.compiled_methods import (  # noqa: F401 (the engine's method
 )
 from kidym.simulate.events import states_after
 from kidym.simulate.finish import assemble
+from kidym.simulate.inputs import InputBinding, pieces
 from kidym.simulate.layout import parameter_vector
 from kidym.simulate.result import Result
 from kidym.simulate.spec import RunOptions, RunSpec
@@ -285,6 +288,13 @@ class CompiledSystem:
             except ControlSolveError:
                 out[k] = np.nan
         return out
+
+    @contextlib.contextmanager
+    def bound(self, binding: InputBinding) -> Iterator[CompiledSystem]:
+        """This system with the external inputs of ``binding`` handed to its library for
+        this thread while the block runs (:mod:`kidym.simulate.compiled_inputs`)."""
+        with compiled_inputs.bound(self.lib, binding):
+            yield self
 
     def set_stabilization(self, stab: Stabilization) -> None:
         """Write ``stab`` into the library (its ``kidym_stabilization``)."""
@@ -698,21 +708,38 @@ def run_compiled(system: CompiledSystem, *, t0: float, t1: float, y0: np.ndarray
                  p: np.ndarray, times: np.ndarray, method: str = "ERK8",
                  rtol: float = 1e-9, atol: float = 1e-12, max_step: float = np.inf,
                  extra: dict | None = None, constraints: Stabilization | None = None,
-                 jacobian: str = "auto") -> tuple[Result, SimulationError | None]:
+                 jacobian: str = "auto", inputs: InputBinding | None = None,
+                 breaks: np.ndarray | None = None) -> tuple[Result, SimulationError | None]:
     """Integrate with the compiled loop: the result (partial, for a failed run) and the
     error that stopped it, or ``None``.
+
+    ``inputs``: the run's external inputs, bound to the library for this thread while it
+    runs (:mod:`kidym.simulate.compiled_inputs`); a callback's exception is the error.
+    The loop restarts at the breakpoints of their tables (``breaks``, :func:`_integrate`).
 
     With holonomic constraints, ``y0`` must be consistent already
     (:func:`kidym.simulate.spec.prepare_run`); ``constraints`` is the stabilization
     (default projection), and the result gets the multipliers ``λf`` and
     ``stats["constraint_drift"]`` as the NumPy engine's does.
     """
+    if inputs is not None:
+        with compiled_inputs.bound(system.lib, inputs) as held:
+            result, error = run_compiled(system, t0=t0, t1=t1, y0=y0, p=p, times=times,
+                                         method=method, rtol=rtol, atol=atol,
+                                         max_step=max_step, extra=extra,
+                                         constraints=constraints, jacobian=jacobian,
+                                         breaks=inputs.breakpoints(t0, t1))
+        if held.interrupt is not None:   # Ctrl-C in a callback: the run stopped, raise it
+            raise held.interrupt
+        if held.error is not None:   # the callback's own error, not the NaN it left
+            return result, held.error
+        return result, error
     cons = system.equations.constraints
     stab = constraints if constraints is not None else Stabilization()
     if cons is not None:
         system.set_stabilization(stab)
-    raw = system.integrate(y0, p, times, t0=t0, method=method, rtol=rtol, atol=atol,
-                           max_step=max_step, jacobian=jacobian)
+    raw = _integrate(system, y0, p, times, t0=t0, t1=t1, method=method, rtol=rtol,
+                     atol=atol, max_step=max_step, jacobian=jacobian, breaks=breaks)
     error = _failure(system, raw, p) if raw["status"] < 0 else None
     if cons is not None and raw["status"] != -108:
         # a passage through a singular position is the first cause of a failure too
@@ -728,6 +755,46 @@ def run_compiled(system: CompiledSystem, *, t0: float, t1: float, y0: np.ndarray
         if stiff is not None:
             result.stats["stiffness"] = stiff
     return result, error
+
+
+#: Counts of the raw output that add up over the pieces of a restarted run.
+_SUMMED = ("nfev", "nsteps", "extension_fallbacks", "projections", "njev", "nfev_jacobian")
+
+
+def _integrate(system: CompiledSystem, y0: np.ndarray, p: np.ndarray, times: np.ndarray, *,
+               t0: float, t1: float, breaks: np.ndarray | None, **options) -> dict:
+    """:meth:`CompiledSystem.integrate`, restarted at ``breaks`` (the input tables'
+    breakpoints, :func:`kidym.simulate.inputs.pieces`) so that no step straddles a kink
+    or a jump (while a piece runs, the library evaluates the tables on its segment,
+    ``kidym_input_window``): the pieces' outputs, events and counts joined into one raw
+    output; it stops at the first piece that did not reach its end."""
+    if breaks is None or not breaks.size:
+        return system.integrate(y0, p, times, t0=t0, **options)
+    joined: dict = {}
+    window = system.lib.kidym_input_window
+    window.argtypes, window.restype = [ctypes.c_double], None
+    for a, _b, asked, kept in pieces(t0, t1, breaks, np.asarray(times, float)):
+        window(a)
+        try:
+            raw = system.integrate(y0, p, asked, t0=a, **options)
+        finally:
+            window(math.nan)
+        reached = raw["status"] == 0 and len(raw["t"]) > kept
+        keep = kept if reached else min(kept, len(raw["t"]))
+        piece = {**raw, "t": raw["t"][:keep], "y": raw["y"][:keep]}
+        if not joined:
+            joined = piece
+        else:
+            for key in ("t", "y", "events_t", "events_k", "events_y"):
+                joined[key] = np.concatenate([joined[key], piece[key]])
+            for key in _SUMMED:
+                joined[key] += piece[key]
+            joined.update({k: piece[k] for k in ("status", "message", "fail_t", "fail_y")})
+            joined["wall_time_s"] += piece["wall_time_s"]
+        if not reached:
+            break
+        y0 = raw["y"][-1]
+    return joined
 
 
 def simulate_compiled(system: CompiledSystem, *, raise_on_failure: bool = True,
@@ -770,7 +837,8 @@ class CompiledEngine:
         return CompiledSystem.build(
             eq, events=options.events,
             jacobian=(METHOD_ALIASES.get(options.method, options.method) == "BDF"
-                      and options.jacobian != "fd" and eq.controls is None))
+                      and options.jacobian != "fd" and eq.controls is None
+                      and not eq.inputs))
 
     def run(self, system: CompiledSystem, spec: RunSpec, options: RunOptions
             ) -> tuple[Result, SimulationError | None]:
@@ -779,7 +847,8 @@ class CompiledEngine:
         return run_compiled(system, t0=spec.t0, t1=spec.t1, y0=spec.y0, p=spec.p,
                             times=spec.times, method=options.method, rtol=options.rtol,
                             atol=options.atol, max_step=options.max_step, extra=extra,
-                            constraints=spec.stabilization, jacobian=options.jacobian)
+                            constraints=spec.stabilization, jacobian=options.jacobian,
+                            inputs=spec.inputs)
 
 
 #: The compiled engine (:data:`kidym.simulate.engine.ENGINES`).

@@ -27,6 +27,7 @@ from kidym.eom.events import (  # noqa: F401 (Event, all_events: the public path
     model_events,
     parse_expression,
 )
+from kidym.simulate.inputs import InputBinding
 
 Expr = se.Basic
 
@@ -107,6 +108,12 @@ class EventFunctions:
     actions: tuple[int, ...]
     function: Callable
     targets: tuple[tuple[int, ...], ...]
+    #: the run's external inputs, appended to ``p`` as the right-hand side has them
+    inputs: InputBinding | None = None
+
+    def _p(self, t: float, y: np.ndarray, p: np.ndarray) -> list[float]:
+        values = np.asarray(p, float).tolist()
+        return values if self.inputs is None else self.inputs.extend(float(t), y, values)
 
     @classmethod
     def build(cls, eq: Equations, events: Sequence[Event]) -> EventFunctions:
@@ -144,11 +151,12 @@ class EventFunctions:
 
     def values(self, t: float, y: np.ndarray, p: np.ndarray) -> np.ndarray:
         """Event functions at one state, shape (n_events,)."""
-        return np.asarray(self.function(float(t), y.tolist(), p.tolist())[3][:len(self.names)])
+        return np.asarray(self.function(float(t), y.tolist(),
+                                        self._p(t, y, p))[3][:len(self.names)])
 
     def reset(self, k: int, t: float, y: np.ndarray, p: np.ndarray) -> np.ndarray:
         """The state after the reset of event ``k`` (states it does not name keep theirs)."""
-        out = self.function(float(t), y.tolist(), p.tolist())[3]
+        out = self.function(float(t), y.tolist(), self._p(t, y, p))[3]
         start = len(self.names) + sum(len(x) for x in self.targets[:k])
         ynew = np.array(y, dtype=float)
         for j, i in enumerate(self.targets[k]):

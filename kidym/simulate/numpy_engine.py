@@ -169,13 +169,13 @@ def generate_python(eq: Equations, outputs: dict[str, Expr] | None = None) -> Py
     inter = eq.intermediates(roots + extra)
     # outputs that use the accelerations ẇ read them after the state: y = [q, w, ẇ]
     accelerations = list(eq.accelerations) if extra and eq.uses_accelerations(extra) else []
-    symbols = [*eq.coordinates, *eq.speeds, *accelerations, *eq.parameters,
+    symbols = [*eq.coordinates, *eq.speeds, *accelerations, *eq.parameters, *eq.inputs,
                *(s for s, _ in inter)]
     emit = _printer(names, symbols, eq.graph.time)
     lines = ["def rhs(t, y, p):"]
     for i, s in enumerate([*eq.coordinates, *eq.speeds, *accelerations]):
         lines.append(f"    {names(str(s))} = y[{i}]  # {comment_text(str(s))}")
-    for i, s in enumerate(eq.parameters):
+    for i, s in enumerate((*eq.parameters, *eq.inputs)):   # inputs after the parameters
         lines.append(f"    {names(str(s))} = p[{i}]  # {comment_text(str(s))}")
     for s, expr in inter:
         lines.append(f"    {names(str(s))} = {emit(expr)}  # {comment_text(str(s))}")

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import time as _time
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,6 +28,7 @@ from kidym.simulate.constrained import measure, project
 from kidym.simulate.energy import POWER
 from kidym.simulate.events import EventFunctions, crossed
 from kidym.simulate.finish import assemble
+from kidym.simulate.inputs import INPUT_FAULT, InputBinding, pieces
 from kidym.simulate.jacobian import STIFF_CHECK_ABOVE, JacobianFunction, stiffness
 from kidym.simulate.layout import parameter_vector, quaternion_groups
 from kidym.simulate.minimal import run_minimal
@@ -80,6 +82,29 @@ class NumpySystem:
     rhs_function: object
     accelerations: bool = False
     stabilization: Stabilization = DEFAULT_STABILIZATION
+    inputs: InputBinding | None = None
+
+    def _p(self, t: float, y, p) -> list[float]:
+        """The parameter vector as the generated functions take it: with the model's
+        external inputs at ``(t, y)`` appended (:mod:`kidym.simulate.inputs`)."""
+        values = np.asarray(p, float).tolist()
+        if self.inputs is None:
+            if self.equations.inputs:
+                raise RuntimeError(f"model `{self.equations.model.name}` has inputs "
+                                 f"({', '.join(self.equations.model.inputs)}) that are not "
+                                 "bound: give them with inputs={…}")
+            return values
+        return self.inputs.extend(float(t), y, values)
+
+    def with_inputs(self, binding: InputBinding | None) -> NumpySystem:
+        """The same system evaluating the external inputs of ``binding``."""
+        return self if binding is None else dataclasses.replace(self, inputs=binding)
+
+    @contextlib.contextmanager
+    def bound(self, binding: InputBinding) -> Iterator[NumpySystem]:
+        """:meth:`with_inputs` as the context both engines' systems offer
+        (:func:`kidym.simulate.inputs.bound_system`)."""
+        yield self.with_inputs(binding)
 
     @classmethod
     def build(cls, eq: Equations) -> NumpySystem:
@@ -106,7 +131,8 @@ class NumpySystem:
     def dynamics(self, t: float, y: np.ndarray, p: np.ndarray) -> tuple:
         """``(q̇, M, F)`` at one state, as generated (``F`` with the constraint or
         control block appended, where the model has one)."""
-        return self.rhs_function(float(t), np.asarray(y, float).tolist(), p.tolist())
+        return self.rhs_function(float(t), np.asarray(y, float).tolist(),
+                                 self._p(t, y, p))
 
     def evaluate(self, t: float, y: np.ndarray, p: np.ndarray) -> tuple:
         """``(q̇, M, F, outputs)`` at one state; a math domain fault is a SimulationError.
@@ -117,7 +143,7 @@ class NumpySystem:
         if self.accelerations and y.size == len(self.state_names):
             y = np.concatenate([y, self.rhs(t, y, p)[self.equations.n_q:]])
         try:
-            return self.function(float(t), y.tolist(), p.tolist())
+            return self.function(float(t), y.tolist(), self._p(t, y, p))
         except (ZeroDivisionError, ValueError, OverflowError) as exc:
             raise SimulationError(
                 f"a formula cannot be evaluated ({exc})", time=float(t),
@@ -127,7 +153,7 @@ class NumpySystem:
     def rhs(self, t: float, y: np.ndarray, p: np.ndarray) -> np.ndarray:
         """``ẏ = [q̇, M⁻¹F]``; raises :class:`SimulationError` on singular ``M`` or NaN."""
         try:
-            qdot, M, F = self.rhs_function(float(t), y.tolist(), p.tolist())
+            qdot, M, F = self.rhs_function(float(t), y.tolist(), self._p(t, y, p))
         except (ZeroDivisionError, ValueError, OverflowError) as exc:
             raise SimulationError(
                 f"a formula cannot be evaluated ({exc})", time=float(t),
@@ -146,7 +172,7 @@ class NumpySystem:
     def rates(self, t: float, y: np.ndarray, p: np.ndarray) -> np.ndarray:
         """``q̇ = B w + β`` at one state."""
         return np.asarray(self.rhs_function(float(t), np.asarray(y, float).tolist(),
-                                            p.tolist())[0], float)
+                                            self._p(t, y, p))[0], float)
 
     def _solve(self, t: float, y: np.ndarray, M: np.ndarray, F: np.ndarray
                ) -> tuple[np.ndarray, np.ndarray]:
@@ -189,7 +215,8 @@ class NumpySystem:
     def constraint_block(self, t: float, y: np.ndarray, p: np.ndarray):
         """``(M, F, Block)`` at one state (a model with constraints)."""
         eq = self.equations
-        _qdot, M, F = self.rhs_function(float(t), np.asarray(y, float).tolist(), p.tolist())
+        _qdot, M, F = self.rhs_function(float(t), np.asarray(y, float).tolist(),
+                                 self._p(t, y, p))
         Fw, block = split(F, eq.n_w, eq.m)
         return np.asarray(M, float), Fw, block
 
@@ -200,7 +227,7 @@ class NumpySystem:
         if self.equations.constraints is None and self.equations.controls is None:
             return out
         y = np.asarray(y, float)[:len(self.state_names)]
-        _qdot, M, F = self.rhs_function(float(t), y.tolist(), p.tolist())
+        _qdot, M, F = self.rhs_function(float(t), y.tolist(), self._p(t, y, p))
         _w, lam = self._solve(t, y, np.asarray(M, float), np.asarray(F, float))
         return np.concatenate([np.asarray(out, float), lam])
 
@@ -219,10 +246,14 @@ class NumpySystem:
                 wdot = np.full(self.equations.n_w, np.nan)
             y = np.concatenate([y, wdot])
         fn = tolerant(self.source)
+        try:
+            pv = [np.float64(v) for v in self._p(t, y, p)]
+        except SimulationError:    # an input's callback fails here too
+            return np.full(n_out, np.nan)
         with np.errstate(all="ignore"):
             try:
                 out = np.asarray(fn(np.float64(t), list(y.astype(np.float64)),
-                                    list(np.asarray(p, np.float64)))[3], float)
+                                    pv)[3], float)
             except (ZeroDivisionError, ValueError, OverflowError, TypeError):
                 return np.full(n_out, np.nan)
         return np.concatenate([out, np.full(n_out - out.size, np.nan)])
@@ -483,6 +514,7 @@ def run_numpy(system: NumpySystem, spec: RunSpec, options: RunOptions
                                       spec.adjusted)
     if system.equations.constraints is not None:
         system = dataclasses.replace(system, stabilization=stab)
+    system = system.with_inputs(spec.inputs)
     failure: SimulationError | None = None
     groups = quaternion_groups(system)
 
@@ -501,13 +533,17 @@ def run_numpy(system: NumpySystem, spec: RunSpec, options: RunOptions
 
     run_events = all_events(system.equations, options.events)
     evf = EventFunctions.build(system.equations, run_events) if run_events else None
+    if evf is not None and spec.inputs is not None:
+        evf = dataclasses.replace(evf, inputs=spec.inputs)
     recorded: dict = {}
     solver = _watched(method)
     fault: faults.Fault | None = None
     started = _time.perf_counter()
-    # implicit methods get the analytic Jacobian (kidym.simulate.jacobian)
+    # implicit methods get the analytic Jacobian (kidym.simulate.jacobian); with external
+    # inputs (whose derivatives by the state are unknown) SciPy's finite differences
     jac = None
-    if method in IMPLICIT_METHODS and jacobian != "fd" and partitioning is None:
+    if (method in IMPLICIT_METHODS and jacobian != "fd" and partitioning is None
+            and spec.inputs is None):
         jfun = analytic_jacobian(system.equations)
 
         def jac(t: float, y: np.ndarray) -> np.ndarray:
@@ -525,6 +561,8 @@ def run_numpy(system: NumpySystem, spec: RunSpec, options: RunOptions
             fun, evf, p, ta, tb, ya, seg_times, state_names=system.state_names,
             method=solver, rtol=rtol, atol=atol, max_step=max_step, jac=jac)
 
+    if spec.inputs is not None and spec.inputs.breakpoints(t0, t1).size:
+        segment = _restarting(segment, spec.inputs.breakpoints(t0, t1), spec.inputs.window)
     projections = 0
     minimal_stats: dict = {}
     try:
@@ -573,11 +611,13 @@ def run_numpy(system: NumpySystem, spec: RunSpec, options: RunOptions
             fault = faults.Fault(faults.INTERRUPTED, STOPPED, t_last, y_last)
         if fault is None:
             fault = _numpy_fault(failure, solver.last, str(message), system.state_names)
-        error = faults.diagnose(
-            fault, state_names=system.state_names, t0=t0, y0=y0, groups=groups,
-            mass=lambda t, y: system.rhs_function(float(t), np.asarray(y, float).tolist(),
-                                                 p.tolist())[1],
-            method=method, speed_names=[str(w) for w in system.equations.speeds])
+        if failure is not None and failure.kind == INPUT_FAULT:   # the callback's own error
+            error = failure
+        else:
+            error = faults.diagnose(
+                fault, state_names=system.state_names, t0=t0, y0=y0, groups=groups,
+                mass=lambda t, y: system.dynamics(t, y, p)[1],
+                method=method, speed_names=[str(w) for w in system.equations.speeds])
         status, message = -1, str(error)
     stiff = (_stiffness_check(system, p, method, t0, t1, nfev, t_out, y_out, y0)
              if method not in IMPLICIT_METHODS and error is None else None)
@@ -606,6 +646,44 @@ def run_numpy(system: NumpySystem, spec: RunSpec, options: RunOptions
                     output_names=system.output_names, outputs=outs, success=ok,
                     status=status, message=message, nfev=nfev, p=p, stats=stats,
                     error=error), error
+
+
+def _restarting(segment: Callable[..., tuple], breaks: np.ndarray,
+                window: list) -> Callable[..., tuple]:
+    """``segment(ta, tb, ya, times)`` integrated piece by piece between the input tables'
+    ``breaks`` (:func:`kidym.simulate.inputs.pieces`): a step never straddles a kink of
+    a linear table or a jump of a held one, where the error estimate of a smooth method
+    is wrong, and each piece starts afresh. Stops at the first piece that did not reach
+    its end (a failure or a terminal event). While a piece runs, ``window`` holds its start
+    (:attr:`kidym.simulate.inputs.InputBinding.window`): the tables are evaluated on the
+    piece's own segment, extended past its end."""
+    def run(ta: float, tb: float, ya: np.ndarray, times: np.ndarray) -> tuple:
+        ts, ys, nfev, events = [], [], 0, {}
+        result: tuple = ()
+        for a, b, asked, kept in pieces(ta, tb, breaks, np.asarray(times, float)):
+            window[0] = a
+            try:
+                result = segment(a, b, ya, asked)
+            finally:
+                window[0] = None
+            ok, status, _message, n, t_out, y_out, recorded, _fault = result
+            nfev += n
+            reached = ok and status == 0 and t_out.size > kept and t_out[-1] == b
+            keep = kept if reached else min(kept, t_out.size)
+            ts.append(t_out[:keep])
+            ys.append(y_out[:, :keep])
+            for key, value in (recorded or {}).items():
+                events[key] = (value if key not in events else list(events[key]) + list(value)
+                               if isinstance(value, list) else np.concatenate([events[key],
+                                                                               value]))
+            if not reached or b == tb:
+                break
+            ya = y_out[:, -1]
+        ok, status, message, _n, _t, _y, _r, fault = result
+        return (ok, status, message, nfev, np.concatenate(ts),
+                np.concatenate(ys, axis=1), events, fault)
+
+    return run
 
 
 def _passage_check(system, t: np.ndarray, y: np.ndarray, p: np.ndarray,
@@ -678,9 +756,13 @@ def _stiffness_check(system: NumpySystem, p: np.ndarray, method: str, t0: float,
     steps = max(1.0, nfev / _STAGES[method])
     h = max(t_last - t0, 1e-300) / steps
     try:
-        rho = stiffness(analytic_jacobian(system.equations)(t_last, y_last, p,
+        # (with external inputs: their values at that state, held fixed — the Jacobian
+        # of the open loop, which is what the step size of a hint is about)
+        pv = np.asarray(system._p(t_last, y_last, p), float)
+        rho = stiffness(analytic_jacobian(system.equations)(t_last, y_last, pv,
                                                              system.stabilization))
-    except (np.linalg.LinAlgError, ValueError, ZeroDivisionError, OverflowError):
+    except (np.linalg.LinAlgError, ValueError, ZeroDivisionError, OverflowError,
+            SimulationError):
         return None
     if not (rho * h > 2.0):
         return None

@@ -21,6 +21,7 @@ from kidym.eom.controls import ControlSolveError, reach_error, solve_controls
 from kidym.eom.controls import split as split_controls
 from kidym.model.model import Model
 from kidym.simulate.constrained import consistent_initial
+from kidym.simulate.inputs import InputBinding, bind_inputs, bound_system
 from kidym.simulate.layout import given_states, initial_state
 
 
@@ -44,6 +45,8 @@ class RunSpec:
         Initial values the consistent start changed, ``name → (given, solved)``.
     parameters, initial : dict
         The overrides the run was given (for messages and labels).
+    inputs : InputBinding or None
+        The external inputs of ``ВХОДЫ``, checked (:mod:`kidym.simulate.inputs`).
     """
 
     t0: float
@@ -55,6 +58,7 @@ class RunSpec:
     adjusted: dict = field(default_factory=dict)
     parameters: dict = field(default_factory=dict)
     initial: dict = field(default_factory=dict)
+    inputs: InputBinding | None = None
 
 
 #: The Jacobians of the implicit methods (``simulate(..., jacobian=…)``).
@@ -156,7 +160,8 @@ def prepare_run(system, *, parameters: Mapping[str, float] | None = None,
                 initial: Mapping[str, float] | None = None,
                 t_start: float | None = None, t_end: float | None = None,
                 t_eval: Sequence[float] | None = None, n_points: int = 501,
-                constraints: Stabilization | str = "projection") -> RunSpec:
+                constraints: Stabilization | str = "projection",
+                inputs: Mapping[str, object] | None = None) -> RunSpec:
     """Set up one run of ``system`` (either engine's): the one preparation of a run.
 
     Parameters
@@ -171,6 +176,8 @@ def prepare_run(system, *, parameters: Mapping[str, float] | None = None,
     constraints : Stabilization or str
         For a model with constraints: the stabilization, whose tolerance sets that of
         the consistent start.
+    inputs : mapping of str to callable or InputTable, optional
+        The values of the model's external inputs (:func:`kidym.simulate.inputs.bind_inputs`).
 
     Returns
     -------
@@ -194,12 +201,16 @@ def prepare_run(system, *, parameters: Mapping[str, float] | None = None,
     y0 = initial_state(system.state_names, model, initial, parameters)
     times = output_times(t0, t1, t_eval, n_points)
     stab = stabilization_of(constraints)
+    binding = bind_inputs(model, system.state_names, inputs, t0, t1)
+    if binding is not None:
+        binding.values(t0, y0)      # a callback that fails at once fails here, named
     adjusted: dict = {}
-    if eq.constraints is not None:
-        y0, adjusted = consistent_initial(system, t0, y0, p, given_states(model, initial),
-                                          stab.tolerance * 1e-3)
-    if eq.controls is not None:
-        check_reachable(system, t0, y0, p)
+    with bound_system(system, binding) as system:
+        if eq.constraints is not None:
+            y0, adjusted = consistent_initial(system, t0, y0, p, given_states(model, initial),
+                                              stab.tolerance * 1e-3)
+        if eq.controls is not None:
+            check_reachable(system, t0, y0, p)
     return RunSpec(t0=t0, t1=t1, times=times, p=p, y0=y0, stabilization=stab,
                    adjusted=adjusted, parameters=dict(parameters or {}),
-                   initial=dict(initial or {}))
+                   initial=dict(initial or {}), inputs=binding)

@@ -20,6 +20,7 @@ from kidym.eom.composite import _rotate_inertia
 from kidym.eom.system import SystemGraph
 from kidym.errors import DerivationError
 from kidym.kinematics import vectors as vx
+from kidym.simulate.inputs import InputBinding
 from kidym.simulate.simulate import NumpySystem
 from tests.eom.test_inertia_routes import PLATE
 from tests.fixtures import BIPED_FIG2
@@ -47,6 +48,10 @@ GRAVITY := 0, -g, -g/2;"""
 
 def _mf(eq, ys):
     system = NumpySystem.build(eq)
+    if eq.model.inputs:   # external inputs (ВХОДЫ) at one value: both formations see it
+        system = system.with_inputs(InputBinding(
+            tuple(eq.model.inputs), tuple((lambda t, s: 0.7) for _ in eq.model.inputs),
+            system.state_names))
     p = system.parameter_vector()
     out = []
     for y in ys:

@@ -214,6 +214,8 @@ def test_every_example_model_compiles_warning_free_and_agrees(path, tmp_path):
         eq.require_motion()
     except ValueError as exc:
         pytest.skip(f"no equations of motion: {exc}")
+    if model.inputs:   # the refusal is tested by tests/simulate/test_inputs.py
+        pytest.skip("external inputs (ВХОДЫ): the C library takes none")
     lib = c_library(eq)
     loaded = Loaded(lib, tmp_path)
     numpy = NumpySystem.build(eq)

@@ -15,6 +15,7 @@ import pytest
 
 import kidym
 from kidym.simulate.compiled import CompiledSystem
+from kidym.simulate.inputs import bind_inputs, bound_system
 from kidym.simulate.simulate import NumpySystem
 from tests.codegen.shared import kidym_cache  # noqa: F401
 from tests.fixtures import EXAMPLES
@@ -31,6 +32,21 @@ def _systems(path: str):
     return eq, NumpySystem.build(eq), CompiledSystem.build(eq)
 
 
+def _drive(t: float, state: dict) -> float:
+    """An external input of a driven example (``ВХОДЫ``): a function of time and state."""
+    return 0.5 * np.sin(2 * t) - 0.3 * next(iter(state.values()))
+
+
+def _inputs(eq) -> dict:
+    return {u: _drive for u in eq.model.inputs}
+
+
+def _bound(eq, system):
+    """``system`` with a driven example's inputs bound to :func:`_drive` (as a run has)."""
+    return bound_system(system, bind_inputs(eq.model, system.state_names, _inputs(eq),
+                                            eq.model.t_start, eq.model.t_end))
+
+
 def _id(path):
     return str(path.relative_to(EXAMPLES))
 
@@ -43,7 +59,12 @@ def test_examples_are_found():
 
 @pytest.mark.parametrize("path", EXAMPLE_FILES, ids=_id)
 def test_right_hand_side_agrees_with_numpy(path):
-    _eq, ns, cs = _systems(str(path))
+    eq, ns, cs = _systems(str(path))
+    with _bound(eq, ns) as ns, _bound(eq, cs) as cs:
+        _agree(ns, cs)
+
+
+def _agree(ns, cs) -> None:
     p = ns.parameter_vector()
     rng = np.random.default_rng(5)
     for _ in range(5):
@@ -70,7 +91,7 @@ def test_trajectory_agrees_with_numpy(path):
     # half a second, or the model's own span where it is shorter (Andrews' squeezer
     # turns its crank 250 times in 0.5 s; its span is 0.03 s)
     t_end = min(eq.model.t_start + 0.5, eq.model.t_end)
-    kw = dict(t_end=t_end, rtol=1e-12, atol=1e-12, n_points=11)
+    kw = dict(t_end=t_end, rtol=1e-12, atol=1e-12, n_points=11, inputs=_inputs(eq))
     ref = kidym.simulate(ns, **kw)
     for method in ("ERK8", "BDF"):
         r = kidym.simulate(cs, method=method, **kw)
