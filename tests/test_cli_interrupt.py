@@ -5,8 +5,8 @@ partial.
 
 The runs would take about half a minute (a span of 1e6 s of a driven oscillator, about
 3e4 model seconds per wall second compiled): without the stop, the bound fails. The
-signal is sent once the runs begin (``kidym run --verbose`` prints ``C code and
-library: …`` before its run, ``kidym sweep`` its study) and a little more time has
+signal is sent once the runs begin (``kidym run --verbose`` prints its last build stage,
+``loading: …``, before its run; ``kidym sweep`` its study) and a little more time has
 passed.
 """
 
@@ -73,7 +73,7 @@ def test_sigint_stops_a_compiled_run_and_keeps_its_results(tmp_path):
     out = tmp_path / "out"
     rc, took, err = _interrupt(["run", str(model), "--engine", "compiled", "--points",
                                 "100001", "--no-plots", "--out", str(out), "--verbose"],
-                               tmp_path, ("stderr", "C code and library:"))
+                               tmp_path, ("stderr", "loading:"))
     assert rc == 130, err
     assert took < EXIT_WITHIN_S, err
     assert "Traceback" not in err
