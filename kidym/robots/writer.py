@@ -200,14 +200,16 @@ def _to_body(bodies: dict[str, CompositeBody], body: str | None, top: str | None
 
 def planar_loop(tree: RobotTree, bodies: list[CompositeBody], loop
                 ) -> tuple[str | None, np.ndarray, np.ndarray, np.ndarray] | None:
-    """The planar form of a loop closure, or ``None`` for a spatial one.
+    """The planar form of a loop closure, or ``None`` where ``COINCIDE`` serves.
 
     A loop is planar where every joint between the closing point's two bodies and
     their nearest common ancestor ``C`` is revolute (or continuous) and all their axes
     are parallel (to :data:`_PARALLEL` rad) in ``C``'s axes: then the loop moves in
     planes normal to that axis ``n``, the component of the two points' distance along
     ``n`` is constant, and only the two in-plane components are constraints (the
-    3-component ``COINCIDE`` would have a Jacobian of rank 2).
+    3-component ``COINCIDE`` would have a Jacobian of rank 2). ``None`` for a spatial
+    loop, and for a planar one on the fixed frame whose joints' axes are exactly one of
+    its axes (``COINCIDE`` drops the identically zero component itself).
 
     Returns
     -------
@@ -242,6 +244,10 @@ def planar_loop(tree: RobotTree, bodies: list[CompositeBody], loop
         return None
     n = axes[0] / np.linalg.norm(axes[0])
     if any(np.linalg.norm(np.cross(n, a / np.linalg.norm(a))) > _PARALLEL for a in axes):
+        return None
+    if top is None and any(all(not np.cross(a, e).any() for a in axes) for e in np.eye(3)):
+        # a loop on the fixed frame in one of its coordinate planes: COINCIDE drops the
+        # component along the normal itself (identically zero, language §2.4e)
         return None
     # the distance of the points along n is constant: a loop that is not closed along
     # n keeps COINCIDE, whose run then says it cannot close
