@@ -130,7 +130,7 @@ def import_robot(path: str | Path, *, strict: bool = False, floating: bool = Fal
     elif suffix in (".xml", ".mjcf"):
         from kidym.robots.mjcf import read_mjcf
 
-        tree = read_mjcf(path)
+        tree = read_mjcf(path, strict=strict)
     elif suffix == ".sdf":
         from kidym.robots.sdf import read_sdf
 
