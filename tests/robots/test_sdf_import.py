@@ -265,3 +265,19 @@ def test_spatial_loop_keeps_coincide(tmp_path):
     assert "COINCIDE := rocker(0, 0.3, 0) = coupler(0.4, 0.3, 0);" in robot.text
     eq = kidym.derive(kidym.parse(robot.text))
     assert eq.constraints.names == ("coinX1", "coinY1", "coinZ1")
+
+
+@pytest.mark.parametrize("role, change", [
+    ("child", ("<child>crank</child>", "<child>crnk</child>")),
+    ("parent", ("<parent>crank</parent>", "<parent>crnk</parent>"))])
+def test_undefined_link_caret_is_on_its_name(tmp_path, role, change):
+    """The caret of a joint's undefined parent or child link is under the name itself
+    (not the `>` before it)."""
+    text = FOUR_BAR.replace(*change)
+    err = _error(tmp_path, text)
+    d = next(d for d in err.diagnostics if f"{role} link `crnk`" in d.message)
+    line = text.splitlines()[d.span.line - 1]
+    assert line[d.span.column - 1:].startswith("crnk<"), (line, d.span)
+    caret = err.render().splitlines()
+    at = next(i for i, s in enumerate(caret) if s.rstrip().endswith(line.strip()))
+    assert caret[at + 1].index("^") == caret[at].index("crnk"), err.render()
