@@ -109,30 +109,16 @@ _PLANAR = {"left-plantar-foot-joint": "left-tarsus", "right-plantar-foot-joint":
 def _drake_loops(ref: DrakeRobot, points) -> tuple[np.ndarray, ...]:
     """Drake's closure of the loops in kidym's form, at the state set in ``ref``: for a
     spatial loop the fixed-axis components of the points' distance, for a planar one
-    its x, y components in the tarsus axes (the points' positions measured and expressed
-    in the tarsus frame, ``CalcJacobianTranslationalVelocity`` and
+    its x, y components in the tarsus axes (the points measured and expressed in the
+    tarsus frame: ``CalcJacobianTranslationalVelocity`` and
     ``CalcBiasTranslationalAcceleration`` with the tarsus as measuring frame); value,
     Jacobian ``∂Φ̇/∂v`` and ``γ = −J̇ v``."""
-    from pydrake.multibody.tree import JacobianWrtVariable
-
-    plant, ctx = ref.plant, ref.context
     phi, J, gamma = [], [], []
     for name, child, pc, parent, pp in points:
         top = _PLANAR.get(name)
-        measured = plant.world_frame() if top is None else \
-            plant.GetBodyByName(top).body_frame()
         rows = slice(0, 3) if top is None else slice(0, 2)
-        parts = []
-        for link, p in ((child, pc), (parent, pp)):
-            frame = plant.GetBodyByName(link).body_frame()
-            p = np.asarray(p, float).reshape(3, 1)
-            x = plant.CalcPointsPositions(ctx, frame, p, measured)[:, 0]
-            Jp = plant.CalcJacobianTranslationalVelocity(ctx, JacobianWrtVariable.kV, frame,
-                                                         p, measured, measured)
-            bias = plant.CalcBiasTranslationalAcceleration(
-                ctx, JacobianWrtVariable.kV, frame, p, measured, measured)[:, 0]
-            parts.append((x, Jp, bias))
-        (xa, Ja, ba), (xb, Jb, bb) = parts
+        xa, Ja, ba = ref.point(child, pc, top)
+        xb, Jb, bb = ref.point(parent, pp, top)
         phi.append((xa - xb)[rows])
         J.append((Ja - Jb)[rows])
         gamma.append(-(ba - bb)[rows])
