@@ -17,8 +17,9 @@ robot's dynamics is read with lxml, each problem located in the file:
   ``expressed_in``; its ``<limit>`` kept as a comment, its ``<dynamics>``
   ``damping`` as a dissipative element;
 * revolute, continuous, prismatic and fixed joints form the tree; a link that a second
-  joint reaches closes a loop: a **ball** joint there becomes the model's
-  ``COINCIDE`` of the joint's centre in both links (Cassie's four-bars); any other
+  joint reaches closes a loop: a **ball** joint there makes the joint's centre
+  coincide in both links (the model's ``COINCIDE``, or the two in-plane components of
+  a planar loop such as Cassie's plantar four-bars: ``writer.planar_loop``); any other
   closing joint, and gearbox, screw, universal and revolute2 joints, are errors;
 * an inertia left out takes SDFormat's default (mass 1 kg, unit moments, as Gazebo
   and Drake take it), with a warning naming the link.

@@ -14,7 +14,11 @@ inertia;`` (docs/language.md §2.4):
   azimuth of ``a``): a turn by ``q`` about ``a``;
 * the **inertia** is the composite body's, about its centre of mass and in the body
   axes: ``Sx, Sy, Sz`` to the centre, then ``m, Jx, Jy, Jz, Jxy, Jyz, Jxz`` (kidym's
-  products are the positive integrals, ``Jxy = −Ixy`` of the tensor).
+  products are the positive integrals, ``Jxy = −Ixy`` of the tensor);
+* a **loop** closed by coinciding points is ``COINCIDE := A(x, y, z) = B(x, y, z);``,
+  or, where all its joints turn about parallel axes (:func:`planar_loop`), the two
+  in-plane components of the points' distance in its common ancestor's axes as
+  ``EQUATIONS`` (the three components would have a Jacobian of rank 2).
 """
 
 from __future__ import annotations
