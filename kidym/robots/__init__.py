@@ -40,8 +40,12 @@ class ImportedRobot:
         Planar joint name → its coordinates ``x, y, th`` and pseudo-velocities
         ``vx, vy`` (the velocity in the plane in the moving axes, as Pinocchio's).
     loops : tuple of str
-        The joints (or MJCF equalities) that close loops, in the order of the model's
-        ``COINCIDE`` (the k-th gives the constraints ``coinX<k>, coinY<k>, coinZ<k>``).
+        The joints (or MJCF equalities) that close loops, in file order.
+    loop_constraints : dict of str to tuple of str
+        Each loop → the names of its constraints: ``coinX<k>, coinY<k>, coinZ<k>`` for
+        the k-th item of the model's ``COINCIDE`` (a spatial loop), two ``EQUATIONS``
+        ``<name>_u, <name>_v`` for a planar one (all joints of the loop revolute about
+        parallel axes: the two in-plane components, docs/robots.md).
     balls : dict of str to tuple of str
         Ball joint (MJCF) → the quaternion ``l0 … l3`` (scalar first) of its body on the
         fixed frame: the body's turn, the placement's composed with the joint's; its
@@ -58,6 +62,7 @@ class ImportedRobot:
     planar: dict[str, tuple[str, ...]] = field(default_factory=dict)
     loops: tuple[str, ...] = ()
     balls: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    loop_constraints: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def format_warnings(self) -> list[str]:
         """Each warning as ``FILE:LINE:COL: warning: …`` with its caret line."""
@@ -125,7 +130,7 @@ def import_robot(path: str | Path, *, strict: bool = False, floating: bool = Fal
     elif suffix in (".xml", ".mjcf"):
         from kidym.robots.mjcf import read_mjcf
 
-        tree = read_mjcf(path)
+        tree = read_mjcf(path, strict=strict)
     elif suffix == ".sdf":
         from kidym.robots.sdf import read_sdf
 
@@ -146,8 +151,8 @@ def import_robot(path: str | Path, *, strict: bool = False, floating: bool = Fal
                                      tree.links[tree.root].span)],
                          filename=tree.filename, source=tree.source)
     try:
-        text, coords, names, planar, balls = write_model(tree, bodies, mimic=mimic, gravity=gravity,
-                                                  source_name=path.name)
+        text, coords, names, planar, balls, loop_eqs = write_model(
+            tree, bodies, mimic=mimic, gravity=gravity, source_name=path.name)
     except ValueError as exc:
         raise ParseError([Diagnostic(str(exc))], filename=tree.filename,
                          source=tree.source) from None
@@ -158,7 +163,7 @@ def import_robot(path: str | Path, *, strict: bool = False, floating: bool = Fal
     return ImportedRobot(text=text, coordinates=coords, bodies=names, warnings=diags,
                          filename=tree.filename, source=tree.source, floating=floating,
                          planar=planar, loops=tuple(loop.name for loop in tree.loops),
-                         balls=balls)
+                         balls=balls, loop_constraints=loop_eqs)
 
 
 def _floating_joint_at_root(tree, floating: bool):

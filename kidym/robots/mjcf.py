@@ -44,8 +44,15 @@ def _frame(pos=(0.0, 0.0, 0.0), R=None) -> np.ndarray:
     return T
 
 
-def read_mjcf(path: str | Path) -> RobotTree:
+def read_mjcf(path: str | Path, *, strict: bool = False) -> RobotTree:
     """Read an MJCF file with MuJoCo's compiler.
+
+    Parameters
+    ----------
+    path : str or Path
+    strict : bool
+        Report what the model leaves out (armature, friction loss, stiffness, a ball
+        joint's damping, a free joint's damping) as errors, not warnings.
 
     Raises
     ------
@@ -85,6 +92,7 @@ def read_mjcf(path: str | Path) -> RobotTree:
     links: dict[str, RobotLink] = {"world": RobotLink("world", None)}
     joints: list[RobotJoint] = []
     warnings: list[Diagnostic] = []
+    severity = "error" if strict else "warning"
     free = [b for b in range(1, m.nbody) if m.body_jntnum[b] == 1
             and m.jnt_type[m.body_jntadr[b]] == _FREE and m.body_parentid[b] == 0]
     free_root = None
@@ -109,6 +117,23 @@ def read_mjcf(path: str | Path) -> RobotTree:
             continue            # welded to the world: part of the fixed frame
         if free_root is not None and b == free[0]:
             links[name] = RobotLink(name, _inertia(m, b), span_of("body", name))
+            j = int(m.body_jntadr[b])
+            dof = slice(int(m.jnt_dofadr[j]), int(m.jnt_dofadr[j]) + 6)
+            left = [what for what, arr in (("damping", m.dof_damping),
+                                           ("armature", m.dof_armature),
+                                           ("frictionloss", m.dof_frictionloss))
+                    if arr[dof].any()]
+            if m.jnt_stiffness[j]:
+                left.append("stiffness")
+            if left:
+                jname = m.joint(j).name
+                where = (span_of("freejoint", jname) or span_of("joint", jname)) if jname \
+                    else None
+                warnings.append(Diagnostic(
+                    f"the free joint{f' `{jname}`' if jname else ''} of the floating root "
+                    f"`{name}` has {', '.join(left)}, which is not part of the model (the "
+                    "base moves freely; add a force on it as an element)",
+                    where or links[name].span, severity))
             continue
         parent = "world" if m.body_parentid[b] == 0 else body_name(m.body_parentid[b])
         placement = _frame(m.body_pos[b], _quat_matrix(m.body_quat[b]))
@@ -159,7 +184,7 @@ def read_mjcf(path: str | Path) -> RobotTree:
         if extras:
             warnings.append(Diagnostic(f"body `{name}`: the joints' {', '.join(extras)} "
                                        "are not part of the model (add them as elements)",
-                                       links[name].span, "warning"))
+                                       links[name].span, severity))
     loops = []
     for e in range(m.neq):
         ename = m.eq(e).name or f"equality{e}"

@@ -17,8 +17,9 @@ robot's dynamics is read with lxml, each problem located in the file:
   ``expressed_in``; its ``<limit>`` kept as a comment, its ``<dynamics>``
   ``damping`` as a dissipative element;
 * revolute, continuous, prismatic and fixed joints form the tree; a link that a second
-  joint reaches closes a loop: a **ball** joint there becomes the model's
-  ``COINCIDE`` of the joint's centre in both links (Cassie's four-bars); any other
+  joint reaches closes a loop: a **ball** joint there makes the joint's centre
+  coincide in both links (the model's ``COINCIDE``, or the two in-plane components of
+  a planar loop such as Cassie's plantar four-bars: ``writer.planar_loop``); any other
   closing joint, and gearbox, screw, universal and revolute2 joints, are errors;
 * an inertia left out takes SDFormat's default (mass 1 kg, unit moments, as Gazebo
   and Drake take it), with a warning naming the link.
@@ -91,7 +92,9 @@ class _Reader:
         self.problems: list[Diagnostic] = []
         self.warnings: list[Diagnostic] = []
 
-    def span(self, el, needle: str | None = None) -> Span | None:
+    def span(self, el, needle: str | None = None, strip: int = 0) -> Span | None:
+        """Where ``el`` is: at ``needle`` on its line (without ``strip`` characters at
+        each end of it: ``>name<`` finds a tag's text, the caret is under the name)."""
         line = getattr(el, "sourceline", None)
         if not line:
             return None
@@ -101,11 +104,11 @@ class _Reader:
             if at < 0:
                 at = len(src) - len(src.lstrip())
                 return Span(line, at + 1)
-            return Span(line, at + 1, at + 1 + len(needle))
+            return Span(line, at + 1 + strip, at + 1 + len(needle) - strip)
         return Span(line, 1)
 
-    def error(self, el, message: str, needle: str | None = None) -> None:
-        self.problems.append(Diagnostic(message, self.span(el, needle)))
+    def error(self, el, message: str, needle: str | None = None, strip: int = 0) -> None:
+        self.problems.append(Diagnostic(message, self.span(el, needle, strip)))
 
     def numbers(self, el, count: int | tuple[int, ...], what: str) -> list[float] | None:
         """The whitespace-separated finite numbers of ``el``'s text, or ``None`` with a
@@ -456,7 +459,7 @@ def _joints(reader: _Reader, frames: _Frames, elements: dict, links: dict,
                 hint = f" (did you mean `{near}`?)" if near else ""
                 what = "a frame, not a link" if value in elements else "not defined"
                 reader.error(sub, f"joint `{name}` has {role} link `{value}`, which is "
-                                  f"{what}{hint}", f">{value}<")
+                                  f"{what}{hint}", f">{value}<", strip=1)
             ends[role] = value
         if reader.problems:
             continue

@@ -14,7 +14,11 @@ inertia;`` (docs/language.md §2.4):
   azimuth of ``a``): a turn by ``q`` about ``a``;
 * the **inertia** is the composite body's, about its centre of mass and in the body
   axes: ``Sx, Sy, Sz`` to the centre, then ``m, Jx, Jy, Jz, Jxy, Jyz, Jxz`` (kidym's
-  products are the positive integrals, ``Jxy = −Ixy`` of the tensor).
+  products are the positive integrals, ``Jxy = −Ixy`` of the tensor);
+* a **loop** closed by coinciding points is ``COINCIDE := A(x, y, z) = B(x, y, z);``,
+  or, where all its joints turn about parallel axes (:func:`planar_loop`), the two
+  in-plane components of the points' distance in its common ancestor's axes as
+  ``EQUATIONS`` (the three components would have a Jacobian of rank 2).
 """
 
 from __future__ import annotations
@@ -179,16 +183,114 @@ def _limits(joint: RobotJoint) -> str:
     return ", ".join(parts)
 
 
-def _coincide(tree: RobotTree, bodies: list[CompositeBody], body_names: dict[str, str]) -> str:
-    """``COINCIDE := A(x, y, z) = B(x, y, z), …;`` of the tree's loop closures, each
-    point moved into the frame of the body its link was merged into."""
+#: joint axes of a loop parallel to this angle (rad) make it planar
+_PARALLEL = 1e-6
+
+
+def _to_body(bodies: dict[str, CompositeBody], body: str | None, top: str | None
+             ) -> tuple[list[CompositeBody], np.ndarray] | None:
+    """The bodies from ``body`` up to (not including) its ancestor ``top`` and the
+    transform ``top ← body`` at the zero pose; ``None`` where ``top`` is no ancestor."""
+    path, T = [], np.eye(4)
+    while body != top:
+        if body is None:
+            return None
+        b = bodies[body]
+        path.append(b)
+        T = b.placement @ T
+        body = b.parent
+    return path, T
+
+
+def planar_loop(tree: RobotTree, bodies: list[CompositeBody], loop
+                ) -> tuple[str | None, np.ndarray, np.ndarray, np.ndarray] | None:
+    """The planar form of a loop closure, or ``None`` where ``COINCIDE`` serves.
+
+    A loop is planar where every joint between the closing point's two bodies and
+    their nearest common ancestor ``C`` is revolute (or continuous) and all their axes
+    are parallel (to :data:`_PARALLEL` rad) in ``C``'s axes: then the loop moves in
+    planes normal to that axis ``n``, the component of the two points' distance along
+    ``n`` is constant, and only the two in-plane components are constraints (the
+    3-component ``COINCIDE`` would have a Jacobian of rank 2). ``None`` for a spatial
+    loop, and for a planar one on the fixed frame whose joints' axes are exactly one of
+    its axes (``COINCIDE`` drops the identically zero component itself).
+
+    Returns
+    -------
+    ancestor : str or None
+        ``C`` (composite body name; ``None`` for the fixed frame).
+    e1, e2 : ndarray
+        Unit vectors in ``C``'s axes spanning the plane of the loop.
+    normal : ndarray
+        ``n``.
+    """
+    by_name = {b.name: b for b in bodies}
     frames = link_frames(tree, bodies)
+    ends = [frames[link][0] if link is not None else None
+            for link in (loop.link_a, loop.link_b)]
+    chain_a = []
+    body = ends[0]
+    while body is not None:
+        chain_a.append(body)
+        body = by_name[body].parent
+    chain_a.append(None)
+    top = next(b for b in chain_a if _to_body(by_name, ends[1], b) is not None)
+    axes = []
+    for end in ends:
+        path, T = _to_body(by_name, end, top)
+        for b in path:
+            if b.joint is None or b.joint.type not in ("revolute", "continuous"):
+                return None
+            # the joint's axis in the frame of `top`: the frames above b, b's placement
+            up = _to_body(by_name, b.parent, top)[1]
+            axes.append(up[:3, :3] @ b.placement[:3, :3] @ np.asarray(b.joint.axis, float))
+    if not axes:
+        return None
+    n = axes[0] / np.linalg.norm(axes[0])
+    if any(np.linalg.norm(np.cross(n, a / np.linalg.norm(a))) > _PARALLEL for a in axes):
+        return None
+    if top is None and any(all(not np.cross(a, e).any() for a in axes) for e in np.eye(3)):
+        # a loop on the fixed frame in one of its coordinate planes: COINCIDE drops the
+        # component along the normal itself (identically zero, language §2.4e)
+        return None
+    # the distance of the points along n is constant: a loop that is not closed along
+    # n keeps COINCIDE, whose run then says it cannot close
+    pts = []
+    for link, point in ((loop.link_a, loop.point_a), (loop.link_b, loop.point_b)):
+        body, p = _point(tree, bodies, link, point)
+        T = _to_body(by_name, body, top)[1]
+        pts.append(T[:3, :3] @ p + T[:3, 3])
+    size = max(float(np.linalg.norm(b.placement[:3, 3])) for b in by_name.values()) or 1.0
+    if abs(float(n @ (pts[0] - pts[1]))) > 1e-9 * size:
+        return None
+    k = int(np.argmax(np.abs(n)))
+    if np.linalg.norm(np.cross(n, np.eye(3)[k])) <= _PARALLEL:
+        # the axis is one of C's: the plane is spanned by the other two
+        e1, e2 = np.eye(3)[(k + 1) % 3], np.eye(3)[(k + 2) % 3]
+    else:
+        e1 = np.cross(n, np.eye(3)[int(np.argmin(np.abs(n)))])
+        e1 /= np.linalg.norm(e1)
+        e2 = np.cross(n, e1)
+    return top, e1, e2, n
+
+
+def _point(tree: RobotTree, bodies: list[CompositeBody], link: str | None,
+           point) -> tuple[str | None, np.ndarray]:
+    """The body (``None``: the fixed frame) carrying a link's point and the point in the
+    body's frame."""
+    body, T = link_frames(tree, bodies)[link] if link is not None else (None, np.eye(4))
+    return body, T[:3, :3] @ np.asarray(point, float) + T[:3, 3]
+
+
+def _coincide(tree: RobotTree, bodies: list[CompositeBody], body_names: dict[str, str],
+              loops: list) -> str:
+    """``COINCIDE := A(x, y, z) = B(x, y, z), …;`` of the (spatial) loop closures, each
+    point moved into the frame of the body its link was merged into."""
     items, names = [], []
-    for loop in tree.loops:
+    for loop in loops:
         sides = []
         for link, point in ((loop.link_a, loop.point_a), (loop.link_b, loop.point_b)):
-            body, T = frames[link] if link is not None else (None, np.eye(4))
-            p = T[:3, :3] @ np.asarray(point, float) + T[:3, 3]
+            body, p = _point(tree, bodies, link, point)
             where = body_names[body] if body is not None else "GROUND"
             sides.append(f"{where}({', '.join(num(v) for v in p)})")
         items.append(" = ".join(sides))
@@ -197,9 +299,61 @@ def _coincide(tree: RobotTree, bodies: list[CompositeBody], body_names: dict[str
             + "COINCIDE := " + ", ".join(items) + ";")
 
 
+def _sum(terms: list[tuple[float, str]]) -> str:
+    """``c1*name1 + c2*name2 …`` (``name`` empty: the number alone), zero terms left
+    out."""
+    out = []
+    for c, name in terms:
+        if c == 0.0:
+            continue
+        mag = num(abs(c))
+        body = name if mag == "1" and name else (f"{mag}*{name}" if name else mag)
+        out.append(("- " if c < 0 else "+ ") + body)
+    text = " ".join(out) or "0"
+    return text[2:] if text.startswith("+ ") else "-" + text[2:] if text.startswith("- ") \
+        else text
+
+
+def _planar_equations(tree: RobotTree, bodies: list[CompositeBody],
+                      body_names: dict[str, str], loop, form, names: tuple[str, str]
+                      ) -> list[str]:
+    """The two in-plane components of a planar loop's closure (:func:`planar_loop`) as
+    formulas of the generated names ``XO…``, ``S…`` (language §4.3): the distance of
+    the two points along ``e1``, ``e2`` of the common ancestor's axes."""
+    top, e1, e2, n = form
+    d = []          # fixed-axis components of point A − point B
+    for i, c in enumerate("XYZ"):
+        terms: list[tuple[float, str]] = []
+        for sign, link, point in ((1.0, loop.link_a, loop.point_a),
+                                  (-1.0, loop.link_b, loop.point_b)):
+            body, p = _point(tree, bodies, link, point)
+            if body is None:
+                terms.append((sign * p[i], ""))
+                continue
+            b = body_names[body]
+            terms.append((sign, f"{c}O{b}"))
+            terms += [(sign * p[j], f"S{i + 1}{j + 1}{b}") for j in range(3)]
+        d.append(_sum(terms))
+    where = body_names[top] if top is not None else "the fixed frame"
+    lines = [f"# loop {comment_text(loop.name)}: planar (its joints' axes are parallel to "
+             f"({', '.join(num(round(float(v), 12)) for v in n)}) in the axes of {where}), "
+             "closed by the two components of the points' distance in its plane #"]
+    for name, e in zip(names, (e1, e2)):
+        parts = []
+        for i in range(3):
+            # the fixed-axis component i of the unit vector e of the ancestor's axes
+            w = (_sum([(float(e[m]), f"S{i + 1}{m + 1}{body_names[top]}") for m in range(3)])
+                 if top is not None else _sum([(float(e[i]), "")]))
+            if w != "0" and d[i] != "0":
+                parts.append(f"{w if ' ' not in w else f'({w})'}*({d[i]})")
+        lines.append(f"{name} = {' + '.join(parts) or '0'};")
+    return lines
+
+
 def write_model(tree: RobotTree, bodies: list[CompositeBody], *, mimic: str = "free",
                 source_name: str = "", gravity: float = 9.81
-                ) -> tuple[str, dict[str, str], dict[str, str], dict[str, tuple]]:
+                ) -> tuple[str, dict[str, str], dict[str, str], dict[str, tuple],
+                           dict[str, tuple], dict[str, tuple[str, ...]]]:
     """The model text, the joint → coordinate and link → body name maps, and each planar
     joint's coordinates and pseudo-velocities ``(x, y, th, vx, vy)``.
 
@@ -244,6 +398,18 @@ def write_model(tree: RobotTree, bodies: list[CompositeBody], *, mimic: str = "f
                                  "quaternion on the fixed frame only)")
             balls[b.joint.name] = tuple(kidym_name(f"{b.joint.name}_l{k}", used)
                                         for k in range(4))
+    # planar loops: two equations each; spatial ones: COINCIDE (coinX<k> … in order)
+    planar_forms = {loop.name: form for loop in tree.loops
+                    if (form := planar_loop(tree, bodies, loop)) is not None}
+    loop_constraints: dict[str, tuple[str, ...]] = {}
+    k = 0
+    for loop in tree.loops:
+        if loop.name in planar_forms:
+            loop_constraints[loop.name] = tuple(kidym_name(f"{loop.name}_{c}", used)
+                                                for c in ("u", "v"))
+        else:
+            k += 1
+            loop_constraints[loop.name] = tuple(f"coin{a}{k}" for a in "XYZ")
     joints = {j.name: j for j in tree.joints}
 
     def coordinate_of(joint: RobotJoint, depth: int = 0) -> str:
@@ -352,8 +518,18 @@ def write_model(tree: RobotTree, bodies: list[CompositeBody], *, mimic: str = "f
         lines.append("# joint damping of the file (<dynamics damping>): the force -c*q't on "
                      "each joint's coordinate #")
         lines += [f"Ddamp.{q} = {num(j.damping)};" for j, q in damped]
-    if tree.loops:
-        lines.append(_coincide(tree, bodies, body_names))
+    spatial = [loop for loop in tree.loops if loop.name not in planar_forms]
+    if planar_forms:
+        names = [n for loop in tree.loops if loop.name in planar_forms
+                 for n in loop_constraints[loop.name]]
+        for loop in tree.loops:
+            if loop.name in planar_forms:
+                lines += _planar_equations(tree, bodies, body_names, loop,
+                                           planar_forms[loop.name],
+                                           loop_constraints[loop.name])
+        lines.append(f"EQUATIONS := {', '.join(names)};")
+    if spatial:
+        lines.append(_coincide(tree, bodies, body_names, spatial))
     lines.append("GRAVITY := 0, 0, -g;")
     start = []
     for b in bodies:
@@ -371,4 +547,4 @@ def write_model(tree: RobotTree, bodies: list[CompositeBody], *, mimic: str = "f
     elif start:
         lines.append(f"INITIAL := t(0), {', '.join(start)};")
     lines.append("TIME := t(0, 1);")
-    return "\n".join(lines) + "\n", coords, body_names, planar, balls
+    return "\n".join(lines) + "\n", coords, body_names, planar, balls, loop_constraints

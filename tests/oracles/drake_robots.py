@@ -98,13 +98,17 @@ class DrakeRobot:
             - self.plant.CalcGravityGeneralizedForces(self.context) + self.damping * v
         return M, b
 
-    def point(self, link: str, p: np.ndarray) -> tuple[np.ndarray, ...]:
-        """World position, translational Jacobian (``∂ṗ/∂v``) and bias acceleration
-        ``J̇ v`` of the point ``p`` of ``link``, in the world axes."""
+    def point(self, link: str, p: np.ndarray, measured_in: str | None = None
+              ) -> tuple[np.ndarray, ...]:
+        """Position, translational Jacobian (``∂ṗ/∂v``) and bias acceleration ``J̇ v``
+        of the point ``p`` of ``link``, measured and expressed in the frame of the body
+        ``measured_in`` (default: the world)."""
         from pydrake.multibody.tree import JacobianWrtVariable
 
         plant, ctx = self.plant, self.context
-        frame, world = plant.GetBodyByName(link).body_frame(), plant.world_frame()
+        frame = plant.GetBodyByName(link).body_frame()
+        world = plant.world_frame() if measured_in is None else \
+            plant.GetBodyByName(measured_in).body_frame()
         p = np.asarray(p, float).reshape(3, 1)
         x = plant.CalcPointsPositions(ctx, frame, p, world)[:, 0]
         J = plant.CalcJacobianTranslationalVelocity(ctx, JacobianWrtVariable.kV, frame, p,

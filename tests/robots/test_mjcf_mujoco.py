@@ -148,6 +148,34 @@ def test_mjcf_joint_damping_is_an_element_and_extras_are_named_in_a_warning(tmp_
     assert f"{path}:{line}:" in shown
 
 
+def test_mjcf_free_joint_damping_is_named_in_a_warning_and_an_error_when_strict(tmp_path):
+    """The floating root moves freely in the model: MuJoCo's damping of a free joint
+    (a passive force on the base, ``qfrc_passive``) is not part of it, so a warning at
+    the joint names it, an error under ``strict`` (as armature is)."""
+    text = ARM.replace(" DAMPING", "").replace(
+        '<geom type="box" size="0.1 0.1 0.05" mass="3"/>',
+        '<joint name="float" type="free" damping="0.5"/>'
+        '<geom type="box" size="0.1 0.1 0.05" mass="3"/>')
+    path = _write(tmp_path, text)
+    m = mujoco.MjModel.from_xml_path(str(path))
+    d = mujoco.MjData(m)
+    d.qvel[:6] = 1.0
+    mujoco.mj_forward(m, d)
+    assert d.qfrc_passive[:6].any()         # MuJoCo does damp the base
+    robot = import_robot(path)
+    assert robot.floating
+    shown = "\n".join(robot.format_warnings())
+    line = next(i for i, s in enumerate(text.splitlines(), 1) if 'name="float"' in s)
+    assert (f"{path}:{line}:" in shown and "warning: the free joint `float` of the floating "
+            "root `base` has damping, which is not part of the model" in shown), shown
+    with pytest.raises(ParseError, match=r"error: the free joint `float` .* has damping"):
+        import_robot(path, strict=True)
+    armature = ARM.replace("DAMPING", 'armature="0.01"')
+    import_robot(_write(tmp_path, armature, "armature.xml"))
+    with pytest.raises(ParseError, match=r"error: body `fore`: the joints' armature"):
+        import_robot(_write(tmp_path, armature, "armature.xml"), strict=True)
+
+
 def test_mjcf_errors_are_located(tmp_path):
     text = ARM.replace(" DAMPING", "").replace('type="slide"', 'type="slid"')
     with pytest.raises(ParseError, match=r"arm.xml:\d+:1: error: MuJoCo: XML Error: invalid "

@@ -8,8 +8,10 @@ file located in it (``FILE:LINE:COL: error: …``), never a traceback.
 
 from __future__ import annotations
 
+import math
 import re
 
+import numpy as np
 import pytest
 
 import kidym
@@ -223,3 +225,59 @@ def test_fuzz_mutated_sdf_files(tmp_path, monkeypatch):
             assert not outcome.startswith("finding"), (outcome, text)
             outcomes[outcome] += 1
     assert outcomes["model"] > 20 and outcomes["error"] > 20, outcomes
+
+
+def test_tilted_planar_loop_gets_the_planar_form(tmp_path):
+    """The four-bar with the whole model turned by 40° about x: its plane is no
+    coordinate plane of the fixed axes, so COINCIDE's three components would be
+    dependent (rank 2); the import writes the two in-plane components instead. Second
+    route: the motion of the joints is the untilted four-bar's (written with COINCIDE,
+    language §2.4e) under the in-plane part of gravity, g·sin 40° along −y."""
+    tilt = math.radians(40.0)
+    tilted = FOUR_BAR.replace('<model name="four_bar">',
+                              f'<model name="four_bar"><pose>0 0 0 {tilt!r} 0 0</pose>')
+    robot = _import(tmp_path, tilted)
+    assert robot.loop_constraints == {"close": ("close_u", "close_v")}
+    assert "COINCIDE" not in robot.text and "EQUATIONS := close_u, close_v;" in robot.text
+    eq = kidym.derive(kidym.parse(robot.text))
+    assert eq.constraints.names == ("close_u", "close_v")
+    flat = _import(tmp_path, FOUR_BAR).text.replace(
+        "GRAVITY := 0, 0, -g;", f"GRAVITY := 0, {-9.81 * math.sin(tilt)!r}, 0;")
+    assert "COINCIDE := rocker(0, 0.3, 0) = coupler(0.4, 0.3, 0);" in flat
+    opts = dict(t_end=0.5, n_points=51, rtol=1e-10, atol=1e-12)
+    a = kidym.simulate(eq, **opts)
+    b = kidym.simulate(kidym.derive(kidym.parse(flat)), **opts)
+    assert a.success and b.success
+    for q in ("j1", "j2", "j3"):
+        assert np.ptp(b[q]) > 0.1            # the loop moves
+        assert np.abs(a[q] - b[q]).max() <= 1e-7, q   # 10³ rtol
+
+
+def test_spatial_loop_keeps_coincide(tmp_path):
+    """A loop whose joint axes are not parallel (the rocker's turned to (0, 1, 1)) is
+    spatial: the import keeps the three components of COINCIDE."""
+    spatial = FOUR_BAR.replace(
+        '<child>rocker</child>\n      <axis><xyz>0 0 1</xyz>',
+        '<child>rocker</child>\n      <axis><xyz>0 1 1</xyz>')
+    assert spatial != FOUR_BAR
+    robot = _import(tmp_path, spatial)
+    assert robot.loop_constraints == {"close": ("coinX1", "coinY1", "coinZ1")}
+    assert "COINCIDE := rocker(0, 0.3, 0) = coupler(0.4, 0.3, 0);" in robot.text
+    eq = kidym.derive(kidym.parse(robot.text))
+    assert eq.constraints.names == ("coinX1", "coinY1", "coinZ1")
+
+
+@pytest.mark.parametrize("role, change", [
+    ("child", ("<child>crank</child>", "<child>crnk</child>")),
+    ("parent", ("<parent>crank</parent>", "<parent>crnk</parent>"))])
+def test_undefined_link_caret_is_on_its_name(tmp_path, role, change):
+    """The caret of a joint's undefined parent or child link is under the name itself
+    (not the `>` before it)."""
+    text = FOUR_BAR.replace(*change)
+    err = _error(tmp_path, text)
+    d = next(d for d in err.diagnostics if f"{role} link `crnk`" in d.message)
+    line = text.splitlines()[d.span.line - 1]
+    assert line[d.span.column - 1:].startswith("crnk<"), (line, d.span)
+    caret = err.render().splitlines()
+    at = next(i for i, s in enumerate(caret) if s.rstrip().endswith(line.strip()))
+    assert caret[at + 1].index("^") == caret[at].index("crnk"), err.render()
