@@ -759,10 +759,54 @@ class CompiledEngine:
             ) -> tuple[Result, SimulationError | None]:
         extra = ({"initial_adjusted": spec.adjusted}
                  if system.equations.constraints is not None else {})
+        if options.ali3:
+            return run_compiled_ali3(system, spec, options, extra)
         return run_compiled(system, t0=spec.t0, t1=spec.t1, y0=spec.y0, p=spec.p,
                             times=spec.times, method=options.method, rtol=options.rtol,
                             atol=options.atol, max_step=options.max_step, extra=extra,
                             constraints=spec.stabilization, jacobian=options.jacobian)
+
+
+def run_compiled_ali3(system: CompiledSystem, spec: RunSpec, options: RunOptions,
+                      extra: dict) -> tuple[Result, SimulationError | None]:
+    """``formulation="ali3"`` in the compiled engine: the augmented run in the compiled
+    loop between singular positions, the bridges across them by the index-3 augmented
+    Lagrangian over the library's evaluations (:func:`kidym.simulate.passages.run_ali3`
+    with :func:`~kidym.simulate.passages.compiled_phase`)."""
+    from kidym.simulate.passages import compiled_phase, run_ali3
+
+    stab = spec.stabilization
+    system.set_stabilization(stab)
+    method = METHOD_ALIASES.get(options.method, options.method)
+    started = _time.perf_counter()
+    ok, _status, message, nfev, t_out, y_out, stats, fault = run_ali3(
+        system, spec.p, spec.t0, spec.t1, spec.y0, spec.times, method=method,
+        rtol=options.rtol, atol=options.atol, max_step=options.max_step,
+        tol=min(stab.tolerance * 1e-3, 1e-15), phase=compiled_phase)
+    wall = _time.perf_counter() - started
+    Y = np.ascontiguousarray(y_out.T)
+    raw = {"status": 0 if ok else -1, "message": "" if ok else message, "t": t_out,
+           "y": Y, "nfev": nfev, "nsteps": 0, "events_t": np.empty(0),
+           "events_k": np.empty(0, dtype=np.intc), "events_y": np.empty((0, system.n_y)),
+           "fail_t": spec.t0 if fault is None else fault.t,
+           "fail_y": spec.y0 if fault is None else fault.y, "wall_time_s": wall,
+           "method": method, "output_mode": "", "extension_fallbacks": 0,
+           "projections": 0, "arkode_tolerances": (options.rtol, options.atol),
+           "t0": spec.t0, "y0": spec.y0, "jacobian": ""}
+    error = None
+    if fault is not None:
+        error = faults.diagnose(
+            fault, state_names=system.state_names, t0=spec.t0, y0=spec.y0,
+            mass=lambda t, y: system.evaluate(t, y, spec.p)[1],
+            groups=faults.quaternion_indices(system.state_names, system.equations.model),
+            method=method, speed_names=[str(w) for w in system.equations.speeds],
+            constrained=True)
+    result = to_result(system, raw, spec.p, rtol=options.rtol, atol=options.atol,
+                       max_step=options.max_step, extra=extra, error=error)
+    result = with_constraints(system, raw, spec.p, stab, result)
+    result.stats["constraint_drift"].update(
+        {"stabilization": "ali3", "formulation": "ali3", **stats})
+    return result, error
 
 
 #: The compiled engine (:data:`kidym.simulate.engine.ENGINES`).

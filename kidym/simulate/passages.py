@@ -104,7 +104,7 @@ class _Bridge:
         converges there at a rate ``1 − O(α σ²)``, too slow near the position."""
         tn = t + h
         q1 = q + h * v + 0.5 * h * h * a
-        converged = False
+        converged, last_move = False, np.inf
         for _it in range(MAX_NEWTON):
             v1 = 2.0 / h * (q1 - q) - v
             a1 = 4.0 / (h * h) * (q1 - q) - 4.0 / h * v - a
@@ -117,10 +117,15 @@ class _Bridge:
             q1 = q1 + dq
             lam = lam + 4.0 / (h * h) * z
             scale = 1.0 + np.abs(q1).max()
-            if (np.abs(dq).max() <= NEWTON_TOL * scale
-                    and np.abs(phi).max(initial=0.0) <= SLOW_TOL):
+            move = float(np.abs(dq).max())
+            if np.abs(phi).max(initial=0.0) <= SLOW_TOL and (
+                    move <= NEWTON_TOL * scale
+                    # at rounding: the moves stopped shrinking (the Schur complement of
+                    # a loop that has lost many ranks amplifies the solve's rounding)
+                    or (move <= SLOW_TOL * scale and move >= 0.5 * last_move)):
                 converged = True
                 break
+            last_move = move
         if not converged:
             raise SimulationError(
                 "the index-3 augmented Lagrangian step across a singular position did not "
@@ -149,10 +154,7 @@ def require_ali3(eq, *, engine: str, events, constraints) -> None:
     except ValueError as exc:
         raise ValueError(str(exc).replace("formulation='minimal'", "formulation='ali3'")
                          ) from exc
-    if engine == "compiled":
-        raise ValueError("formulation='ali3' runs in the NumPy engine only: use "
-                         "engine='numpy' (the compiled engine stops with an error at a "
-                         "singular position of the loop instead of passing it)")
+    del engine   # (both engines run it)
     if events:
         raise ValueError("formulation='ali3' does not locate events: use "
                          "formulation='augmented' for a run with events")
@@ -187,17 +189,19 @@ def _hermite(s: float, h: float, x0, d0, x1, d1) -> np.ndarray:
 
 
 def run_ali3(system, p: np.ndarray, t0: float, t1: float, y0: np.ndarray, times: np.ndarray,
-             *, method, rtol: float, atol: float, max_step: float, tol: float) -> tuple:
+             *, method, rtol: float, atol: float, max_step: float, tol: float,
+             phase=None) -> tuple:
     """Integrate from the consistent state ``y0`` (see the module docstring).
+
+    ``phase`` is the augmented run between bridges: :func:`numpy_phase` (SciPy's solver
+    stepped here, the default) or :func:`compiled_phase` (the compiled engine's loop over
+    windows of fine samples).
 
     Returns ``(ok, status, message, nfev, t, y, stats, fault)`` as
     :func:`kidym.simulate.minimal.run_minimal`: ``stats`` holds the bridges (their
     start and end times) and the bridge's step.
     """
-    import scipy.integrate  # (loaded by the runs that need it)
-
-    solver_class = getattr(scipy.integrate, method) if isinstance(method, str) else method
-    n = system.equations.n_q
+    phase = numpy_phase if phase is None else phase
     bridge = _Bridge(system, p, max(tol, 1e-14))
     h_bridge = min(BRIDGE_FACTOR * rtol ** (1.0 / 3.0), max_step)
     G0 = system.constraint_block(t0, y0, p)[2].G
@@ -221,36 +225,20 @@ def run_ali3(system, p: np.ndarray, t0: float, t1: float, y0: np.ndarray, times:
     def geometry(tt: float, yy: np.ndarray) -> tuple:
         return _geometry(system.constraint_block(tt, yy, p)[2].G, rank)
 
+    # ``σ_ρ/σ_1`` is measured against the largest seen in the run: a long chain of loops
+    # (A02 with N = 40) is ill-conditioned everywhere, not only near its singular positions
+    watch = _Watch(geometry, geometry(t0, y0)[0])
     try:
         while t < t1 and fault is None:
-            r, cols, det = geometry(t, y)
-            if r >= NEAR:
-                # the augmented run, stepped until a step nears a singular position
-                fun = _rhs(system, p)
-                solver = solver_class(fun, t, y, t1, rtol=rtol, atol=atol, max_step=max_step)
-                near = False
-                while solver.status == "running":
-                    t_prev = solver.t
-                    msg = solver.step()
-                    if solver.status == "failed":
-                        fault = faults.Fault(faults.INTEGRATOR, str(msg).rstrip("."),
-                                             solver.t, solver.y)
-                        break
-                    r_new, _c, _d = geometry(solver.t, solver.y)
-                    G_new = system.constraint_block(solver.t, solver.y, p)[2].G
-                    flipped = det * float(np.linalg.det(G_new[:, cols])) <= 0
-                    if r_new < NEAR or flipped:
-                        near = True   # reject the step: bridge from (t_prev, y)
-                        break
-                    dense = solver.dense_output()
-                    emit(solver.t, dense)
-                    t, y = float(solver.t), np.array(solver.y)
-                    _r, cols, det = geometry(t, y)
-                    del t_prev
-                nfev += solver.nfev
-                if not near:
+            r, _cols, _det = geometry(t, y)
+            if r >= watch.near:
+                t, y, near, evals, fault = phase(
+                    system, p, t, y, t1, watch, emit, pending=pending, method=method,
+                    rtol=rtol, atol=atol, max_step=max_step)
+                nfev += evals
+                if not near or fault is not None:
                     continue
-            # the bridge: ALI3-P steps until the best block has flipped and G is regular
+            # the bridge: ALI3-P steps until the position is passed and G is regular
             tb0 = t
             q, v, a, lam = bridge.start(t, y)
             _r, cols, det = geometry(t, y)
@@ -274,9 +262,9 @@ def run_ali3(system, p: np.ndarray, t0: float, t1: float, y0: np.ndarray, times:
                 # past the position: the best block flipped (one rank lost) or ``r``
                 # was below NEAR (several ranks lost: the block's determinant vanishes
                 # to an even order and need not change sign)
-                crossed = (crossed or r < NEAR
+                crossed = (crossed or r < watch.near
                            or det * float(np.linalg.det(G[:, cols])) <= 0)
-                if crossed and r >= NEAR:
+                if crossed and r >= watch.near:
                     break
             bridges.append((tb0, t))
             if t < t1:
@@ -290,8 +278,102 @@ def run_ali3(system, p: np.ndarray, t0: float, t1: float, y0: np.ndarray, times:
     stats = {"bridges": bridges, "bridge_step": h_bridge, "near": NEAR,
              "bridge_evaluations": bridge.evaluations}
     y_out = np.array(out_y, dtype=float).T.reshape(len(y0), len(out_t))
-    del n
     return ok, status, message, nfev, np.array(out_t, dtype=float), y_out, stats, fault
+
+
+class _Watch:
+    """``σ_ρ/σ_1`` against :data:`NEAR` times the largest seen: ``near`` is the
+    threshold, :meth:`seen` raises it with an accepted state's ratio."""
+
+    def __init__(self, geometry, r0: float) -> None:
+        self.geometry, self.reference = geometry, r0
+
+    @property
+    def near(self) -> float:
+        return NEAR * self.reference
+
+    def seen(self, r: float) -> None:
+        self.reference = max(self.reference, r)
+
+
+def numpy_phase(system, p, t, y, t1, watch, emit, *, pending, method, rtol, atol,
+                max_step) -> tuple:
+    """The augmented run in SciPy's ``method``, stepped until a step would end near a
+    singular position (the step is rejected). Returns ``(t, y, near, nfev, fault)``."""
+    import scipy.integrate  # (loaded by the runs that need it)
+
+    del pending
+    solver_class = getattr(scipy.integrate, method) if isinstance(method, str) else method
+    _r, cols, det = watch.geometry(t, y)
+    solver = solver_class(_rhs(system, p), t, y, t1, rtol=rtol, atol=atol,
+                          max_step=max_step)
+    near, fault = False, None
+    while solver.status == "running":
+        msg = solver.step()
+        if solver.status == "failed":
+            fault = faults.Fault(faults.INTEGRATOR, str(msg).rstrip("."), solver.t,
+                                 solver.y)
+            break
+        r_new, _c, _d = watch.geometry(solver.t, solver.y)
+        G_new = system.constraint_block(solver.t, solver.y, p)[2].G
+        if r_new < watch.near or det * float(np.linalg.det(G_new[:, cols])) <= 0:
+            near = True   # reject the step: bridge from the state before it
+            break
+        emit(solver.t, solver.dense_output())
+        t, y = float(solver.t), np.array(solver.y)
+        watch.seen(r_new)
+        _r, cols, det = watch.geometry(t, y)
+    return t, y, near, solver.nfev, fault
+
+
+#: Samples of the compiled phase per second of motion scale: one every ``CHECK_FACTOR``
+#: bridge steps; a window holds ``WINDOW_SAMPLES`` of them (the run after a passage
+#: that the window's end leaves over is integrated in vain, so windows are short).
+CHECK_FACTOR = 20
+WINDOW_SAMPLES = 200
+
+
+def compiled_phase(system, p, t, y, t1, watch, emit, *, pending, method, rtol, atol,
+                   max_step) -> tuple:
+    """The augmented run in the compiled engine's loop (:meth:`CompiledSystem.integrate`,
+    projection as its stabilization), over windows of samples ``CHECK_FACTOR`` bridge
+    steps apart and the output times, cut at the first sample near a singular position
+    (or where the best block flips, or the loop failed): the run goes on from the sample
+    before it. Returns ``(t, y, near, nfev, fault)``."""
+    spacing = CHECK_FACTOR * min(BRIDGE_FACTOR * rtol ** (1.0 / 3.0), max_step)
+    nfev = 0
+    while t < t1:
+        tw = min(t1, t + WINDOW_SAMPLES * spacing)
+        grid = np.linspace(t, tw, max(int(np.ceil((tw - t) / spacing)), 1) + 1)
+        wanted = [tk for tk in pending if t < tk <= tw]
+        grid = np.union1d(grid, wanted)
+        raw = system.integrate(y, p, grid, t0=t, method=method, rtol=rtol, atol=atol,
+                               max_step=max_step)
+        nfev += raw["nfev"]
+        ts, Ys = raw["t"], raw["y"]
+        _r, cols, det = watch.geometry(t, y)
+        last = 0
+        near = raw["status"] < 0 or len(ts) < len(grid)
+        for k in range(1, len(ts)):
+            r_k, _c, _d = watch.geometry(ts[k], Ys[k])
+            G = system.constraint_block(ts[k], Ys[k], p)[2].G
+            if r_k < watch.near or det * float(np.linalg.det(G[:, cols])) <= 0:
+                near = True
+                break
+            watch.seen(r_k)
+            last = k
+        emit(ts[last], _samples(ts[:last + 1], Ys[:last + 1]))
+        t, y = float(ts[last]), np.array(Ys[last])
+        if near:
+            return t, y, True, nfev, None
+    return t, y, False, nfev, None
+
+
+def _samples(ts: np.ndarray, Ys: np.ndarray):
+    """The state at one of the times ``ts`` (the output times are among them)."""
+    def value(tk: float) -> np.ndarray:
+        return np.array(Ys[int(np.argmin(np.abs(ts - tk)))])
+    return value
 
 
 def _rhs(system, p: np.ndarray):
