@@ -316,16 +316,24 @@ def numpy_phase(system, p, t, y, t1, watch, emit, *, pending, method, rtol, atol
             break
         r_new, _c, _d = watch.geometry(solver.t, solver.y)
         G_new = system.constraint_block(solver.t, solver.y, p)[2].G
-        if r_new < watch.near or det * float(np.linalg.det(G_new[:, cols])) <= 0:
+        dense = solver.dense_output()
+        # a step may leap over a position where several ranks are lost (no sign change
+        # of the best block, ``r`` regular at both ends): ``r`` inside it, too
+        inside = min((watch.geometry(tk, dense(tk))[0] for tk in
+                      np.linspace(t, solver.t, STEP_CHECKS + 2)[1:-1]), default=np.inf)
+        if (min(r_new, inside) < watch.near
+                or det * float(np.linalg.det(G_new[:, cols])) <= 0):
             near = True   # reject the step: bridge from the state before it
             break
-        emit(solver.t, solver.dense_output())
+        emit(solver.t, dense)
         t, y = float(solver.t), np.array(solver.y)
         watch.seen(r_new)
         _r, cols, det = watch.geometry(t, y)
     return t, y, near, solver.nfev, fault
 
 
+#: Points inside each step of the NumPy phase where ``σ_ρ/σ_1`` is checked.
+STEP_CHECKS = 4
 #: Samples of the compiled phase per second of motion scale: one every ``CHECK_FACTOR``
 #: bridge steps; a window holds ``WINDOW_SAMPLES`` of them (the run after a passage
 #: that the window's end leaves over is integrated in vain, so windows are short).
