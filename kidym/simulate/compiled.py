@@ -223,8 +223,11 @@ class CompiledSystem:
         y = np.ascontiguousarray(y, dtype=float)
         p = np.ascontiguousarray(p, dtype=float)
         c = self.constants(p)
-        qdot, M, F = np.empty(self.code.n_q), np.empty((self.code.n_w,) * 2), np.empty(
-            len(self.equations.forcing_extended))
+        try:
+            n_f = self._local.n_forcing
+        except AttributeError:   # (forcing_extended builds a list of every G entry)
+            n_f = self._local.n_forcing = len(self.equations.forcing_extended)
+        qdot, M, F = np.empty(self.code.n_q), np.empty((self.code.n_w,) * 2), np.empty(n_f)
         self.lib.kidym_eval(float(t), _ptr(y), _ptr(p), _ptr(c), _ptr(qdot), _ptr(M), _ptr(F))
         return qdot, M, F
 
