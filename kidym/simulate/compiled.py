@@ -680,6 +680,42 @@ def _passage_check(system: CompiledSystem, raw: dict, p: np.ndarray, *, method: 
                 events_y=raw["events_y"][keep]), error
 
 
+def _continued(system: CompiledSystem, raw: dict, p: np.ndarray, *, t1: float,
+               times: np.ndarray, stab: Stabilization, method: str, rtol: float,
+               atol: float, max_step: float) -> tuple | None:
+    """``(raw, error, stats)``: a run cut at a passage through a singular position
+    (``raw``, its last sample before it) continued with ``formulation="ali3"``
+    (:func:`kidym.simulate.passages.continue_run`), or None where that formulation
+    does not apply (events, velocity constraints, speeds other than rates)."""
+    from kidym.simulate.passages import CONTINUED_WHY, compiled_phase, continuable, continue_run
+
+    if system.event_names or not len(raw["t"]) or not continuable(
+            system.equations, events=(), stabilization=stab):
+        return None
+    t_from, passage_t = float(raw["t"][-1]), float(raw["t"][-1])
+    started = _time.perf_counter()
+    ok, _status, message, nfev, t_more, y_more, stats, fault = continue_run(
+        system, p, t_from, raw["y"][-1], t1, times, method=method, rtol=rtol, atol=atol,
+        max_step=max_step, tol=min(stab.tolerance * 1e-3, 1e-15), phase=compiled_phase,
+        reference=(raw["t0"], raw["y0"]))
+    stats["formulation_choice"] = CONTINUED_WHY.format(t=passage_t)
+    raw = dict(raw, t=np.concatenate([raw["t"], t_more]),
+               y=np.concatenate([raw["y"], np.ascontiguousarray(y_more.T)]),
+               status=0 if ok else -1, message="" if ok else message,
+               nfev=raw["nfev"] + nfev,
+               wall_time_s=raw["wall_time_s"] + _time.perf_counter() - started)
+    error = None
+    if fault is not None:
+        raw.update(fail_t=fault.t, fail_y=fault.y)
+        error = faults.diagnose(
+            fault, state_names=system.state_names, t0=raw["t0"], y0=raw["y0"],
+            mass=lambda t, y: system.evaluate(t, y, p)[1],
+            groups=faults.quaternion_indices(system.state_names, system.equations.model),
+            method=method, speed_names=[str(w) for w in system.equations.speeds],
+            constrained=True)
+    return raw, error, stats
+
+
 def run_compiled(system: CompiledSystem, *, t0: float, t1: float, y0: np.ndarray,
                  p: np.ndarray, times: np.ndarray, method: str = "ERK8",
                  rtol: float = 1e-9, atol: float = 1e-12, max_step: float = np.inf,
@@ -700,16 +736,28 @@ def run_compiled(system: CompiledSystem, *, t0: float, t1: float, y0: np.ndarray
     raw = system.integrate(y0, p, times, t0=t0, method=method, rtol=rtol, atol=atol,
                            max_step=max_step, jacobian=jacobian)
     error = _failure(system, raw, p) if raw["status"] < 0 else None
+    ali3_stats: dict = {}
     if cons is not None:
         # a passage through a singular position is the first cause of a failure too
         raw_kept, passage = _passage_check(system, raw, p, method=method, rtol=rtol,
                                            atol=atol, max_step=max_step)
         if passage is not None:
             raw, error = raw_kept, passage
+        if error is not None and error.kind == faults.CONSTRAINTS:
+            # a loop at a singular position (the monitor, or a singular augmented
+            # solve): go on across it with the formulation that passes it
+            continued = _continued(system, raw, p, t1=t1, times=times, stab=stab,
+                                   method=method, rtol=rtol, atol=atol, max_step=max_step)
+            if continued is not None:
+                raw, error, ali3_stats = continued
     result = to_result(system, raw, p, rtol=rtol, atol=atol, max_step=max_step, extra=extra,
                        error=error)
     result = with_constraints(system, raw, p, stab, result)
-    if error is None:
+    if ali3_stats:
+        from kidym.simulate.passages import CONTINUED
+
+        result.stats["constraint_drift"].update({"formulation": CONTINUED, **ali3_stats})
+    if error is None and not ali3_stats:
         stiff = stiffness_check(system, raw, p)
         if stiff is not None:
             result.stats["stiffness"] = stiff

@@ -180,6 +180,40 @@ def _saddle(A: np.ndarray, G: np.ndarray, b1: np.ndarray, b2: np.ndarray,
     return Ab1 - AGt @ z, z
 
 
+def continuable(eq, *, events, stabilization) -> bool:
+    """Whether an augmented run of ``eq`` that the monitor stops at a singular position
+    (:mod:`kidym.simulate.monitors`) goes on with ``formulation="ali3"`` from its last
+    sample before the passage: what :func:`require_ali3` asks (holonomic constraints,
+    ``q̇ = w``, no events, projection)."""
+    try:
+        require_ali3(eq, engine="auto", events=events, constraints=stabilization)
+    except ValueError:
+        return False
+    return True
+
+
+def continue_run(system, p: np.ndarray, t_from: float, y_from: np.ndarray, t1: float,
+                 times: np.ndarray, **run) -> tuple:
+    """:func:`run_ali3` from the last sample ``(t_from, y_from)`` of an augmented run
+    before a passage (``run``: its keywords, ``reference`` the run's start); the samples
+    after ``t_from`` only, and ``stats`` with ``continued_from`` (that time)."""
+    rest = np.asarray(times, float)
+    rest = np.concatenate([[t_from], rest[rest > t_from]])
+    ok, status, message, nfev, t, y, stats, fault = run_ali3(
+        system, p, t_from, t1, np.asarray(y_from, float), rest, **run)
+    stats = {"continued_from": float(t_from), **stats}
+    return ok, status, message, nfev, t[1:], y[:, 1:], stats, fault
+
+
+#: ``stats["constraint_drift"]["formulation"]`` of a run continued by :func:`continue_run`.
+CONTINUED = "augmented, then ali3"
+#: Why (``stats["constraint_drift"]["formulation_choice"]``).
+CONTINUED_WHY = ("the augmented run reached a singular position of the loop at "
+                 "t = {t:.10g} (the constraint Jacobian lost rank); it went on from its "
+                 "last sample before it with formulation='ali3', which passes such "
+                 "positions on the branch the motion is on")
+
+
 def _hermite(s: float, h: float, x0, d0, x1, d1) -> np.ndarray:
     h00 = 2 * s**3 - 3 * s**2 + 1
     h10 = s**3 - 2 * s**2 + s
@@ -190,7 +224,7 @@ def _hermite(s: float, h: float, x0, d0, x1, d1) -> np.ndarray:
 
 def run_ali3(system, p: np.ndarray, t0: float, t1: float, y0: np.ndarray, times: np.ndarray,
              *, method, rtol: float, atol: float, max_step: float, tol: float,
-             phase=None) -> tuple:
+             phase=None, reference: tuple | None = None) -> tuple:
     """Integrate from the consistent state ``y0`` (see the module docstring).
 
     ``phase`` is the augmented run between bridges: :func:`numpy_phase` (SciPy's solver
@@ -199,7 +233,9 @@ def run_ali3(system, p: np.ndarray, t0: float, t1: float, y0: np.ndarray, times:
 
     Returns ``(ok, status, message, nfev, t, y, stats, fault)`` as
     :func:`kidym.simulate.minimal.run_minimal`: ``stats`` holds the bridges (their
-    start and end times) and the bridge's step.
+    start and end times) and the bridge's step. ``reference``: a state ``(t, y)``
+    whose ``σ_ρ/σ_1`` the ratios are measured against as well (the start of a run
+    continued from near a singular position, :func:`continue_run`).
     """
     phase = numpy_phase if phase is None else phase
     bridge = _Bridge(system, p, max(tol, 1e-14))
@@ -228,6 +264,8 @@ def run_ali3(system, p: np.ndarray, t0: float, t1: float, y0: np.ndarray, times:
     # ``σ_ρ/σ_1`` is measured against the largest seen in the run: a long chain of loops
     # (A02 with N = 40) is ill-conditioned everywhere, not only near its singular positions
     watch = _Watch(geometry, geometry(t0, y0)[0])
+    if reference is not None:
+        watch.seen(geometry(*reference)[0])
     try:
         while t < t1 and fault is None:
             r, _cols, _det = geometry(t, y)
