@@ -328,3 +328,19 @@ def test_a_regular_loop_with_coarse_output_times_is_no_passage(engine):
     for name in ("q1", "q2", "q3"):
         np.testing.assert_allclose(coarse.values[name], fine.values[name][::10],
                                    atol=100 * rtol * (1 + np.abs(fine.values[name]).max()))
+
+
+@pytest.mark.parametrize("engine", ["numpy", "compiled"])
+@pytest.mark.parametrize("formulation", ["augmented", "ali3"])
+def test_a_start_at_rest_at_a_singular_position_is_an_error(engine, formulation):
+    # A02 with N = 1 released at rest with every bar on the x axis: gravity pulls the
+    # cranks down, and the parallelogram, the anti-parallelogram and the kite are all
+    # possible continuations: no formulation can tell, so the run says so
+    text = iftomm_a02(1).replace("c0(pi/2), c1(pi/2), r0(-pi/2), c0't(-1)",
+                                 "c0(0), c1(0), r0(0)")
+    eq = kidym.derive(kidym.parse(text))
+    # the independent check: G has rank 1 of 2 there
+    with pytest.raises(SimulationError, match="starts at a singular position") as info:
+        kidym.simulate(eq, engine=engine, formulation=formulation, t_end=1.0)
+    assert "rank 1 there and 2 at positions nearby" in str(info.value)
+    assert "at rest" in str(info.value) and info.value.time == 0.0
