@@ -1,22 +1,35 @@
-"""Closed loops through singular positions: ``formulation="ali3"`` (NumPy engine).
+"""Closed loops through singular positions: ``formulation="ali3"`` (both engines).
 
 Away from singular positions the run is the augmented formulation's (``M ẇ = F + Gᵀλ``,
-``G ẇ = γ``, SciPy's solver stepped here). Where a step would end near a singular
-position of the loop — the constraint Jacobian ``G`` close to losing rank,
-``σ_ρ/σ_1 < NEAR`` (:mod:`kidym.simulate.monitors`), or the best-conditioned dependent
-block changing sign within the step — the step is rejected and the motion is carried
-across by the index-3 augmented Lagrangian formulation with mass-orthogonal projections
-of Bayo & Ledesma (1996), "ALI3-P" (trapezoidal rule, fixed step), which needs no rank
-of ``G``: its constraint forces are ``Gᵀ(λ* + α Φ)`` with ``λ*`` iterated, and velocities
-and accelerations are projected onto the constraints in the kinetic metric. The bridge
-ends when the best block has changed sign and ``σ_ρ/σ_1 ≥ NEAR`` again; the state is
-projected onto the constraints and the augmented run goes on.
+``G ẇ = γ``): SciPy's solver stepped here (:func:`numpy_phase`), or the compiled loop
+over windows of samples (:func:`compiled_phase`). Where a step (a sample) would end near
+a singular position of the loop — the constraint Jacobian ``G`` close to losing rank,
+``σ_ρ/σ_1 < NEAR`` times the largest ratio seen in the run (:mod:`kidym.simulate.monitors`;
+relative, because a long chain of loops such as A02 with N = 40 is ill-conditioned
+everywhere), inside a step as well, or the best-conditioned dependent block changing
+sign within it — the step is rejected and the motion is carried across by the index-3
+augmented Lagrangian formulation with mass-orthogonal projections of Bayo & Ledesma
+(1996), "ALI3-P" (trapezoidal rule, fixed step), which needs no rank of ``G``: its
+constraint forces are ``Gᵀ(λ + α Φ)``, and velocities and accelerations are projected
+onto the constraints in the kinetic metric. Each Newton move of a step, and each
+projection, solves the saddle-point system with the penalised matrix
+``M + (h²/4) α GᵀG`` by its Schur complement in least squares (:func:`_saddle`), so
+the multipliers come in one solve where ``G`` is regular and the penalty carries the
+directions where it has lost rank — several at once (A02 with N ≥ 2 loses N) or
+redundant rows. The bridge ends when the position is passed (the best block changed
+sign, or the ratio was below the threshold) and the ratio is above it again; the state
+is projected onto the constraints and the augmented run goes on.
 
 The bridge follows the branch the motion is on because it integrates the penalised
 dynamics (physical, stiff springs on the constraints) through the position, instead of
 solving a singular system there. Its step is ``h = BRIDGE_FACTOR · rtol^{1/3}`` (the
-trapezoidal rule's local error is ``O(h³)``; bounded by ``max_step``), and outputs inside a
-bridge come from cubic Hermite interpolation between its steps.
+trapezoidal rule's local error is ``O(h³)``, its global error ``O(h²) = O(rtol^{2/3})``;
+bounded by ``max_step``), and outputs inside a bridge come from cubic Hermite
+interpolation between its steps.
+
+An augmented run that reaches a singular position (the monitor trips, or its solve
+finds ``G`` singular) goes on from its last sample before it by :func:`continue_run`
+where :func:`continuable` holds.
 
 Requires holonomic constraints and speeds that are the coordinates' rates (as the minimal
 form, :func:`kidym.simulate.minimal.require_minimal_form`); no events.
