@@ -344,3 +344,52 @@ def test_a_start_at_rest_at_a_singular_position_is_an_error(engine, formulation)
         kidym.simulate(eq, engine=engine, formulation=formulation, t_end=1.0)
     assert "rank 1 there and 2 at positions nearby" in str(info.value)
     assert "at rest" in str(info.value) and info.value.time == 0.0
+
+
+#: The rhombus four-bar of ``test_loop_singular_messages.py`` (unit rods, ground pivots
+#: A = (0, 0) and B = (1, 0)) started on its kite branch: the coupler folded back onto
+#: the crank (q2 = π), its tip at A, the rocker pointing from B to A (q3 = π).
+KITE_BRANCH = """
+m = 1; l = 1; g = 9.81;
+Crank | Rz(q1) | Sx(l/2), m(m), Jz(m*l^2/12);
+Coupler~Crank | Sx(l), Rz(q2) | Sx(l/2), m(m), Jz(m*l^2/12);
+Rocker | Sx(1), Rz(q3) | Sx(l/2), m(m), Jz(m*l^2/12);
+СОВПАДЕНИЕ := Coupler(l, 0, 0) = Rocker(l, 0, 0);
+GRAVITY := 0, -g, 0;
+INITIAL := t(0), q1(1), q2(pi), q3(pi);
+TIME := t(0, 1);
+"""
+
+
+def kite_motion(times: np.ndarray) -> np.ndarray:
+    """θ(t) of the kite branch: the coupler's tip stays at A and the rocker at π, so the
+    crank and the coupler turn together about A — both centres at C/2, each rod's
+    moment of inertia about A m l²/12 + m l²/4 = m l²/3 — a compound pendulum
+    (2/3) m l² θ'' = −m g l cos θ, i.e. θ'' = −(3 g / 2 l) cos θ (l = 1, g = 9.81)."""
+    from scipy.integrate import solve_ivp
+
+    sol = solve_ivp(lambda _t, y: [y[1], -1.5 * 9.81 * np.cos(y[0])], (0.0, times[-1]),
+                    [1.0, 0.0], t_eval=times, rtol=1e-13, atol=1e-13, method="DOP853")
+    return sol.y[0]
+
+
+@pytest.mark.parametrize("engine", ["numpy", "compiled"])
+@pytest.mark.parametrize("formulation", ["augmented", "ali3"])
+def test_kite_branch_through_its_fold(engine, formulation):
+    # at θ = 0 (near t = 0.46) every link lies on AB: the kite branch meets the one
+    # where the crank stays at B and coupler and rocker turn together; the motion,
+    # moving, goes on along the kite (and again at θ = −π, near t = 0.95)
+    result = kidym.simulate(kidym.parse(KITE_BRANCH), engine=engine,
+                            formulation=formulation, rtol=1e-10, n_points=201,
+                            raise_on_failure=False)
+    exact = kite_motion(result.t)
+    if not result.success:   # (never success off the motion)
+        assert "constraint Jacobian" in result.message
+        assert angle_error(result.values["q1"], exact) < 100 * 1e-10
+        return
+    # both folds passed: θ = 0 and θ = −π (the crank along BA), one bridge each
+    assert result.values["q1"].min() < -np.pi
+    assert len(result.stats["constraint_drift"]["bridges"]) == 2
+    assert angle_error(result.values["q1"], exact) < ali3_bound(1e-10)
+    assert angle_error(result.values["q3"], np.pi) < ali3_bound(1e-10)
+    assert angle_error(result.values["q2"], np.pi) < ali3_bound(1e-10)
