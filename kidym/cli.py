@@ -653,7 +653,10 @@ def _print_quaternion_drift(result) -> None:
     if stiff:
         print(f"warning: {stiff['hint']}", file=sys.stderr)
     cd = result.stats.get("constraint_drift")
-    if cd and cd.get("formulation") == "ali3":
+    if cd and "continued_from" in cd:
+        print(f"singular position reached at t = {cd['continued_from']:.6g}: the run went "
+              "on with formulation ali3")
+    if cd and "bridges" in cd:
         spans = ", ".join(f"t = {a:.6g}…{b:.6g}" for a, b in cd["bridges"])
         print(f"singular positions passed: {len(cd['bridges'])}"
               + (f" ({spans})" if spans else ""))
@@ -880,10 +883,11 @@ def build_parser() -> argparse.ArgumentParser:
                    default="augmented",
                    help="models with constraints (УРАВНЕНИЯ): augmented (default; all "
                         "coordinates, multipliers solved with the accelerations, drift "
-                        "projected), minimal (an ODE in the independent coordinates, "
+                        "projected; a loop reaching a singular position goes on with "
+                        "ali3), minimal (an ODE in the independent coordinates, "
                         "chosen by pivoting and re-chosen where they degrade; NumPy engine) "
                         "or ali3 (augmented, with singular positions of a loop passed by "
-                        "an index-3 augmented Lagrangian; NumPy engine)")
+                        "an index-3 augmented Lagrangian)")
     p.add_argument("--independent", action="append", metavar="NAMES",
                    help="with --formulation minimal: the coordinates to start with as "
                         "independent (comma-separated or repeated; default: by pivoting)")

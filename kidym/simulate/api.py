@@ -163,9 +163,14 @@ def simulate(system, *, t_end: float | None = None, t_start: float | None = None
         constraints on coordinates whose speeds are their rates, and no events.
         ``ali3`` steps as ``augmented`` away from singular positions of the loop and
         crosses them by the index-3 augmented Lagrangian with mass-orthogonal projections
-        (Bayo & Ledesma; :mod:`kidym.simulate.passages`): the NumPy engine only, with the
-        requirements of ``minimal``. Every other run that reaches a singular position
-        stops there with an error (:mod:`kidym.simulate.monitors`).
+        (Bayo & Ledesma; :mod:`kidym.simulate.passages`), in both engines, with the
+        requirements of ``minimal``. An ``augmented`` run that reaches a singular
+        position (:mod:`kidym.simulate.monitors`, or a singular augmented solve) goes
+        on from its last sample before it with ``ali3`` where those requirements hold
+        and the stabilization is projection
+        (``stats["constraint_drift"]["formulation"]`` is then ``"augmented, then
+        ali3"``, ``["formulation_choice"]`` says why); every other run that reaches
+        one stops there with an error, and so does a run that starts at one.
 
     Returns
     -------

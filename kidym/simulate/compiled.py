@@ -240,8 +240,11 @@ class CompiledSystem:
         y = np.ascontiguousarray(y, dtype=float)
         p = np.ascontiguousarray(p, dtype=float)
         c = self.constants(p)
-        qdot, M, F = np.empty(self.code.n_q), np.empty((self.code.n_w,) * 2), np.empty(
-            len(self.equations.forcing_extended))
+        try:
+            n_f = self._local.n_forcing
+        except AttributeError:   # (forcing_extended builds a list of every G entry)
+            n_f = self._local.n_forcing = len(self.equations.forcing_extended)
+        qdot, M, F = np.empty(self.code.n_q), np.empty((self.code.n_w,) * 2), np.empty(n_f)
         self.lib.kidym_eval(float(t), _ptr(y), _ptr(p), _ptr(c), _ptr(qdot), _ptr(M), _ptr(F))
         return qdot, M, F
 
@@ -704,6 +707,42 @@ def _passage_check(system: CompiledSystem, raw: dict, p: np.ndarray, *, method: 
                 events_y=raw["events_y"][keep]), error
 
 
+def _continued(system: CompiledSystem, raw: dict, p: np.ndarray, *, t1: float,
+               times: np.ndarray, stab: Stabilization, method: str, rtol: float,
+               atol: float, max_step: float) -> tuple | None:
+    """``(raw, error, stats)``: a run cut at a passage through a singular position
+    (``raw``, its last sample before it) continued with ``formulation="ali3"``
+    (:func:`kidym.simulate.passages.continue_run`), or None where that formulation
+    does not apply (events, velocity constraints, speeds other than rates)."""
+    from kidym.simulate.passages import CONTINUED_WHY, compiled_phase, continuable, continue_run
+
+    if system.event_names or not len(raw["t"]) or not continuable(
+            system.equations, events=(), stabilization=stab):
+        return None
+    t_from, passage_t = float(raw["t"][-1]), float(raw["t"][-1])
+    started = _time.perf_counter()
+    ok, _status, message, nfev, t_more, y_more, stats, fault = continue_run(
+        system, p, t_from, raw["y"][-1], t1, times, method=method, rtol=rtol, atol=atol,
+        max_step=max_step, tol=min(stab.tolerance * 1e-3, 1e-15), phase=compiled_phase,
+        reference=(raw["t0"], raw["y0"]))
+    stats["formulation_choice"] = CONTINUED_WHY.format(t=passage_t)
+    raw = dict(raw, t=np.concatenate([raw["t"], t_more]),
+               y=np.concatenate([raw["y"], np.ascontiguousarray(y_more.T)]),
+               status=0 if ok else -1, message="" if ok else message,
+               nfev=raw["nfev"] + nfev,
+               wall_time_s=raw["wall_time_s"] + _time.perf_counter() - started)
+    error = None
+    if fault is not None:
+        raw.update(fail_t=fault.t, fail_y=fault.y)
+        error = faults.diagnose(
+            fault, state_names=system.state_names, t0=raw["t0"], y0=raw["y0"],
+            mass=lambda t, y: system.evaluate(t, y, p)[1],
+            groups=faults.quaternion_indices(system.state_names, system.equations.model),
+            method=method, speed_names=[str(w) for w in system.equations.speeds],
+            constrained=True)
+    return raw, error, stats
+
+
 def run_compiled(system: CompiledSystem, *, t0: float, t1: float, y0: np.ndarray,
                  p: np.ndarray, times: np.ndarray, method: str = "ERK8",
                  rtol: float = 1e-9, atol: float = 1e-12, max_step: float = np.inf,
@@ -741,16 +780,28 @@ def run_compiled(system: CompiledSystem, *, t0: float, t1: float, y0: np.ndarray
     raw = _integrate(system, y0, p, times, t0=t0, t1=t1, method=method, rtol=rtol,
                      atol=atol, max_step=max_step, jacobian=jacobian, breaks=breaks)
     error = _failure(system, raw, p) if raw["status"] < 0 else None
+    ali3_stats: dict = {}
     if cons is not None and raw["status"] != -108:
         # a passage through a singular position is the first cause of a failure too
         raw_kept, passage = _passage_check(system, raw, p, method=method, rtol=rtol,
                                            atol=atol, max_step=max_step)
         if passage is not None:
             raw, error = raw_kept, passage
+        if error is not None and error.kind == faults.CONSTRAINTS:
+            # a loop at a singular position (the monitor, or a singular augmented
+            # solve): go on across it with the formulation that passes it
+            continued = _continued(system, raw, p, t1=t1, times=times, stab=stab,
+                                   method=method, rtol=rtol, atol=atol, max_step=max_step)
+            if continued is not None:
+                raw, error, ali3_stats = continued
     result = to_result(system, raw, p, rtol=rtol, atol=atol, max_step=max_step, extra=extra,
                        error=error)
     result = with_constraints(system, raw, p, stab, result)
-    if error is None:
+    if ali3_stats:
+        from kidym.simulate.passages import CONTINUED
+
+        result.stats["constraint_drift"].update({"formulation": CONTINUED, **ali3_stats})
+    if error is None and not ali3_stats:
         stiff = stiffness_check(system, raw, p)
         if stiff is not None:
             result.stats["stiffness"] = stiff
@@ -844,11 +895,62 @@ class CompiledEngine:
             ) -> tuple[Result, SimulationError | None]:
         extra = ({"initial_adjusted": spec.adjusted}
                  if system.equations.constraints is not None else {})
+        if options.ali3 and spec.inputs is not None:
+            # (the bridges evaluate the library: its inputs bound for this thread)
+            with compiled_inputs.bound(system.lib, spec.inputs) as held:
+                result, error = run_compiled_ali3(system, spec, options, extra)
+            if held.interrupt is not None:
+                raise held.interrupt
+            return result, held.error or error
+        if options.ali3:
+            return run_compiled_ali3(system, spec, options, extra)
         return run_compiled(system, t0=spec.t0, t1=spec.t1, y0=spec.y0, p=spec.p,
                             times=spec.times, method=options.method, rtol=options.rtol,
                             atol=options.atol, max_step=options.max_step, extra=extra,
                             constraints=spec.stabilization, jacobian=options.jacobian,
                             inputs=spec.inputs)
+
+
+def run_compiled_ali3(system: CompiledSystem, spec: RunSpec, options: RunOptions,
+                      extra: dict) -> tuple[Result, SimulationError | None]:
+    """``formulation="ali3"`` in the compiled engine: the augmented run in the compiled
+    loop between singular positions, the bridges across them by the index-3 augmented
+    Lagrangian over the library's evaluations (:func:`kidym.simulate.passages.run_ali3`
+    with :func:`~kidym.simulate.passages.compiled_phase`)."""
+    from kidym.simulate.passages import compiled_phase, run_ali3
+
+    stab = spec.stabilization
+    system.set_stabilization(stab)
+    method = METHOD_ALIASES.get(options.method, options.method)
+    started = _time.perf_counter()
+    ok, _status, message, nfev, t_out, y_out, stats, fault = run_ali3(
+        system, spec.p, spec.t0, spec.t1, spec.y0, spec.times, method=method,
+        rtol=options.rtol, atol=options.atol, max_step=options.max_step,
+        tol=min(stab.tolerance * 1e-3, 1e-15), phase=compiled_phase)
+    wall = _time.perf_counter() - started
+    Y = np.ascontiguousarray(y_out.T)
+    raw = {"status": 0 if ok else -1, "message": "" if ok else message, "t": t_out,
+           "y": Y, "nfev": nfev, "nsteps": 0, "events_t": np.empty(0),
+           "events_k": np.empty(0, dtype=np.intc), "events_y": np.empty((0, system.n_y)),
+           "fail_t": spec.t0 if fault is None else fault.t,
+           "fail_y": spec.y0 if fault is None else fault.y, "wall_time_s": wall,
+           "method": method, "output_mode": "", "extension_fallbacks": 0,
+           "projections": 0, "arkode_tolerances": (options.rtol, options.atol),
+           "t0": spec.t0, "y0": spec.y0, "jacobian": ""}
+    error = None
+    if fault is not None:
+        error = faults.diagnose(
+            fault, state_names=system.state_names, t0=spec.t0, y0=spec.y0,
+            mass=lambda t, y: system.evaluate(t, y, spec.p)[1],
+            groups=faults.quaternion_indices(system.state_names, system.equations.model),
+            method=method, speed_names=[str(w) for w in system.equations.speeds],
+            constrained=True)
+    result = to_result(system, raw, spec.p, rtol=options.rtol, atol=options.atol,
+                       max_step=options.max_step, extra=extra, error=error)
+    result = with_constraints(system, raw, spec.p, stab, result)
+    result.stats["constraint_drift"].update(
+        {"stabilization": "ali3", "formulation": "ali3", **stats})
+    return result, error
 
 
 #: The compiled engine (:data:`kidym.simulate.engine.ENGINES`).

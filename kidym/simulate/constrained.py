@@ -117,6 +117,48 @@ def _velocity_correction(system, t: float, y: np.ndarray, p: np.ndarray,
     return y
 
 
+#: How far (relative) the coordinates are moved to see the rank of ``G`` nearby.
+NEARBY = 1e-4
+
+
+def _singular_start(system, t0: float, y0: np.ndarray, p: np.ndarray,
+                    r: int) -> SimulationError | None:
+    """The error of a start at a singular position of a loop — ``G`` of rank ``r`` there
+    and of a higher rank at positions nearby (redundant constraints have the lower rank
+    everywhere) — or None. There branches of the motion meet, and from such a start no
+    formulation can tell which one the motion follows (issue 27: a parallelogram
+    released with its links in line)."""
+    eq = system.equations
+    n_q = eq.n_q
+    y0 = np.asarray(y0, float)
+    step = NEARBY * (1.0 + np.abs(y0[:n_q]))
+    nearby = 0
+    for sign in (1.0, -1.0):   # (deterministic directions)
+        y = y0.copy()
+        y[:n_q] += sign * step * np.cos(1.0 + np.arange(n_q))
+        try:
+            nearby = max(nearby, rank(system.constraint_block(t0, y, p)[2].G))
+        except (SimulationError, ArithmeticError, ValueError):
+            continue
+    if nearby <= r:
+        return None
+    names = eq.constraints.names
+    at_rest = not np.any(np.abs(y0[n_q:]) > 0)
+    return SimulationError(
+        f"the loop starts at a singular position: the Jacobian of the constraints "
+        f"{', '.join(names)} has rank {r} there and {nearby} at positions nearby, so "
+        f"{eq.n_w - r} motions keep the constraints to first order where {eq.n_w - nearby} "
+        f"{'does' if eq.n_w - nearby == 1 else 'do'} elsewhere: branches of the motion "
+        "meet here (links in line: a dead centre, or "
+        "a parallelogram that can go on as a parallelogram, an anti-parallelogram or a "
+        "kite), and " + ("at rest " if at_rest else "")
+        + "no formulation can tell which one the motion follows",
+        time=t0, state=dict(zip(system.state_names, y0.tolist())),
+        hint="start a little off the position (a coordinate moved from it picks the "
+             "branch), or with a speed along the branch the motion should follow and "
+             "formulation='ali3' from a position just before it")
+
+
 def consistent_initial(system, t0: float, y0: np.ndarray, p: np.ndarray,
                        given: set[str], tol: float) -> tuple[np.ndarray, dict[str, tuple]]:
     """Initial values that satisfy ``Φ = 0`` and ``Φ̇ = 0``, changing the dependent ones.
@@ -148,6 +190,9 @@ def consistent_initial(system, t0: float, y0: np.ndarray, p: np.ndarray,
     _M, _F, block = system.constraint_block(t0, y0, p)
     r = rank(block.G)
     if r < cons.m:
+        singular = _singular_start(system, t0, y0, p, r)
+        if singular is not None:
+            raise singular
         raise SimulationError(
             f"the constraints {', '.join(cons.names)} are not independent at the start: the "
             f"rank of their Jacobian is {r}, not {cons.m}: "

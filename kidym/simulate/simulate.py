@@ -34,7 +34,13 @@ from kidym.simulate.layout import parameter_vector, quaternion_groups
 from kidym.simulate.minimal import run_minimal
 from kidym.simulate.monitors import loop_passage
 from kidym.simulate.numpy_engine import generate_python, needs_accelerations, tolerant
-from kidym.simulate.passages import run_ali3
+from kidym.simulate.passages import (
+    CONTINUED,
+    CONTINUED_WHY,
+    continuable,
+    continue_run,
+    run_ali3,
+)
 from kidym.simulate.result import Result
 from kidym.simulate.spec import RunOptions, RunSpec
 from kidym.simulate.watch import current as current_watch
@@ -565,6 +571,7 @@ def run_numpy(system: NumpySystem, spec: RunSpec, options: RunOptions
         segment = _restarting(segment, spec.inputs.breakpoints(t0, t1), spec.inputs.window)
     projections = 0
     minimal_stats: dict = {}
+    continued = False
     try:
         if ali3:
             (ok, status, message, nfev, t_out, y_out, minimal_stats, fault) = run_ali3(
@@ -619,8 +626,31 @@ def run_numpy(system: NumpySystem, spec: RunSpec, options: RunOptions
                 mass=lambda t, y: system.dynamics(t, y, p)[1],
                 method=method, speed_names=[str(w) for w in system.equations.speeds])
         status, message = -1, str(error)
+    if (error is not None and error.kind == faults.CONSTRAINTS and partitioning is None
+        and not ali3 and len(t_out) and continuable(
+            system.equations, events=run_events, stabilization=stab)):
+        # a loop at a singular position (the monitor, or a singular augmented solve): go on
+        # across it with the formulation that passes it
+        (ok, status, message, more, t_more, y_more, minimal_stats, fault
+         ) = continue_run(system, p, float(t_out[-1]), y_out[:, -1], t1, times,
+                          method=solver, rtol=rtol, atol=atol, max_step=max_step,
+                          tol=min(stab.tolerance * 1e-3, 1e-15), reference=(t0, y0))
+        minimal_stats["formulation_choice"] = CONTINUED_WHY.format(t=error.time)
+        nfev += more
+        t_out = np.concatenate([t_out, t_more])
+        y_out = np.concatenate([y_out, y_more], axis=1)
+        continued, error = True, None
+        wall = _time.perf_counter() - started
+        if fault is not None:
+            error = faults.diagnose(
+                fault, state_names=system.state_names, t0=t0, y0=y0, groups=groups,
+                mass=lambda t, y: system.rhs_function(
+                    float(t), np.asarray(y, float).tolist(), p.tolist())[1],
+                method=method, speed_names=[str(w) for w in system.equations.speeds])
+            status, message = -1, str(error)
     stiff = (_stiffness_check(system, p, method, t0, t1, nfev, t_out, y_out, y0)
-             if method not in IMPLICIT_METHODS and error is None else None)
+             if method not in IMPLICIT_METHODS and error is None and not continued
+             else None)
     constraint_stats: dict = {} if stiff is None else {"stiffness": stiff}
     if system.equations.constraints is not None:
         pos, vel = measure(system, t_out, y_out, p)
@@ -629,8 +659,8 @@ def run_numpy(system: NumpySystem, spec: RunSpec, options: RunOptions
             "stabilization": ("ali3" if ali3 else stab.method if partitioning is None
                               else "minimal"),
             "projections": projections, "tolerance": stab.tolerance,
-            "formulation": ("ali3" if ali3 else "augmented" if partitioning is None
-                            else "minimal"),
+            "formulation": ("ali3" if ali3 else CONTINUED if continued
+                            else "augmented" if partitioning is None else "minimal"),
             **minimal_stats,
             **({"alpha": stab.alpha, "beta": stab.beta} if stab.method == "baumgarte"
                else {})},

@@ -72,9 +72,12 @@ def test_without_constraints_it_is_still_the_mass_matrix(kite) -> None:
 
 
 def test_the_numpy_engine_says_the_same(kite) -> None:
+    # (Baumgarte's stabilization: a run with projection would go on across the position
+    # with formulation='ali3', kidym.simulate.passages.continue_run)
     eq, _system, _p = kite
-    with pytest.raises(kidym.SimulationError, match=r"constraint Jacobian has lost rank"):
-        kidym.simulate(eq, engine="numpy", t_end=1.0)
+    with pytest.raises(kidym.SimulationError,
+                       match=r"constraint Jacobian (has lost|loses) rank"):
+        kidym.simulate(eq, engine="numpy", t_end=1.0, constraints="baumgarte")
 
 
 def test_an_ill_conditioned_solve_gives_kidym_s_error_not_scipy_s_warning() -> None:
