@@ -43,7 +43,11 @@ if TYPE_CHECKING:
 COMPACT_MAX_OPS = 3_000
 
 #: Seconds allowed by default to form and simplify the compact form.
-COMPACT_BUDGET = 10.0
+COMPACT_BUDGET = 5.0
+
+#: Models whose structural form needs more named quantities than this are not tried
+#: (the biped's 552: its compact form is the expanded form of a 7-link chain).
+COMPACT_MAX_NAMED = 300
 
 #: Partial velocities up to this many operations are simplified trigonometrically.
 SIMPLIFY_OPS = 80
@@ -331,6 +335,18 @@ class _Former:
                     terms[k] -= self.tidy(self.expand(gk, self.eq.graph)) * sym
         return terms
 
+    def _collected(self, u: sympy.Expr) -> sympy.Expr:
+        """``u`` as ``Σ c_a·a + rest`` over its accelerations, each piece simplified."""
+        u = self._roots_back(sympy.expand(u))
+        accs = [a for a in self.accelerations if u.has(a)]
+        out = sympy.Integer(0)
+        rest = u
+        for a in accs:
+            c = rest.coeff(a)
+            rest = sympy.expand(rest - c * a)
+            out += self.tidy(c) * a
+        return out + self.tidy(rest)
+
     def form(self) -> list[sympy.Expr]:
         n = len(self.speeds)
         total = [sympy.Integer(0)] * n
@@ -338,15 +354,14 @@ class _Former:
         pieces += [self.body_terms(b) for b in self.model.bodies]
         for piece in pieces:
             total = [a + b for a, b in zip(total, piece)]
-        out = [self._roots_back(sympy.collect(sympy.expand(x), list(self.accelerations)))
-               if sympy.count_ops(x) < 400 else x for x in total]
+        out = [self._collected(x) if sympy.count_ops(x) < 600 else x for x in total]
         if sum(sympy.count_ops(x) for x in out) > self.max_ops:
             raise _TooBig(f"it has more than {self.max_ops} operations")
         return out
 
 
 def compact_form(eq: Equations, *, budget: float = COMPACT_BUDGET,
-                 max_ops: int = COMPACT_MAX_OPS) -> CompactForm:
+                 max_ops: int = COMPACT_MAX_OPS, named: int | None = None) -> CompactForm:
     """The compact equations of ``eq`` (its final stage), or the reason there are none.
 
     Parameters
@@ -357,6 +372,9 @@ def compact_form(eq: Equations, *, budget: float = COMPACT_BUDGET,
         Seconds allowed to form and simplify them.
     max_ops : int
         Larger compact forms are given up (the structural form is the readable one then).
+    named : int, optional
+        How many named quantities the structural form needs; above
+        :data:`COMPACT_MAX_NAMED` the compact form is not tried.
 
     Returns
     -------
@@ -369,6 +387,11 @@ def compact_form(eq: Equations, *, budget: float = COMPACT_BUDGET,
     ``J ω̇X − a m ((R − zC) ÿC + yC (z̈C + g))`` (seed 000 eq. (25)).
     """
     speeds = [str(w) for w in eq.speeds]
+    if named is not None and named > COMPACT_MAX_NAMED:
+        return CompactForm([], speeds, reason=(
+            f"the compact form is not printed: the structural form needs {named} named "
+            f"quantities (more than {COMPACT_MAX_NAMED}), the compact one would be their "
+            "expansion"))
     try:
         former = _Former(eq, budget, max_ops)
         equations = former.form()
