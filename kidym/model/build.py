@@ -43,7 +43,16 @@ from kidym.lang.formulas import (
     suggest,
 )
 from kidym.lang.tasks import REPEATABLE
-from kidym.model import coincide, inverse, programmed, scene, slips, variations, virtual
+from kidym.model import (
+    coincide,
+    display,
+    inverse,
+    programmed,
+    scene,
+    slips,
+    variations,
+    virtual,
+)
 from kidym.model import events as model_events
 from kidym.model.inertia import full_tensor, inertia_problem
 from kidym.model.model import (
@@ -602,6 +611,7 @@ class _Builder:
         self.programmed_items: list[programmed.ProgrammedItem] = []
         self.event_items: list[model_events.EventItem] = []
         self.scene_items: list[SceneSurface] = []
+        self.shape_items: list[display.DisplayShape] = []
         self.gravity: tuple[Expr, Expr, Expr] | None = None
         self.calculation: str | None = None
         self.calculation_span: Span | None = None
@@ -639,6 +649,8 @@ class _Builder:
                 self.programmed_items = programmed.read_items(self, ins)
             elif key == "SCENE":
                 self.scene_items = scene.read_items(self, ins)
+            elif key == "SHAPES":
+                self.shape_items = display.read_items(self, ins)
             elif key == "GRAVITY":
                 self.gravity_of(ins)
             elif key == "CALCULATION":
@@ -1805,6 +1817,9 @@ class _Builder:
         surfaces = (scene.check_items(self, self.scene_items,
                                       self.instructions["SCENE"].written)
                     if self.scene_items else ())
+        shapes = (display.check_items(self, self.shape_items, self.instructions["SHAPES"].written,
+                                      set(self.body_data))
+                  if self.shape_items else ())
         if _has_errors(self.diags) or self.parsed.has_errors:
             return None, self.diags
         parameters = []
@@ -1855,7 +1870,7 @@ class _Builder:
             variations=tuple(getattr(self, "variations", ())),
             sampling=getattr(self, "sampling", None),
             guess=self.guess, limits=self.limits, scene=surfaces, controls=controls,
-            programmed=programmed_constraints)
+            programmed=programmed_constraints, shapes=shapes)
         slips.unused_parameters(self, {*outputs, *(n for plot in self.plots
                                                    for n in (*plot.curves, *plot.against))})
         slips.case_slips(self)

@@ -559,6 +559,9 @@ class Model:
     scene : tuple of SceneSurface
         Surfaces declared for display (``СЦЕНА``, :mod:`kidym.model.scene`); the viewer
         adds those of ``rolling``.
+    shapes : tuple of DisplayShape
+        Solids declared for display (``ФОРМЫ``, :mod:`kidym.model.display`); a body not
+        listed is drawn from its inertia.
     """
 
     name: str
@@ -597,6 +600,7 @@ class Model:
     scene: tuple[SceneSurface, ...] = ()
     controls: tuple[str, ...] = ()
     programmed: tuple[ProgrammedConstraint, ...] = ()
+    shapes: tuple = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "initial", MappingProxyType(dict(self.initial)))

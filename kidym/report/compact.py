@@ -86,7 +86,7 @@ class CompactForm:
     latex: dict[str, str] = field(default_factory=dict)
 
 
-class _TooBig(Exception):
+class _TooBigError(Exception):
     pass
 
 
@@ -115,7 +115,7 @@ class _Former:
     # ---------------------------------------------------------------- expansion
     def _check_time(self) -> None:
         if time.perf_counter() > self.deadline:
-            raise _TooBig("its time budget ran out")
+            raise _TooBigError("its time budget ran out")
 
     def expand(self, expr, graph=None) -> sympy.Expr:
         """``expr`` with every generated name substituted, the model's definitions kept."""
@@ -143,7 +143,7 @@ class _Former:
                 if named in self.graph:
                     named = self.graph.formula(named)
                 full = self.expand(named)
-            except Exception:   # noqa: BLE001 — a definition the graph cannot take
+            except Exception:   # a definition the graph cannot take
                 continue        # is simply not written back
             if full.is_Atom:
                 continue
@@ -182,7 +182,7 @@ class _Former:
         expr = self._roots_back(expr)
         ops = sympy.count_ops(expr)
         if ops > self.max_ops:
-            raise _TooBig(f"it has more than {self.max_ops} operations")
+            raise _TooBigError(f"it has more than {self.max_ops} operations")
         if expr.is_Atom:
             out = expr
         elif ops <= SIMPLIFY_OPS and expr.has(sympy.sin, sympy.cos):
@@ -356,7 +356,7 @@ class _Former:
             total = [a + b for a, b in zip(total, piece)]
         out = [self._collected(x) if sympy.count_ops(x) < 600 else x for x in total]
         if sum(sympy.count_ops(x) for x in out) > self.max_ops:
-            raise _TooBig(f"it has more than {self.max_ops} operations")
+            raise _TooBigError(f"it has more than {self.max_ops} operations")
         return out
 
 
@@ -395,9 +395,9 @@ def compact_form(eq: Equations, *, budget: float = COMPACT_BUDGET,
     try:
         former = _Former(eq, budget, max_ops)
         equations = former.form()
-    except _TooBig as exc:
+    except _TooBigError as exc:
         return CompactForm([], speeds, reason=f"the compact form is not printed: {exc}")
-    except Exception as exc:  # noqa: BLE001 — a view: never stop the print for it
+    except Exception as exc:  # a view: never stop the print for it
         return CompactForm([], speeds, reason=f"the compact form is not available for this "
                                               f"model ({type(exc).__name__})")
     return CompactForm(equations, speeds, former.where, former.accelerations,
