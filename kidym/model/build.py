@@ -46,6 +46,7 @@ from kidym.lang.tasks import REPEATABLE
 from kidym.model import (
     coincide,
     display,
+    free,
     inverse,
     programmed,
     scene,
@@ -612,6 +613,7 @@ class _Builder:
         self.event_items: list[model_events.EventItem] = []
         self.scene_items: list[SceneSurface] = []
         self.shape_items: list[display.DisplayShape] = []
+        self.free_names: list[ast.Name] = []
         self.gravity: tuple[Expr, Expr, Expr] | None = None
         self.calculation: str | None = None
         self.calculation_span: Span | None = None
@@ -651,6 +653,8 @@ class _Builder:
                 self.scene_items = scene.read_items(self, ins)
             elif key == "SHAPES":
                 self.shape_items = display.read_items(self, ins)
+            elif key == "FREE":
+                self.free_names = free.read(self, ins)
             elif key == "GRAVITY":
                 self.gravity_of(ins)
             elif key == "CALCULATION":
@@ -1820,6 +1824,10 @@ class _Builder:
         shapes = (display.check_items(self, self.shape_items, self.instructions["SHAPES"].written,
                                       set(self.body_data))
                   if self.shape_items else ())
+        free_states = (free.check(self, self.free_names, self.instructions["FREE"].written,
+                                  {*self.coordinates, *(f"{q}'t" for q in self.coordinates),
+                                   *(n.name for n in self.pseudo)})
+                       if self.free_names else ())
         if _has_errors(self.diags) or self.parsed.has_errors:
             return None, self.diags
         parameters = []
@@ -1870,7 +1878,7 @@ class _Builder:
             variations=tuple(getattr(self, "variations", ())),
             sampling=getattr(self, "sampling", None),
             guess=self.guess, limits=self.limits, scene=surfaces, controls=controls,
-            programmed=programmed_constraints, shapes=shapes)
+            programmed=programmed_constraints, shapes=shapes, free=free_states)
         slips.unused_parameters(self, {*outputs, *(n for plot in self.plots
                                                    for n in (*plot.curves, *plot.against))})
         slips.case_slips(self)

@@ -330,8 +330,7 @@ def equation_set(eq: Equations, *, stage: str = "final", expanded: bool = False,
     sizes = {"structural": _ops([r.rhs for r in (*mass, *forcing)] + [r.lhs for r in motion]),
              "kinematic": _ops([r.rhs for r in kinematic]),
              "named": _ops([r.rhs for r in inter]), "named_count": len(inter)}
-    cf = (compact_form(eq_s, named=len(inter)) if compact and stage in ("final", "cauchy")
-          else None)
+    cf = compact_form(eq_s, named=len(inter)) if compact and stage == "final" else None
     out = EquationSet(eq_s, stage, kinematic, motion, mass, forcing, inter, sizes=sizes,
                       compact=cf)
     if expanded:

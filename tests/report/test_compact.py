@@ -144,3 +144,11 @@ def test_a_big_model_gives_the_compact_form_up_with_a_reason(ball):
     assert cf.equations == [] and "more than 10 operations" in cf.reason
     es = dataclasses.replace(equation_set(ball, stage="final", compact=False), compact=cf)
     assert f"({cf.reason}; the structural form follows)" in text_of(es)
+
+
+def test_jupyter_shows_the_compact_form_of_the_ball(ball):
+    tex = ball._repr_latex_()
+    # J ω̇ over the speeds as written, the mass centre's accelerations as ẍ_C …
+    assert r"\ddot{x}_{C}" in tex and r"\ddot{z}_{C}" in tex
+    assert r"\dot{\omega}_{X,\text{Куля}}" in tex
+    assert "MB" not in tex and "Fhol" not in tex   # no internal names
