@@ -66,8 +66,7 @@ def test_values_not_given_are_solved_without_a_declaration():
 
 def test_a_call_overriding_a_value_gives_it_too():
     m = kidym.parse(FOUR_BAR + "FREE := q2, q3;")
-    with pytest.raises(SimulationError, match=r"would change q1't 0\.1 →|would change "
-                                              r"q1't"):
+    with pytest.raises(SimulationError, match=r"would change .*q1't 0\.1 → "):
         kidym.simulate(m, engine="numpy", initial={"q1't": 0.1, "q2't": 1.0, "q3't": 1.0,
                                                     "q1": 1.0})
 
@@ -80,13 +79,13 @@ def test_time_dependent_loop():
 
 
 def test_located_error_and_kidym_check(tmp_path, capsys):
-    with pytest.raises(ParseError, match=r"11:14: error: `FREE` lists coordinates and speeds "
+    with pytest.raises(ParseError, match=r"11:13: error: `FREE` lists coordinates and speeds "
                                          r"whose initial values the start may solve; `q4` is "
                                          r"neither"):
         kidym.parse(FOUR_BAR + "FREE := q2, q4;")
     path = tmp_path / "fb.kdm"
     path.write_text(FOUR_BAR, encoding="utf-8")
-    assert main(["check", str(path)]) == 1
+    assert main(["check", str(path)]) == 2   # (a start that cannot be: status 2, as a run)
     assert "closing them would change q2" in capsys.readouterr().err
     path.write_text(FOUR_BAR + "FREE := q2, q3;", encoding="utf-8")
     assert main(["check", str(path)]) == 0
