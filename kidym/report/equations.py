@@ -491,7 +491,10 @@ def to_json(eq: Equations, *, expanded: bool | None = None, stage: str = "final"
     to them. ``mass_matrix_expanded``/``forcing_expanded`` (every name substituted)
     are included when ``expanded`` is true, or by default when the model is small.
     ``stage`` picks the final equations or the holonomic stage (``cauchy`` is the
-    final one: JSON always carries the Cauchy form).
+    final one: JSON always carries the Cauchy form). ``compact`` holds the final
+    equations' compact form (:mod:`kidym.report.compact`): ``equations`` (``U_k`` with
+    ``U_k = 0``), ``where`` and, for each acceleration symbol, the name it differentiates
+    (twice, or once for a speed) — or the ``reason`` it was not formed.
     """
     eq = stage_equations(eq, stage)
     ids = IdentifierMap()
@@ -539,6 +542,14 @@ def to_json(eq: Equations, *, expanded: bool | None = None, stage: str = "final"
             "jacobian": [[text(x) for x in row] for row in cons.jacobian],
             "gamma": [text(x) for x in cons.gamma],
         }
+    cf = compact_form(eq, named=len(inter)) if stage != "holonomic" else None
+    if cf is not None:   # seed 000 eq. (25): over the bodies' accelerations
+        for s, _ in cf.where:
+            ids(str(s))
+        doc["compact"] = ({"reason": cf.reason} if cf.reason else {
+            "equations": [text(u) for u in cf.equations],
+            "where": [[ids(str(s)), text(v)] for s, v in cf.where],
+            "accelerations": {ids(str(a)): ids(n) for a, n in cf.accelerations.items()}})
     ctl = eq.controls
     if ctl is not None:   # M ẇ = F + H u, G ẇ = b (seed 004; `forcing` is F at u = 0)
         doc["controls"] = {

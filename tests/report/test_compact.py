@@ -152,3 +152,15 @@ def test_jupyter_shows_the_compact_form_of_the_ball(ball):
     assert r"\ddot{x}_{C}" in tex and r"\ddot{z}_{C}" in tex
     assert r"\dot{\omega}_{X,\text{Куля}}" in tex
     assert "MB" not in tex and "Fhol" not in tex   # no internal names
+
+
+def test_json_carries_the_compact_form_sympify_able(ball):
+    import json
+
+    from kidym.report.equations import to_json
+
+    doc = json.loads(to_json(ball))
+    names = doc["symbols"]
+    got = [sympy.sympify(u) for u in doc["compact"]["equations"]]
+    got = [u.xreplace({s: sympy.Symbol(names[s.name]) for s in u.free_symbols}) for u in got]
+    assert got == compact_form(ball).equations
