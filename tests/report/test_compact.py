@@ -110,9 +110,15 @@ def _acceleration_values(eq, cf) -> dict[sympy.Symbol, sympy.Expr]:
 
 
 @pytest.mark.parametrize("path", ["optimal_control/cart_pole.kdm",
-                                  "slider_crank/slider_crank.kdm"])
+                                  "slider_crank/slider_crank.kdm", "moving guide"])
 def test_compact_form_is_the_structural_form(path):
-    eq = kidym.derive(kidym.load(EXAMPLES / path))
+    """The examples, and a time-dependent loop (a slider crank whose guide moves)."""
+    if path == "moving guide":
+        from tests.eom.test_constraints import SLIDER_TEXT
+        eq = kidym.derive(kidym.parse(SLIDER_TEXT))
+        assert sympy.Symbol("t") in eq.forcing.free_symbols   # M0 sin(W t) on ωZCrank
+    else:
+        eq = kidym.derive(kidym.load(EXAMPLES / path))
     cf = compact_form(eq)
     assert not cf.reason
     values = _acceleration_values(eq, cf)
