@@ -16,7 +16,10 @@ nothing of the equations changes, and nothing of it reaches generated code.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+
+import symengine as se
 
 from kidym.errors import Span
 from kidym.lang import ast
@@ -109,6 +112,20 @@ def read_items(b, ins: ast.Instruction) -> list[DisplayShape]:
     return out
 
 
+def _value(b, expr) -> float | None:
+    """The number a formula of parameters has with their values in the file (``None``
+    where it has none: ``sqrt(-1)``, ``1/0``)."""
+    expanded = b.expand(expr)
+    if expanded is None:
+        return None
+    subs = {se.Symbol(n): v for n, v in b.param_exprs.items()}
+    try:
+        value = float(expanded.xreplace(subs))
+    except (RuntimeError, TypeError, ValueError, ZeroDivisionError):
+        return None
+    return value if math.isfinite(value) else None
+
+
 def check_items(b, items: list[DisplayShape], written: str,
                 bodies: set[str]) -> tuple[DisplayShape, ...]:
     """Bodies that exist, each once; sizes of parameters (located errors)."""
@@ -121,11 +138,15 @@ def check_items(b, items: list[DisplayShape], written: str,
             b.error(f"`{written}`: body `{s.body}` is given a shape twice", s.span)
         seen.add(s.body)
         for x in s.sizes:
+            reported = len(b.diags)
             if not b.check_constant(x, f"a size of `{s.body}` in `{written}`", s.span,
-                                    value=True):
+                                    value=True) or len(b.diags) > reported:
                 continue
-            number = b.expand(x)
-            if number is not None and not number.free_symbols and not float(number) > 0:
-                b.error(f"`{written}`: a size of `{s.body}` must be positive; got "
-                        f"{float(number):g}", s.span)
+            value = _value(b, x)
+            if value is None:
+                b.error(f"`{written}`: a size of `{s.body}` is not a finite real number with "
+                        "the parameter values of the file", s.span)
+            elif not value > 0:
+                b.error(f"`{written}`: a size of `{s.body}` must be positive; got {value:g}",
+                        s.span)
     return tuple(items)

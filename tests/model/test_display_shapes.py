@@ -38,6 +38,10 @@ def test_the_shapes_are_read_in_every_language(keyword):
                                             "shape twice"),
     ("Cart(box(0.3, 0, 1))", r"4:11: error: `SHAPES`: a size of `Cart` must be positive; "
                              "got 0"),
+    ("Pole(sphere(l - 1))", r"4:11: error: `SHAPES`: a size of `Pole` must be positive; "
+                            "got -0.2"),
+    ("Pole(sphere(sqrt(-1)))", r"4:11: error: a size of `Pole` in `SHAPES` is not a finite "
+                               "real number"),
     ("3", r"4:11: error: `SHAPES` names how bodies are drawn: `Body\(box\(a, b, c\)\)`"),
 ])
 def test_located_errors(item, message):
