@@ -46,6 +46,10 @@ KEYWORDS: dict[str, tuple[str, ...]] = {
     "EVENTS": ("СОБЫТИЯ", "СОБЫТИЕ", "ПОДІЇ", "ПОДІЯ", "EVENTS", "EVENT"),
     # surfaces drawn by the 3-D viewer (display only, kidym.model.scene)
     "SCENE": ("СЦЕНА", "ОТОЧЕННЯ", "SCENE"),
+    # solids the 3-D viewer draws for bodies (display only, kidym.model.display)
+    "SHAPES": ("ФОРМЫ", "ФОРМИ", "SHAPES"),
+    # initial values that the consistent start on constraints may change (kidym.model.free)
+    "FREE": ("СВОБОДНЫЕ", "ВІЛЬНІ", "FREE"),
     # programmed constraints held by controls (seed 004 (5.1)-(5.6)), the controls
     # themselves are the `НЕИЗВЕСТНЫЕ`
     "PROGRAMMED_CONSTRAINTS": ("ПРОГРАММНЫЕ СВЯЗИ", "ПРОГРАМНІ В'ЯЗІ",
@@ -93,7 +97,8 @@ IMPLEMENTED = frozenset({"COORDINATES", "PSEUDOVELOCITIES", "INITIAL", "TIME", "
                          "WITHDRAW", "MULTIPLY", "ANGULAR_VELOCITY", "IK_EQUATIONS",
                          "ROLLING", "VIRTUAL_CONSTRAINTS", "BOUNDING_SURFACES",
                          "INITIAL_GUESS", "LIMITS", "EVENTS", "COINCIDE", "SCENE",
-                         "UNKNOWNS", "PROGRAMMED_CONSTRAINTS", "INPUTS"})
+                         "UNKNOWNS", "PROGRAMMED_CONSTRAINTS", "INPUTS", "SHAPES",
+                         "FREE"})
 
 #: Instructions not implemented that only change how results are presented (plots,
 #: animation, files), never the numbers: ignored with a warning. Every other
@@ -107,7 +112,7 @@ PARSED_ITEMS = frozenset({"COORDINATES", "PSEUDOVELOCITIES", "INITIAL", "TIME", 
                           "MULTIPLY", "IK_EQUATIONS", "ROLLING", "VIRTUAL_CONSTRAINTS",
                           "BOUNDING_SURFACES", "INITIAL_GUESS", "LIMITS",
                           "EVENTS", "COINCIDE", "SCENE", "UNKNOWNS",
-                          "PROGRAMMED_CONSTRAINTS", "INPUTS"})
+                          "PROGRAMMED_CONSTRAINTS", "INPUTS", "SHAPES", "FREE"})
 
 #: Approximations of the delta function in a virtual potential (seed 001 eqs. (12),
 #: (13)), canonical key → accepted spellings of the second item argument

@@ -43,7 +43,17 @@ from kidym.lang.formulas import (
     suggest,
 )
 from kidym.lang.tasks import REPEATABLE
-from kidym.model import coincide, inverse, programmed, scene, slips, variations, virtual
+from kidym.model import (
+    coincide,
+    display,
+    free,
+    inverse,
+    programmed,
+    scene,
+    slips,
+    variations,
+    virtual,
+)
 from kidym.model import events as model_events
 from kidym.model import inputs as model_inputs
 from kidym.model.inertia import full_tensor, inertia_problem
@@ -604,6 +614,8 @@ class _Builder:
         self.programmed_items: list[programmed.ProgrammedItem] = []
         self.event_items: list[model_events.EventItem] = []
         self.scene_items: list[SceneSurface] = []
+        self.shape_items: list[display.DisplayShape] = []
+        self.free_names: list[ast.Name] = []
         self.gravity: tuple[Expr, Expr, Expr] | None = None
         self.calculation: str | None = None
         self.calculation_span: Span | None = None
@@ -643,6 +655,10 @@ class _Builder:
                 self.input_names = model_inputs.read(self, ins)
             elif key == "SCENE":
                 self.scene_items = scene.read_items(self, ins)
+            elif key == "SHAPES":
+                self.shape_items = display.read_items(self, ins)
+            elif key == "FREE":
+                self.free_names = free.read(self, ins)
             elif key == "GRAVITY":
                 self.gravity_of(ins)
             elif key == "CALCULATION":
@@ -1813,6 +1829,13 @@ class _Builder:
         surfaces = (scene.check_items(self, self.scene_items,
                                       self.instructions["SCENE"].written)
                     if self.scene_items else ())
+        shapes = (display.check_items(self, self.shape_items, self.instructions["SHAPES"].written,
+                                      set(self.body_data))
+                  if self.shape_items else ())
+        free_states = (free.check(self, self.free_names, self.instructions["FREE"].written,
+                                  {*self.coordinates, *(f"{q}'t" for q in self.coordinates),
+                                   *(n.name for n in self.pseudo)})
+                       if self.free_names else ())
         if _has_errors(self.diags) or self.parsed.has_errors:
             return None, self.diags
         parameters = []
@@ -1863,7 +1886,7 @@ class _Builder:
             variations=tuple(getattr(self, "variations", ())),
             sampling=getattr(self, "sampling", None),
             guess=self.guess, limits=self.limits, scene=surfaces, controls=controls,
-            programmed=programmed_constraints,
+            programmed=programmed_constraints, shapes=shapes, free=free_states,
             inputs=model_inputs.check(self, self.input_names))
         slips.unused_parameters(self, {*outputs, *(n for plot in self.plots
                                                    for n in (*plot.curves, *plot.against))})

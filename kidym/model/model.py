@@ -562,6 +562,12 @@ class Model:
     scene : tuple of SceneSurface
         Surfaces declared for display (``СЦЕНА``, :mod:`kidym.model.scene`); the viewer
         adds those of ``rolling``.
+    shapes : tuple of DisplayShape
+        Solids declared for display (``ФОРМЫ``, :mod:`kidym.model.display`); a body not
+        listed is drawn from its inertia.
+    free : tuple of str
+        States whose given initial values the consistent start on the constraints may
+        change (``СВОБОДНЫЕ``, :mod:`kidym.model.free`).
     """
 
     name: str
@@ -601,6 +607,8 @@ class Model:
     controls: tuple[str, ...] = ()
     programmed: tuple[ProgrammedConstraint, ...] = ()
     inputs: tuple[str, ...] = ()
+    shapes: tuple = ()
+    free: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "initial", MappingProxyType(dict(self.initial)))

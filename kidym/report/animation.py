@@ -2,7 +2,8 @@
 
 Each body is drawn as the uniform solid with its mass and central moments of inertia
 (:func:`kidym.report.poses.shape_of`: a sphere, a cylinder or disc, a rod, a box, a
-point mass) at its centre of mass, turned by its rotation matrix ``S``; its frame is
+point mass), or as the solid the model names (``ФОРМЫ``, a capsule among them) or the
+ball or disc it rolls as, at its centre of mass, turned by its rotation matrix ``S``; its frame is
 shown as three axes at the body-frame origin; its centre leaves a trail. The surfaces
 the model rolls on (``КАЧЕНИЕ``) or declares (``СЦЕНА``, :mod:`kidym.model.scene`) are
 drawn: a plane, a bowl (the cap of a sphere about the bodies, see-through), a sphere.
@@ -148,7 +149,8 @@ _VIEWER = r"""
       box.expandByPoint(vec(b.centre, k));
       box.expandByPoint(vec(b.origin, k));
     }
-    maxSize = Math.max(maxSize, b.size[0], b.size[1], b.shape === 'cylinder' ? 0 : b.size[2]);
+    var round = b.shape === 'cylinder' || b.shape === 'capsule';
+    maxSize = Math.max(maxSize, b.size[0], b.size[1], round ? 0 : b.size[2]);
   });
   var centre = box.getCenter(new THREE.Vector3());
   var radius = Math.max(box.getSize(new THREE.Vector3()).length() / 2, maxSize, 1e-3);
@@ -160,8 +162,10 @@ _VIEWER = r"""
     var geom;
     if (b.shape === 'sphere') {
       geom = new THREE.SphereGeometry(b.size[0] / 2, 48, 24);
-    } else if (b.shape === 'cylinder') {
-      geom = new THREE.CylinderGeometry(b.size[0] / 2, b.size[0] / 2, b.size[1], 48);
+    } else if (b.shape === 'cylinder' || b.shape === 'capsule') {
+      geom = b.shape === 'cylinder'
+        ? new THREE.CylinderGeometry(b.size[0] / 2, b.size[0] / 2, b.size[1], 48)
+        : new THREE.CapsuleGeometry(b.size[0] / 2, Math.max(b.size[1] - b.size[0], 0), 12, 32);
       if (b.size[2] === 0) geom.rotateZ(Math.PI / 2);
       if (b.size[2] === 2) geom.rotateX(Math.PI / 2);
     } else {
@@ -275,8 +279,8 @@ _VIEWER = r"""
     if (i < 0) { console.error('#fit: no body `' + opt.fit + '`'); }
     else {
       target = vec(D.bodies[i].centre, current);
-      reach = 0.6 * Math.max(D.bodies[i].size[0], D.bodies[i].size[1],
-                             D.bodies[i].shape === 'cylinder' ? 0 : D.bodies[i].size[2]);
+      var fb = D.bodies[i], fround = fb.shape === 'cylinder' || fb.shape === 'capsule';
+      reach = 0.6 * Math.max(fb.size[0], fb.size[1], fround ? 0 : fb.size[2]);
     }
   }
   if (opt.span) reach = parseFloat(opt.span) / 2;

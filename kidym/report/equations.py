@@ -36,6 +36,7 @@ import symengine as se
 import sympy
 
 from kidym.eom.system import speed_name
+from kidym.report.compact import CompactForm, compact_form
 from kidym.report.simplify import simplify_with_budget
 from kidym.symbolic.identifiers import IdentifierMap
 
@@ -90,6 +91,10 @@ class EquationSet:
         quantities), ``expanded`` (when expanded).
     warnings : list of str
         About the expanded form (size, simplification left undone).
+    compact : CompactForm or None
+        The compact form of the final stage (seed 000 eq. (25)): the equations over the
+        bodies' accelerations in the model's names (:mod:`kidym.report.compact`);
+        ``None`` when not asked for or at another stage.
     """
 
     equations: Equations
@@ -102,6 +107,7 @@ class EquationSet:
     expanded: list[Relation] = field(default_factory=list)
     sizes: dict[str, int] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    compact: CompactForm | None = None
 
     @property
     def model_name(self) -> str:
@@ -264,7 +270,7 @@ def _ops(exprs) -> int:
 
 def equation_set(eq: Equations, *, stage: str = "final", expanded: bool = False,
                  simplify_budget: float = 10.0, expand_budget: float | None = None,
-                 progress=None) -> EquationSet:
+                 progress=None, compact: bool = True) -> EquationSet:
     """Collect what to print for ``eq`` at ``stage``.
 
     Parameters
@@ -282,6 +288,10 @@ def equation_set(eq: Equations, *, stage: str = "final", expanded: bool = False,
         relations not expanded in time are named in ``warnings``. Default: no limit.
     progress : callable, optional
         ``progress(done, total)`` after each relation is expanded.
+    compact : bool
+        At the ``final`` stage, also form the compact equations
+        (:func:`kidym.report.compact.compact_form`; given up past its size or time
+        budget, with the reason).
 
     Raises
     ------
@@ -320,7 +330,9 @@ def equation_set(eq: Equations, *, stage: str = "final", expanded: bool = False,
     sizes = {"structural": _ops([r.rhs for r in (*mass, *forcing)] + [r.lhs for r in motion]),
              "kinematic": _ops([r.rhs for r in kinematic]),
              "named": _ops([r.rhs for r in inter]), "named_count": len(inter)}
-    out = EquationSet(eq_s, stage, kinematic, motion, mass, forcing, inter, sizes=sizes)
+    cf = compact_form(eq_s, named=len(inter)) if compact and stage == "final" else None
+    out = EquationSet(eq_s, stage, kinematic, motion, mass, forcing, inter, sizes=sizes,
+                      compact=cf)
     if expanded:
         _add_expanded(out, simplify_budget, expand_budget, progress)
     return out
@@ -416,6 +428,7 @@ def text_of(es: EquationSet) -> str:
     out.append("Kinematic equations  q̇ = B·w + β:")
     for r in es.kinematic:
         out.append(f"  d{r.label}/dt = {text(r.rhs)}")
+    out.extend(compact_lines(es.compact))
     out.append("")
     out.append(f"Named quantities ({len(es.intermediates)}, in evaluation order):")
     for r in es.intermediates:
@@ -449,6 +462,23 @@ def text_of(es: EquationSet) -> str:
     return "\n".join(out) + "\n"
 
 
+def compact_lines(cf: CompactForm | None) -> list[str]:
+    """The compact form as text lines (names as in the model, ``x't't`` for ẍ)."""
+    if cf is None:
+        return []
+    if cf.reason:
+        return ["", f"({cf.reason}; the structural form follows)"]
+    out = ["", "Equations of motion, compact form (seed 000 eq. (25); r̈ of the mass "
+               "centres and ε of the bodies as named):"]
+    for w, u in zip(cf.speeds, cf.equations):
+        out.append(f"  [{w}]  {text(u)} = 0")
+    if cf.where:
+        out.append("  where")
+        for sym, value in cf.where:
+            out.append(f"    {sym} = {text(value)}")
+    return out
+
+
 # ------------------------------------------------------------------------ JSON
 def to_json(eq: Equations, *, expanded: bool | None = None, stage: str = "final") -> str:
     """Machine-readable equations (SPEC §4).
@@ -461,7 +491,10 @@ def to_json(eq: Equations, *, expanded: bool | None = None, stage: str = "final"
     to them. ``mass_matrix_expanded``/``forcing_expanded`` (every name substituted)
     are included when ``expanded`` is true, or by default when the model is small.
     ``stage`` picks the final equations or the holonomic stage (``cauchy`` is the
-    final one: JSON always carries the Cauchy form).
+    final one: JSON always carries the Cauchy form). ``compact`` holds the final
+    equations' compact form (:mod:`kidym.report.compact`): ``equations`` (``U_k`` with
+    ``U_k = 0``), ``where`` and, for each acceleration symbol, the name it differentiates
+    (twice, or once for a speed) — or the ``reason`` it was not formed.
     """
     eq = stage_equations(eq, stage)
     ids = IdentifierMap()
@@ -509,6 +542,14 @@ def to_json(eq: Equations, *, expanded: bool | None = None, stage: str = "final"
             "jacobian": [[text(x) for x in row] for row in cons.jacobian],
             "gamma": [text(x) for x in cons.gamma],
         }
+    cf = compact_form(eq, named=len(inter)) if stage != "holonomic" else None
+    if cf is not None:   # seed 000 eq. (25): over the bodies' accelerations
+        for s, _ in cf.where:
+            ids(str(s))
+        doc["compact"] = ({"reason": cf.reason} if cf.reason else {
+            "equations": [text(u) for u in cf.equations],
+            "where": [[ids(str(s)), text(v)] for s, v in cf.where],
+            "accelerations": {ids(str(a)): ids(n) for a, n in cf.accelerations.items()}})
     ctl = eq.controls
     if ctl is not None:   # M ẇ = F + H u, G ẇ = b (seed 004; `forcing` is F at u = 0)
         doc["controls"] = {

@@ -45,18 +45,30 @@ class LatexPrinter:
 
     def __init__(self, es: EquationSet) -> None:
         self.states = es.state_names()
+        self.made = es.compact.latex if es.compact is not None else {}
         self._names: dict[sympy.Symbol, str] = {}
 
     def name(self, sym) -> str:
         """LaTeX of a symbol."""
-        return latex_name(str(sym), self.states)
+        return self._latex(str(sym))
+
+    def _latex(self, name: str) -> str:
+        n, base = 0, name
+        while base.endswith("'t") and len(base) > 2:
+            base, n = base[:-2], n + 1
+        if base in self.made:   # a name the compact form made: XCPole → x_{C,Pole}
+            head, _, sub = self.made[base].partition("_")
+            accent = {0: "", 1: r"\dot", 2: r"\ddot"}.get(n, "")
+            return (rf"{accent}{{{head}}}_{sub}" if accent or n == 0
+                    else rf"{{{head}}}^{{({n})}}_{sub}")
+        return latex_name(name, self.states)
 
     def expr(self, expr) -> str:
         """LaTeX of an expression (one line)."""
         e = sympy.sympify(expr)
         for s in e.free_symbols:
             if s not in self._names:
-                self._names[s] = latex_name(s.name, self.states)
+                self._names[s] = self._latex(s.name)
         return sympy.latex(e, symbol_names=self._names, mul_symbol="dot")
 
     def chunks(self, expr) -> list[str]:
@@ -137,6 +149,17 @@ def _aligned(head: str, parts: list[str], tail: str) -> str:
     return rf"\begin{{aligned}}{body}\end{{aligned}}"
 
 
+def compact_sections(cf, p: LatexPrinter) -> list[tuple[str, list[str]]]:
+    """The compact form (seed 000 eq. (25)) as a section, its *where* as another."""
+    if cf is None or cf.reason:
+        return []
+    out = [("Equations of motion, compact form (as seed 000 eq. (25))",
+            [p.equation(u) for u in cf.equations])]
+    if cf.where:
+        out.append(("where", [p.relation(p.name(s), v) for s, v in cf.where]))
+    return out
+
+
 def _mlabel(r: Relation, es: EquationSet, p: LatexPrinter) -> str:
     i, j = (int(k) for k in r.label.split(","))
     return rf"M_{{{p.name(es.equations.speeds[i])},\,{p.name(es.equations.speeds[j])}}}"
@@ -150,6 +173,7 @@ def sections(es: EquationSet) -> list[tuple[str, list[str]]]:
     out.append(("Kinematic equations $\\dot q = B w + \\beta$",
                 [p.relation(rf"\frac{{d}}{{dt}}{p.name(r.label)}", r.rhs)
                  for r in es.kinematic]))
+    out.extend(compact_sections(es.compact, p))
     if es.motion:
         out.append(("Equations of motion, one per independent speed",
                     [_aligned("", p.motion_pieces(eq, i), " = 0")
@@ -251,6 +275,10 @@ def repr_latex(eq: Equations) -> str:
     """Jupyter's LaTeX view of equations: the per-speed equations of motion."""
     es = equation_set(eq, stage="final")
     p = LatexPrinter(es)
-    rows = [" ".join(p.motion_pieces(es.equations, i)) + " &= 0"
-            for i in range(len(es.motion))]
+    if es.compact is not None and not es.compact.reason:
+        rows = [p.expr(u) + " &= 0" for u in es.compact.equations]
+        rows += [p.name(s) + " &= " + p.expr(v) for s, v in es.compact.where]
+    else:
+        rows = [" ".join(p.motion_pieces(es.equations, i)) + " &= 0"
+                for i in range(len(es.motion))]
     return r"$$\begin{aligned}" + r" \\ ".join(rows) + r"\end{aligned}$$"

@@ -41,6 +41,9 @@ GREEK_CHARS = {
 }
 
 _SIMPLE = re.compile(r"^([A-Za-z]+|[α-ωΑ-Ωϕ])(\d*)$")
+#: ``xC``, ``yC``, ``vMax``: one lowercase letter and a capitalised tail, written
+#: ``x_{C}`` as the papers write the mass centre's coordinates (the accent on ``x``)
+_POINT = re.compile(r"^([a-z])([A-Z][A-Za-z0-9]*)$")
 _ESCAPE = {"#": r"\#", "_": r"\_", "~": r"\sim ", "&": r"\&", "%": r"\%", "$": r"\$",
            "@": "@", "^": r"\hat{}", "{": r"\{", "}": r"\}", "\\": r"\backslash "}
 
@@ -58,6 +61,11 @@ def _word(name: str) -> str:
     """An identifier without derivative marks, as LaTeX."""
     if not name:
         return ""
+    m = _POINT.match(name)
+    if m:
+        head, tail = m.groups()
+        sub = tail if len(tail) == 1 else rf"\mathrm{{{tail}}}"
+        return f"{head}_{{{sub}}}"
     m = _SIMPLE.match(name)
     if m:
         head, digits = m.groups()

@@ -41,14 +41,17 @@ class Shape:
 
     Attributes
     ----------
-    kind : {"box", "sphere", "cylinder"}
+    kind : {"box", "sphere", "cylinder", "capsule"}
         The solid.
     size : tuple of float
         Box: edges along the central x, y, z axes. Sphere: ``(d, d, d)``.
-        Cylinder: ``(d, h, axis)`` with ``axis`` 0, 1 or 2.
+        Cylinder, capsule: ``(d, h, axis)`` with ``axis`` 0, 1 or 2 (a capsule's ``h``
+        is its overall length).
     rule : str
         Which rule of :func:`shape_of` chose it: ``"sphere"``, ``"point mass"``,
-        ``"cylinder"``, ``"thin disc"``, ``"rod"``, ``"box"``, ``"unknown inertia"``.
+        ``"cylinder"``, ``"thin disc"``, ``"rod"``, ``"planar rod"``, ``"box"``,
+        ``"unknown inertia"``; ``"declared"`` (``ФОРМЫ``), ``"rolling"`` (the ball or
+        disc of ``КАЧЕНИЕ``).
     """
 
     kind: str
@@ -188,6 +191,11 @@ def shape_of(body: Body, model: Model, values: dict[str, float], size: float) ->
     tol = 1e-9 * scale
     if scale <= 1e-12 * m * size ** 2:
         return Shape("sphere", (dot, dot, dot), "point mass")
+    planar = [k for k in range(3) if J[k] > tol]
+    if len(planar) == 1:   # `m, Jz`: a body of the plane, drawn as the rod of that moment
+        axis = _rod_axis(body, model, values, planar[0])
+        length = math.sqrt(12 * J[planar[0]] / m)
+        return Shape("cylinder", (THIN * length, length, float(axis)), "planar rod")
     if all(abs(j - J[0]) <= tol for j in J):
         d = 2 * math.sqrt(2.5 * J[0] / m)
         return Shape("sphere", (d, d, d), "sphere")
@@ -210,6 +218,67 @@ def shape_of(body: Body, model: Model, values: dict[str, float], size: float) ->
     edges = [math.sqrt(e) if e > 0 else 0.0 for e in edges]
     longest = max(edges)
     return Shape("box", tuple(max(e, THIN * longest) for e in edges), "box")
+
+
+def _offset(transforms, model: Model, values: dict[str, float]) -> np.ndarray:
+    """The constant shifts of a chain of transforms, summed (turns ignored)."""
+    out = np.zeros(3)
+    for tr in transforms:
+        if tr.kind == "S" and tr.axis in ("x", "y", "z") and len(tr.args) == 1:
+            v = _numeric(tr.args[0], model, values)
+            if v is not None:
+                out["xyz".index(tr.axis)] += v
+    return out
+
+
+def _rod_axis(body: Body, model: Model, values: dict[str, float], normal: int) -> int:
+    """The axis of the plane normal to ``normal`` along which a planar body is drawn:
+    toward its joint (the shift of its centre from the body frame, ``Sy(-l/2)``), else
+    toward the joint of its first child (``Rod~Crank | Sx(r), …``), else the plane's
+    first axis."""
+    plane = [k for k in range(3) if k != normal]
+    for vec in (_offset(body.central, model, values),
+                *(_offset(c.transforms[:1], model, values)
+                  for c in model.bodies if c.base == body.name)):
+        if any(abs(vec[k]) > 0 for k in plane):
+            return max(plane, key=lambda k: abs(vec[k]))
+    return plane[0]
+
+
+def declared_shape(body: Body, model: Model, values: dict[str, float]) -> Shape | None:
+    """The solid ``ФОРМЫ`` declares for ``body`` (sizes evaluated), else the ball or disc
+    it rolls as (``КАЧЕНИЕ``: diameter ``2r``, a disc ``THIN`` of it thick about its
+    axis), else ``None``.
+
+    Raises
+    ------
+    ValueError
+        A declared size that is not a positive number.
+    """
+    for s in model.shapes:
+        if s.body != body.name:
+            continue
+        sizes = [_numeric(x, model, values) for x in s.sizes]
+        if any(v is None or not v > 0 for v in sizes):
+            raise ValueError(f"the display shape of body `{body.name}` needs positive sizes; "
+                             f"got {', '.join(map(str, s.sizes))} = {sizes}")
+        if s.kind == "box":
+            return Shape("box", tuple(sizes), "declared")
+        if s.kind == "sphere":
+            return Shape("sphere", (sizes[0],) * 3, "declared")
+        return Shape(s.kind, (sizes[0], sizes[1], float(s.axis)), "declared")
+    for r in model.rolling:
+        if r.body != body.name:
+            continue
+        radius = _numeric(r.radius, model, values)
+        if radius is None or radius <= 0:
+            return None
+        d = 2 * radius
+        if r.shape == "disc":
+            axis = "xyz".index(r.axis) if r.axis in ("x", "y", "z") else 1
+            return Shape("cylinder", (d, THIN * d, float(axis)), "rolling")
+        return Shape("sphere", (d, d, d), "rolling")
+    return None
 
 
 def _series(expr, model: Model, values: dict[str, float], t: np.ndarray) -> np.ndarray:
@@ -338,7 +407,8 @@ def body_poses(model: Model, result: Result, *, times: np.ndarray | None = None)
     pts = np.concatenate([centre.reshape(-1, 3), origin.reshape(-1, 3)]) if nb else np.zeros((1, 3))
     extent = float(np.ptp(pts, axis=0).max()) if pts.size else 0.0
     size = extent if extent > 0 else 1.0
-    shapes = tuple(shape_of(b, model, values, size) for b in model.bodies)
+    shapes = tuple(declared_shape(b, model, values) or shape_of(b, model, values, size)
+                   for b in model.bodies)
     central = np.array([_central_turn(b, model, values) for b in model.bodies]).reshape(nb, 3, 3)
     at = result.t if times is None else np.asarray(times, float)
     return Poses(t=result.t, bodies=bodies, centre=centre, origin=origin, rotation=rotation,

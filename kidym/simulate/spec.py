@@ -19,6 +19,8 @@ import numpy as np
 from kidym.eom.constraints import Stabilization
 from kidym.eom.controls import ControlSolveError, reach_error, solve_controls
 from kidym.eom.controls import split as split_controls
+from kidym.errors import SimulationError
+from kidym.model.free import is_free
 from kidym.model.model import Model
 from kidym.simulate.constrained import consistent_initial
 from kidym.simulate.inputs import InputBinding, bind_inputs, bound_system
@@ -156,6 +158,41 @@ def check_reachable(system, t0: float, y0: np.ndarray, p: np.ndarray) -> None:
                               dict(zip(system.state_names, np.asarray(y0, float)))) from exc
 
 
+#: Calculations whose initial values are the start of a search for an equilibrium, not the
+#: state a motion starts from: the consistent start may change them.
+SEARCHES = ("STATICS", "FREE_VIBRATIONS")
+
+
+def overwritten_error(system, t0: float, y0, given: set[str],
+                      adjusted: Mapping[str, tuple[float, float]]) -> None:
+    """Raise when the consistent start changed an initial value that was given (by the
+    model or the call) and is not declared free (``СВОБОДНЫЕ``, :mod:`kidym.model.free`).
+
+    Raises
+    ------
+    SimulationError
+        Naming each such value, what it would have become, and how to declare it.
+    """
+    model = system.equations.model
+    if model.calculation in SEARCHES:
+        return
+    bad = [n for n in adjusted if n in given and not is_free(n, model.free)]
+    if not bad:
+        return
+    cons = system.equations.constraints
+    changes = ", ".join(f"{n} {adjusted[n][0]:.6g} → {adjusted[n][1]:.6g}" for n in bad)
+    coords = sorted({n[:-2] if n.endswith("'t") else n for n in bad})
+    raise SimulationError(
+        f"the given initial values do not satisfy the constraints {', '.join(cons.names)}: "
+        f"closing them would change {changes}", time=t0,
+        state=dict(zip(system.state_names, np.asarray(y0, float))),
+        hint=f"declare which initial values the start may solve: `СВОБОДНЫЕ := "
+             f"{', '.join(coords)};` (`FREE`; the given values are then the start of the "
+             "solve and pick the assembly branch), or leave them out of "
+             "`НАЧАЛЬНЫЕ УСЛОВИЯ`, or give values that close the constraints",
+    )
+
+
 def prepare_run(system, *, parameters: Mapping[str, float] | None = None,
                 initial: Mapping[str, float] | None = None,
                 t_start: float | None = None, t_end: float | None = None,
@@ -207,8 +244,10 @@ def prepare_run(system, *, parameters: Mapping[str, float] | None = None,
     adjusted: dict = {}
     with bound_system(system, binding) as system:
         if eq.constraints is not None:
-            y0, adjusted = consistent_initial(system, t0, y0, p, given_states(model, initial),
-                                              stab.tolerance * 1e-3)
+            given = given_states(model, initial)
+            y0_given = y0
+            y0, adjusted = consistent_initial(system, t0, y0, p, given, stab.tolerance * 1e-3)
+            overwritten_error(system, t0, y0_given, given, adjusted)
         if eq.controls is not None:
             check_reachable(system, t0, y0, p)
     return RunSpec(t0=t0, t1=t1, times=times, p=p, y0=y0, stabilization=stab,

@@ -116,6 +116,7 @@ Rocker | Sx(d), Sz(h), Rx(q5) | Sy(c/2), m(m3), Jx(m3*c^2/12), Jy(0), Jz(m3*c^2/
 COINCIDE := Coupler(b, 0, 0) = Rocker(0, c, 0);
 GRAVITY := 0, 0, -g;
 INITIAL := q1(0.3), q2(-0.9), q3(0.3), q5(-0.9), q1't(2), q4't(1);
+FREE := q2, q3, q5;
 TIME := t(0, 1);
 """
 

@@ -197,3 +197,49 @@ def test_run_of_free_vibrations_animates_every_vibration_mode(tmp_path):
     assert sorted(p.name for p in out.glob("mode*.html")) == ["mode1.html", "mode2.html"]
     assert main(["modes", str(model), "--animate", "1", "--vary", "g=9:10:3",
                  "--out", str(tmp_path / "v")]) == 1
+
+
+def test_a_planar_rod_with_only_jz_is_drawn_as_the_rod_of_its_moment():
+    """`m, Jz` (docs/language.md allows it): a uniform rod of length L about its centre has
+    Jz = m L²/12, so L = √(12 Jz/m); it lies toward its joint (`Sy(-l/2)`: along y), and
+    a crank without a central shift lies toward its child's joint (`Sx(r)`: along x)."""
+    m, L = 0.3, 0.4
+    pole = _shape(f"Pole | Rz(th) | Sy(-{L / 2}), m({m}), Jz({m * L * L / 12!r});")
+    assert pole.rule == "planar rod" and pole.kind == "cylinder"
+    assert pole.size == pytest.approx((THIN * L, L, 1.0))
+    text = (f"Crank | Rz(q1) | m({m}), Jz({m * L * L / 12!r});\n"
+            f"Rod~Crank | Sx({L}), Rz(q2) | Sx(0.2), m(1), Jz(1*0.4^2/12);")
+    crank = _shape(text)
+    assert crank.size == pytest.approx((THIN * L, L, 0.0))
+
+
+def test_declared_shapes_and_rolling_bodies(tmp_path):
+    text = """l = 0.8; r = 0.1;
+Cart | Sx(x) | m(1), Jx(0), Jy(0), Jz(0);
+Pole~Cart | Rz(th) | Sy(-l/2), m(0.3), Jz(0.3*l^2/12);
+Bob~Pole | Sy(-l) | m(0.1), Jx(0), Jy(0), Jz(0);
+Hub~Cart | Sz(0.2) | m(0.1), Jx(0), Jy(0), Jz(0);
+SHAPES := Cart(box(0.3, 0.15, 0.1)), Pole(capsule(0.04, l, y)), Bob(sphere(2*r)),
+          Hub(cylinder(0.05, 0.02, x));
+"""
+    m = kidym.parse(text)
+    from kidym.report.poses import declared_shape
+    vals = m.parameter_values
+    got = {b.name: declared_shape(b, m, vals) for b in m.bodies}
+    assert got["Cart"].kind == "box" and got["Cart"].size == pytest.approx((0.3, 0.15, 0.1))
+    assert got["Pole"].kind == "capsule" and got["Pole"].size == pytest.approx((0.04, 0.8, 1))
+    assert got["Bob"].kind == "sphere" and got["Bob"].size == pytest.approx((0.2,) * 3)
+    assert got["Hub"].kind == "cylinder" and got["Hub"].size == pytest.approx((0.05, 0.02, 0))
+    # the bicycle's wheels: discs of diameter 2r of `КАЧЕНИЕ`, about their axis y
+    bike = kidym.load(EXAMPLES / "bicycle" / "bicycle.kdm")
+    vals = bike.parameter_values
+    wheels = {b.name: declared_shape(b, bike, vals) for b in bike.bodies
+              if b.name.startswith("Wheel")}
+    assert wheels["WheelR"].rule == "rolling"
+    assert wheels["WheelR"].size == pytest.approx((2 * vals["rR"], THIN * 2 * vals["rR"], 1))
+    assert wheels["WheelF"].size == pytest.approx((2 * vals["rF"], THIN * 2 * vals["rF"], 1))
+    # every shape reaches the viewer's data
+    res = kidym.simulate(m, t_end=0.05, engine="numpy")
+    data = animation_data(body_poses(m, res), m)
+    kinds = sorted(b["shape"] for b in data["bodies"])
+    assert kinds == ["box", "capsule", "cylinder", "sphere"]

@@ -253,7 +253,8 @@ def test_events_and_models_it_cannot_partition_are_errors() -> None:
                        formulation="minimal", t_end=0.1)
     # the rocker angle cannot be independent where crank and coupler are in line
     text = FOUR_BAR_FILE.read_text(encoding="utf-8").replace(
-        "q1(1.0), q2(-0.5), q3(1.5), q1't(6)", "q1(0.9), q2(0), q3(1.5), q2't(0), q1't(6)")
+        "q1(1.0), q2(-0.5), q3(1.5), q1't(6)", "q1(0.9), q2(0), q3(1.5), q2't(0), q1't(6)"
+    ).replace("СВОБОДНЫЕ := q2, q3;", "СВОБОДНЫЕ := q1, q2, q3;")   # q3 kept: q1 moves
     with pytest.raises(ValueError, match="cannot be the independent coordinates"):
         kidym.simulate(kidym.parse(text), t_end=0.1,
                        formulation=Partitioning(independent=("q3",)))
