@@ -25,6 +25,11 @@ the derived equations (libraries already built and cached), best of ``--repeat``
 whose first run takes longer than ``--budget`` seconds is not repeated, and one that
 would take longer is skipped (``-``, estimated from a short run).
 
+A second table: the default call ``kidym.simulate(eq)`` on Andrews' squeezer, the skier,
+the biped and the 8-link chain (each over its own span, default tolerances) against
+``engine="compiled"`` and ``engine="numpy"``, in a fresh library cache (``cold``: the
+first default call, probe and build included).
+
 Run: ``python benchmarks/work_precision.py [--rtols 1e-6 1e-9] [--quick]``
 """
 
@@ -85,10 +90,10 @@ def timed(eq: kidym.Equations, t_end: float, rtol: float, repeat: int, budget: f
     if kw.get("engine") == "numpy":   # a short run first: skip one that takes too long
         start = time.perf_counter()
         try:
-            kidym.simulate(eq, **{**args, "t_end": t_end / 100})
+            kidym.simulate(eq, **{**args, "t_end": t_end / 10})
         except kidym.SimulationError as exc:
             return None, math.nan, f"failed: {exc.message[:40]}"
-        if (time.perf_counter() - start) * 100 > budget:
+        if (time.perf_counter() - start) * 10 > budget:
             return None, math.nan, f"> {budget:g} s"
     best, result = math.inf, None
     for _ in range(repeat):
@@ -140,6 +145,55 @@ def table(rtols: list[float], quick: bool, repeat: int, budget: float,
     return rows
 
 
+#: The example models of the engine table: (name, file under examples/).
+EXAMPLES = (("andrews", "andrews_squeezer/andrews_squeezer.kdm"),
+            ("skier", "skier/skier.kdm"), ("biped", "biped/biped.kdm"),
+            ("chain(8)", None))
+
+
+def engines(quick: bool, out=sys.stdout) -> None:
+    """The default call against each engine on the examples, at the default tolerances
+    and the model's span: ``cold`` is the first default call in a fresh cache (the probe,
+    and generating and compiling the C where it chooses to), ``cached`` a second one;
+    ``compiled`` and ``numpy`` the engines named (the library cached); ``/best`` the
+    default cached over the faster engine."""
+    import os
+    import tempfile
+
+    print(f"{'model':<10}{'default cold':>13}{'cached':>9}{'compiled':>10}{'numpy':>9}"
+          f"{'/best':>7}  default's choice (cold)", file=out)
+    with tempfile.TemporaryDirectory() as cache:
+        old = os.environ.get("KIDYM_CACHE_DIR")
+        os.environ["KIDYM_CACHE_DIR"] = cache
+        try:
+            for name, path in EXAMPLES[:1] if quick else EXAMPLES:
+                model = (kidym.parse(chain_text(8)) if path is None
+                         else kidym.load(ROOT / "examples" / path))
+                eq = kidym.derive(model)
+                start = time.perf_counter()
+                cold = kidym.simulate(eq)
+                cold_s = time.perf_counter() - start
+                walls = {}
+                for key, kw in (("cached", {}), ("compiled", {"engine": "compiled"}),
+                                ("numpy", {"engine": "numpy"})):
+                    best = math.inf
+                    for _ in range(1 if key == "numpy" or quick else 3):
+                        start = time.perf_counter()
+                        kidym.simulate(eq, **kw)
+                        best = min(best, time.perf_counter() - start)
+                    walls[key] = best
+                ratio = walls["cached"] / min(walls["compiled"], walls["numpy"])
+                why = cold.stats.get("engine_choice", "")
+                print(f"{name:<10}{cold_s:13.3f}{walls['cached']:9.3f}"
+                      f"{walls['compiled']:10.3f}{walls['numpy']:9.3f}{ratio:7.2f}  "
+                      f"{why[:110]}", file=out, flush=True)
+        finally:
+            if old is None:
+                del os.environ["KIDYM_CACHE_DIR"]
+            else:
+                os.environ["KIDYM_CACHE_DIR"] = old
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rtols", type=float, nargs="+", default=[1e-6, 1e-9])
@@ -154,6 +208,9 @@ def main(argv: list[str] | None = None) -> None:
           f"simulate() call, best of {args.repeat}; /best: over the fastest method within "
           f"{MEETS:g}x rtol")
     table(args.rtols, args.quick, args.repeat, args.budget)
+    print("\nthe default call vs the engines on the examples (wall seconds of the whole "
+          "simulate() call, the model's span, default rtol; cold: a fresh cache)")
+    engines(args.quick)
 
 
 if __name__ == "__main__":
