@@ -135,8 +135,9 @@ def choose_engine(eq: Equations, options: RunOptions, run: Runner, spec: RunSpec
     generate_s = _time.perf_counter() - start
     compile_s = compile_estimate(code) + generate_s
     size = sum(len(x.encode("utf-8")) for x in code.sources)
-    what = (f"NumPy run ~{numpy_s:.2g} s (probed over {fraction:.2g} of the span) "
-            f"{{}} generating and compiling ~{compile_s:.2g} s ({size // 1024} kB of C)")
+    probed = (spec.t1 - spec.t0) * fraction
+    what = (f"NumPy run about {numpy_s:.2g} s (probed over its first {probed:.2g} s) "
+            f"{{}} generating and compiling about {compile_s:.2g} s ({size // 1024} kB of C)")
     if numpy_s > compile_s:
         return Choice("compiled", what.format(">"))
     return Choice("numpy", what.format("<="))
