@@ -124,8 +124,9 @@ def section(bench: Bench) -> list[str]:
     doc = (ast.get_docstring(tree) or bench.script).strip().split("\n")
     title = doc[0].rstrip(".")
     body = [line for line in doc[1:] if not line.startswith("Run: ")]
+    marker = f"shorten {bench.quick}" if bench.quick else "slow timings"
     return ["", f"## {title} (`benchmarks/{bench.script}`)", *body, "",
-            "<!-- doc-test: slow timings -->", "```", f"$ {bench.command}", "```"]
+            f"<!-- doc-test: {marker} -->", "```", f"$ {bench.command}", "```"]
 
 
 def render(text: str, outputs: dict[str, str], date: str) -> str:

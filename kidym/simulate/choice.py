@@ -10,9 +10,10 @@ The rule (``docs/compiled.md``, "Engine choice"), in order:
    the slice growing fourfold (from ``4⁻⁶`` of the span) until one takes at least
    :data:`PROBE_S` seconds or the slice is the whole span. A probe that reaches the end
    is the run (NumPy was cheaper than any compile; its result is kept). Otherwise the
-   NumPy run's time is extrapolated from the last slice (its wall time × span / slice:
-   the real step count of the real start at the requested tolerances, not a guessed
-   number of evaluations per unit of time) and compared with the time to generate and
+   NumPy run's time is extrapolated from the last slice (the rate of its part beyond
+   the slice before, over the rest of the span: the real step count of the real run
+   at the requested tolerances, not a guessed number of evaluations per unit of
+   time) and compared with the time to generate and
    compile the C (:func:`kidym.simulate.compiled.compile_estimate`).
 
 The probe measures the run, not what ran before: nothing it uses is cached between
@@ -33,7 +34,7 @@ from kidym.codegen.build import BASE_FLAGS, build_flags, compiler, library_path
 from kidym.codegen.emit import generate_c
 from kidym.eom.equations import Equations
 from kidym.errors import SimulationError
-from kidym.simulate.compiled import compile_estimate
+from kidym.simulate.compiled import COMPILE_BASE_S, compile_estimate
 from kidym.simulate.compiled_methods import COMPILED_METHODS, METHOD_ALIASES
 from kidym.simulate.result import Result
 from kidym.simulate.spec import RunOptions, RunSpec
@@ -81,12 +82,15 @@ def forced(eq: Equations, options: RunOptions, *,
 def probe(run: Runner, spec: RunSpec) -> tuple[float, float, Choice | None]:
     """``(seconds, fraction, done)``: the NumPy run's time extrapolated from the last
     probe slice (``fraction`` of the span), or ``done`` — the whole run, where a slice
-    reached the end or stopped it (a failure or a terminal event)."""
+    reached the end or stopped it (a failure or a terminal event). The extrapolation
+    takes the rate of the last slice's part beyond the slice before (both start at
+    ``t0``), so that the start's small steps are not taken for the whole run."""
     import scipy.integrate  # noqa: F401  (imported before anything is timed)
 
     t0, t1 = spec.t0, spec.t1
     fraction = PROBE_FIRST
     warm = True   # the first slice once untimed: a process's first run loads modules
+    before = 0.0  # the wall time of the slice before
     while True:
         if fraction >= 1.0:
             start = _time.perf_counter()
@@ -111,7 +115,11 @@ def probe(run: Runner, spec: RunSpec) -> tuple[float, float, Choice | None]:
                 "numpy", f"the run ends at t = {result.t[-1]:g} (an event), within the "
                          "NumPy probe")
         if wall >= PROBE_S:
-            return wall / fraction, fraction, None
+            # the rate of the last three quarters of the slice: the start (the first
+            # steps, small while the step size is found) is not the rest of the run
+            rate = max(wall - before, 0.25 * wall) / (0.75 * fraction)
+            return wall + rate * (1.0 - fraction), fraction, None
+        before = wall
         fraction *= 4.0
 
 
@@ -126,6 +134,9 @@ def choose_engine(eq: Equations, options: RunOptions, run: Runner, spec: RunSpec
     numpy_s, fraction, done = probe(run, spec)
     if done is not None:
         return done
+    if numpy_s <= COMPILE_BASE_S:   # below any build: no C generated to estimate one
+        return Choice("numpy", f"NumPy run about {numpy_s:.2g} s <= the least build, "
+                               f"about {COMPILE_BASE_S:.2g} s")
     start = _time.perf_counter()
     code = generate_c(eq, events=options.events,
                       jacobian=(METHOD_ALIASES.get(options.method, options.method) == "BDF"
