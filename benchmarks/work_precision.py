@@ -222,7 +222,7 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     print(machine())
     print(f"error at the last time vs the reference; atol = rtol*1e-3; wall: whole "
-          f"simulate() call, best of {args.repeat}; /best: over the fastest method within "
+          f"simulate() call, best of >= {args.repeat}; /best: over the fastest method within "
           f"{MEETS:g}x rtol")
     table(args.rtols, args.quick, args.repeat, args.budget)
     print("\nthe default call vs the engines on the examples (wall seconds of the whole "
