@@ -72,6 +72,6 @@ def test_the_quick_run_writes_a_page_of_the_same_shape(tmp_path):
     block = text.split("\n")[first + 1:end]
     assert "cores" in block[0]                       # the machine line first
     assert any(line.startswith("andrews") and " default " in line for line in block)
-    assert any("default cold" in line for line in block)
+    assert any("cached: default" in line for line in block)   # the engine table
     page = report.PAGE.read_text(encoding="utf-8").split("\n")
     assert text.split("\n")[:first] == page[:first]   # the page before it kept
