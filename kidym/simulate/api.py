@@ -95,7 +95,8 @@ def simulate(system, *, t_end: float | None = None, t_start: float | None = None
     Parameters
     ----------
     system : Model, Equations, NumpySystem or CompiledSystem
-        What to simulate; a model is derived first; an engine's own system runs in it.
+        What to simulate; a model is derived first; an engine's own system runs in it
+        (a ``NumpySystem`` in NumPy unless ``engine="compiled"`` is asked for).
     t_end, t_start : float, optional
         Span; default the model's (``ВРЕМЯ``/``TIME`` or initial ``t(…)``).
     initial : mapping of str to float, optional
@@ -242,7 +243,7 @@ def _choose(system, eq: Equations, engine: str, options: RunOptions
     if options.ali3 and engine == "auto":
         return engine_named("numpy"), ("auto → numpy: formulation='ali3' runs in the NumPy "
                                        "engine only")
-    if owner is not None and owner.name != "numpy":
+    if owner is not None and (owner.name != "numpy" or engine == "auto"):
         return owner, ""   # a system built by an engine runs in it
     if engine != "auto":
         return engine_named(engine), ""

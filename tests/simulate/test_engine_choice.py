@@ -73,3 +73,11 @@ def test_kidym_run_prints_the_choice_once(tmp_path, capsys):
     assert main(["run", str(path), "--out", str(tmp_path / "out"), "--quiet"]) == 0
     lines = [x for x in capsys.readouterr().out.splitlines() if x.startswith("engine: ")]
     assert len(lines) == 1 and lines[0].startswith("engine: auto → numpy: ")
+
+
+def test_a_numpy_system_runs_in_numpy():
+    from kidym.simulate.simulate import NumpySystem
+
+    ns = NumpySystem.build(kidym.derive(oscillator(1.0, "xsys")))
+    r = kidym.simulate(ns, t_end=2e3, n_points=3)   # long: a model would compile
+    assert r.stats["engine"] == "numpy" and "engine_choice" not in r.stats
