@@ -467,7 +467,7 @@ def check_kinematics(path: str) -> int:
 def _kinematics_unused(args: argparse.Namespace, *, report: bool = True) -> list[str]:
     """The options of ``kidym run`` given that a kinematics calculation has no use for
     (it integrates nothing and has no bodies to animate)."""
-    given = [("--engine", args.engine != "numpy"), ("--method", args.method != "DOP853"),
+    given = [("--engine", args.engine != "auto"), ("--method", args.method != "DOP853"),
              ("--jacobian", args.jacobian != "auto"), ("--rtol", args.rtol != 1e-9),
              ("--atol", args.atol != 1e-12), ("--max-step", args.max_step != float("inf")),
              ("--formulation", args.formulation != "augmented"),
@@ -862,10 +862,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--input", action="append", metavar="NAME=FILE.csv",
                    help="bind an input of INPUTS/ВХОДЫ to a table: a CSV file of time and "
                         "value, linearly interpolated (repeatable)")
-    p.add_argument("--engine", choices=("numpy", "compiled", "auto"), default="numpy",
+    p.add_argument("--engine", choices=("numpy", "compiled", "auto"), default="auto",
                    help="numpy (solve_ivp over generated Python), compiled (generated C, "
-                        "the whole loop in C on SUNDIALS, cached), or auto (compiled when "
-                        "it pays off; says what it chose)")
+                        "the whole loop in C on SUNDIALS, cached), or auto (the default: "
+                        "compiled when it pays off, by a short NumPy probe of the run; "
+                        "says what it chose)")
     p.add_argument("--method", default="DOP853",
                    help="solve_ivp method: DOP853 (default), RK45, Radau, BDF, LSODA")
     p.add_argument("--jacobian", choices=("auto", "analytic", "fd"), default="auto",

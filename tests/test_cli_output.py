@@ -90,7 +90,7 @@ def test_run_on_a_terminal_draws_the_simulation_bar(pendulum, tmp_path, monkeypa
     monkeypatch.setattr(kidym.cli, "_reporter",
                         lambda args: Reporter(NORMAL, stream=screen, tty=True))
     assert main(["run", str(pendulum), "--t-end", "3", "--out", str(tmp_path / "o"),
-                 "--no-plots"]) == 0
+                 "--no-plots", "--engine", "numpy"]) == 0
     drawn = screen.getvalue()
     assert "simulating [" in drawn and "ETA" in drawn
 

@@ -20,7 +20,7 @@ import kidym
 from kidym.simulate.minimal import Partitioning
 
 MODEL = Path(__file__).with_name("parallel_five_bar.kdm")
-OPTIONS = dict(rtol=1e-11, atol=1e-13, n_points=401)
+OPTIONS = dict(rtol=1e-11, atol=1e-13, n_points=401, engine="numpy")
 
 
 def difference(a: kidym.Result, b: kidym.Result) -> float:

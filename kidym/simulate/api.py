@@ -13,6 +13,7 @@ import dataclasses
 import functools
 import math
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -27,15 +28,18 @@ from kidym.simulate.minimal import Partitioning, formulation_of, require_minimal
 from kidym.simulate.result import Result
 from kidym.simulate.spec import (
     RunOptions,
+    RunSpec,
     check_options,
     prepare_run,
-    run_span,
     stabilization_of,
 )
 from kidym.simulate.watch import watching
 
+if TYPE_CHECKING:
+    from kidym.simulate.choice import Choice
+
 #: The NumPy method that ``auto`` runs for a compiled engine's method name.
-NUMPY_METHOD = {"ERK8": "DOP853", "ERK5": "RK45", "Adams": "LSODA"}
+NUMPY_METHOD = {"ERK8": "DOP853", "Fehlberg78": "DOP853", "ERK5": "RK45", "Adams": "LSODA"}
 
 #: Added to a failure of a run with virtual potentials and no step limit.
 STIFF_POTENTIAL_HINT = (
@@ -81,7 +85,7 @@ def simulate(system, *, t_end: float | None = None, t_start: float | None = None
              parameters: Mapping[str, float] | None = None,
              t_eval: Sequence[float] | None = None, n_points: int = 501,
              method: str = "DOP853", rtol: float = 1e-9, atol: float = 1e-12,
-             max_step: float = np.inf, engine: str = "numpy",
+             max_step: float = np.inf, engine: str = "auto",
              raise_on_failure: bool = True, events: Sequence = (),
              quaternion_stabilization: float = 0.0,
              normalize_quaternions: bool = False,
@@ -94,7 +98,8 @@ def simulate(system, *, t_end: float | None = None, t_start: float | None = None
     Parameters
     ----------
     system : Model, Equations, NumpySystem or CompiledSystem
-        What to simulate; a model is derived first; an engine's own system runs in it.
+        What to simulate; a model is derived first; an engine's own system runs in it
+        (a ``NumpySystem`` in NumPy unless ``engine="compiled"`` is asked for).
     t_end, t_start : float, optional
         Span; default the model's (``ВРЕМЯ``/``TIME`` or initial ``t(…)``).
     initial : mapping of str to float, optional
@@ -119,10 +124,13 @@ def simulate(system, *, t_end: float | None = None, t_start: float | None = None
         ``numpy``: SciPy ``solve_ivp`` over the generated Python right-hand side;
         ``compiled``: generated C, cached shared library, the whole loop in C on
         SUNDIALS (``method`` ``DOP853``/``ERK8``, ``Fehlberg78``, ``RK45``/``ERK5``,
-        ``BDF``, ``Adams``; see ``docs/compiled.md``); ``auto``: compiled when it pays off
-        (cached, or compile time below the expected NumPy run time), saying why in
-        ``result.stats["engine_choice"]``. The engines are looked up by name in
-        :data:`kidym.simulate.engine.ENGINES`.
+        ``BDF``, ``Adams``; see ``docs/compiled.md``); ``auto`` (default): compiled
+        when it pays off — the library is cached, or a probe of the run in NumPy over a
+        short first slice, extrapolated, takes longer than generating and compiling
+        the C — NumPy otherwise (a probe that reaches the end is the run; no C
+        compiler, a NumPy-only method or option), saying why in
+        ``result.stats["engine_choice"]`` (:mod:`kidym.simulate.choice`). The engines
+        are looked up by name in :data:`kidym.simulate.engine.ENGINES`.
     raise_on_failure : bool
         Raise :class:`SimulationError` when integration fails (default), else return
         the partial result with ``success=False``.
@@ -207,18 +215,25 @@ def simulate(system, *, t_end: float | None = None, t_start: float | None = None
         owner = engine_of(system)
         require_ali3(eq, engine="compiled" if owner is not None and owner.name != "numpy"
                      else engine, events=options.events, constraints=constraints)
-    chosen, why = _choose(system, eq, engine, options, run_span(eq.model, parameters,
-                                                                t_start, t_end))
-    options = _options_for(chosen, options, engine)
-    chosen.check(options, system)
-    own, chosen, why, options = _system(chosen, system, eq, options, why)
-    spec = prepare_run(own, parameters=parameters, initial=initial, t_start=t_start,
-                       t_end=t_end, t_eval=t_eval, n_points=n_points,
-                       constraints=stabilization_of(constraints), inputs=inputs)
-    with watching() as watch:   # progress on a terminal; Ctrl-C stops the run
-        watch.begin("simulating", spec.t0, spec.t1)
-        result, error = chosen.run(own, spec, options)
-        watch.close()
+    prepare = functools.partial(prepare_run, parameters=parameters, initial=initial,
+                                t_start=t_start, t_end=t_end, t_eval=t_eval,
+                                n_points=n_points, constraints=stabilization_of(constraints),
+                                inputs=inputs)
+    chosen, why = _choose(system, eq, engine, options)
+    spec = done = None
+    with watching() as watch:   # progress on a terminal; Ctrl-C stops the run (or probe)
+        if chosen is None:   # auto, and only a probe decides
+            chosen, why, spec, done = _auto(system, eq, options, prepare)
+        options = _options_for(chosen, options, engine)
+        if done is not None and done.result is not None:   # the probe was the whole run
+            result, error = done.result, done.error
+        else:
+            chosen.check(options, system)
+            own, chosen, why, options = _system(chosen, system, eq, options, why)
+            spec = spec if spec is not None else prepare(own)
+            watch.begin("simulating", spec.t0, spec.t1)
+            result, error = chosen.run(own, spec, options)
+            watch.close()
     if why:
         result.stats["engine_choice"] = why
     finish(result, eq.model, normalize_quaternions=normalize_quaternions)
@@ -231,9 +246,10 @@ def simulate(system, *, t_end: float | None = None, t_start: float | None = None
     return result
 
 
-def _choose(system, eq: Equations, engine: str, options: RunOptions,
-            span: tuple[float, float]) -> tuple[Engine, str]:
-    """The engine of this run and, for ``auto``, why it was chosen."""
+def _choose(system, eq: Equations, engine: str, options: RunOptions
+            ) -> tuple[Engine | None, str]:
+    """The engine of this run and, for ``auto``, why it was chosen; ``None`` where only
+    a probe of the run decides (:func:`_auto`)."""
     owner = engine_of(system)
     if options.partitioning is not None:
         require_minimal_form(eq)
@@ -251,14 +267,33 @@ def _choose(system, eq: Equations, engine: str, options: RunOptions,
     if options.ali3 and engine == "auto":
         return engine_named("numpy"), ("auto → numpy: formulation='ali3' runs in the NumPy "
                                        "engine only")
-    if owner is not None and owner.name != "numpy":
+    if owner is not None and (owner.name != "numpy" or engine == "auto"):
         return owner, ""   # a system built by an engine runs in it
     if engine != "auto":
         return engine_named(engine), ""
+    from kidym.simulate.choice import forced
+
+    choice = forced(eq, options)
+    if choice is None:
+        return None, ""
+    return engine_named(choice.engine), f"auto → {choice.engine}: {choice.why}"
+
+
+def _auto(system, eq: Equations, options: RunOptions, prepare
+          ) -> tuple[Engine, str, RunSpec, Choice]:
+    """``(engine, why, spec, choice)`` of ``auto`` by a probe of the run in NumPy
+    (:func:`kidym.simulate.choice.choose_engine`): the run is prepared once, on the
+    NumPy system, and that preparation serves the chosen engine."""
     from kidym.simulate.choice import choose_engine
 
-    name, why = choose_engine(eq, None, duration=span[1] - span[0], events=options.events)
-    return engine_named(name), f"auto → {name}: {why}"
+    numpy = engine_named("numpy")
+    numpy_options = _options_for(numpy, options, "auto")
+    numpy.check(numpy_options, system)
+    ns = system if numpy.owns(system) else numpy.system(eq, numpy_options)
+    spec = prepare(ns)
+    choice = choose_engine(eq, options, lambda s: numpy.run(ns, s, numpy_options), spec)
+    return (engine_named(choice.engine), f"auto → {choice.engine}: {choice.why}", spec,
+            choice)
 
 
 def _options_for(chosen: Engine, options: RunOptions, engine: str) -> RunOptions:

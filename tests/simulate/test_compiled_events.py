@@ -97,7 +97,10 @@ def test_event_times_follow_the_tolerance_in_every_output_mode():
             err[mode, rtol] = np.abs(raw["events_t"] - expected).max()
     for mode in ("extension", "hermite"):
         assert err[mode, 1e-12] < 1e-11, err
-        assert err[mode, 1e-12] < err[mode, 1e-8] / 1000, err
+        # 1000x smaller over four decades of rtol, or down at rounding: since ARKODE
+        # holds ERK8 to rtol itself (issue 28) the 1e-12 runs reach about 3e-14, some
+        # 30 eps·t for crossing times up to 5 s, which 1e-13 bounds with a margin of 3
+        assert err[mode, 1e-12] < max(err[mode, 1e-8] / 1000, 1e-13), err
 
 
 def test_events_name_unknown_quantities():
