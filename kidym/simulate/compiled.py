@@ -801,6 +801,8 @@ def run_compiled(system: CompiledSystem, *, t0: float, t1: float, y0: np.ndarray
         from kidym.simulate.passages import CONTINUED
 
         result.stats["constraint_drift"].update({"formulation": CONTINUED, **ali3_stats})
+    elif "constraint_drift" in result.stats:   # (the same key as the NumPy engine's)
+        result.stats["constraint_drift"].setdefault("formulation", "augmented")
     if error is None and not ali3_stats:
         stiff = stiffness_check(system, raw, p)
         if stiff is not None:
