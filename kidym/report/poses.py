@@ -105,7 +105,7 @@ def pose_names(body: str) -> list[str]:
             + [p + body for p in names.ROTATION])
 
 
-def _numeric(expr, model: Model, values: dict[str, float]) -> float | None:
+def numeric_value(expr, model: Model, values: dict[str, float]) -> float | None:
     e = se.sympify(expr)
     for _ in range(8):
         free = e.free_symbols
@@ -132,7 +132,7 @@ def _central_turn(body: Body, model: Model, values: dict[str, float]) -> np.ndar
     for tr in body.central:
         if tr.kind != "R":
             continue
-        a = _numeric(tr.args[0], model, values)
+        a = numeric_value(tr.args[0], model, values)
         if a is None:
             continue
         c, s = math.cos(a), math.sin(a)
@@ -179,8 +179,8 @@ def shape_of(body: Body, model: Model, values: dict[str, float], size: float) ->
         * a mass or moment that is not a number ≥ 0: a sphere of diameter ``POINT·size``.
     """
     inertia = body.inertia
-    m = _numeric(inertia.mass, model, values)
-    J = [_numeric(x, model, values) for x in (inertia.jx, inertia.jy, inertia.jz)]
+    m = numeric_value(inertia.mass, model, values)
+    J = [numeric_value(x, model, values) for x in (inertia.jx, inertia.jy, inertia.jz)]
     dot = POINT * size
     if m is None or m <= 0 or any(j is None or j < 0 for j in J):
         return Shape("sphere", (dot, dot, dot), "unknown inertia")
@@ -339,7 +339,7 @@ def up_axis(model: Model, values: dict[str, float] | None = None) -> int:
     if model.gravity is None:
         return 2
     vals = values if values is not None else model.parameter_values
-    g = [_numeric(x, model, vals) or 0.0 for x in model.gravity]
+    g = [numeric_value(x, model, vals) or 0.0 for x in model.gravity]
     if not any(g):
         return 2
     return int(np.argmax(np.abs(g)))
