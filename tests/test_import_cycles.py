@@ -18,13 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "kidym"
 
 #: Strongly connected groups of modules still importing each other (each to be broken).
-KNOWN_CYCLES: list[frozenset[str]] = [
-    # Result's Jupyter view (`_repr_html_`) imports the HTML report, which imports the
-    # Result module (model_hash, write_atomically) and the plots; the plots import
-    # `idle_core` from the plot worker, which imports the plots to draw in its process
-    frozenset({"kidym.report.html", "kidym.report.plot_worker", "kidym.report.plots",
-               "kidym.simulate.result"}),
-]
+KNOWN_CYCLES: list[frozenset[str]] = []
 
 
 def module_name(path: Path) -> str:
@@ -140,15 +134,7 @@ def test_no_import_cycles_beyond_the_known_ones() -> None:
 
 #: ``(importing module, private name)`` still imported across modules (to be made public
 #: or kept at home); a list that may only shrink.
-KNOWN_PRIVATE = {
-    ("kidym.model.build", "_short"),
-    ("kidym.report.animation", "_numeric"),
-    ("kidym.report.kinematics", "_CSS"),
-    ("kidym.report.kinematics", "_MIME"),
-    ("kidym.report.kinematics", "_e"),
-    ("kidym.report.kinematics", "_img"),
-    ("kidym.report.kinematics", "_table"),
-}
+KNOWN_PRIVATE: set[tuple[str, str]] = set()
 
 
 def private_imports() -> set[tuple[str, str]]:

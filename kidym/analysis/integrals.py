@@ -37,8 +37,9 @@ a scleronomic model) is not repeated.
 on each side of its switch and leaves the jump out, so a candidate may have a zero
 rate at every state and still change there (``E − h = m ξ̇²`` of a prescribed length
 whose rate jumps). The switches' instants in the time span are found
-(:func:`_time_breakpoints`), one random sample is drawn in each piece between them, and
-an integral whose value jumps at one of them is rejected (:func:`_continuous`).
+(:func:`kidym.analysis.integral_switches.time_breakpoints`), one random sample is drawn
+in each piece between them, and an integral whose value jumps at one of them is
+rejected (:func:`kidym.analysis.integral_switches.continuous_integrals`).
 
 Then the energy, the Jacobi integral and the momenta are **proved symbolically** where
 the time budget allows, without inverting ``M``: with ``y`` such that
@@ -78,7 +79,6 @@ Examples
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import multiprocessing
 import time
 from collections.abc import Mapping
@@ -87,6 +87,15 @@ from dataclasses import dataclass, field
 import numpy as np
 import symengine as se
 
+from kidym.analysis.integral_switches import continuous_integrals, piece_times, time_breakpoints
+from kidym.analysis.integral_witness import (
+    Candidate,
+    FirstIntegral,
+    integral_name,
+    model_parameters,
+    select,
+    witness,
+)
 from kidym.eom.equations import Equations, derive
 from kidym.kinematics import names as gen
 from kidym.model.model import Model
@@ -104,58 +113,6 @@ MAX_SPEEDS = 8
 #: costs minutes and gigabytes (a force nesting ``sin`` 100 deep writes out to a million).
 #: The shipped examples stay below 11 000.
 MAX_OPERATIONS = 200_000
-
-#: A rate is taken as zero when it is below this fraction of the terms it sums.
-ZERO_RATE = 1e-10
-
-
-@dataclass(frozen=True)
-class FirstIntegral:
-    """One first integral ``I = Σ c_k I_k`` of the candidates.
-
-    Attributes
-    ----------
-    name : str
-        Short label (``energy``, ``p_phi``, ``h``, ``I1``).
-    kind : str
-        One of :data:`KINDS`.
-    terms : tuple of (float, str)
-        Coefficients and candidate labels of the combination.
-    expression : Expr
-        ``I`` over the named quantities of :attr:`FirstIntegrals.equations`.
-    how : str
-        How it was found (printed by ``kidym check``).
-    proof : {"symbolic", "numeric"}
-        Whether the zero rate was proved by expansion and simplification, or only
-        witnessed at every random state.
-    """
-
-    name: str
-    kind: str
-    terms: tuple[tuple[float, str], ...]
-    expression: Expr
-    how: str
-    proof: str
-
-    @property
-    def formula(self) -> str:
-        """The combination of candidates as text (``(ω·r_C)Ball − 3·ωZBall``)."""
-        parts = []
-        for c, label in self.terms:
-            mag = abs(c)
-            coef = "" if abs(mag - 1) < 1e-12 else f"{mag:.10g}·"
-            sign = "−" if c < 0 else "+"
-            parts.append((sign, coef + label))
-        text = ("−" if parts[0][0] == "−" else "") + parts[0][1]
-        for sign, body in parts[1:]:
-            text += f" {sign} {body}"
-        return text
-
-    def describe(self) -> str:
-        """One line: name, formula, how found and how proved."""
-        proof = ("proved symbolically" if self.proof == "symbolic"
-                 else "zero rate at every random state, not proved symbolically")
-        return f"{self.name} = {self.formula}  [{self.how}; {proof}]"
 
 
 @dataclass(frozen=True)
@@ -239,15 +196,6 @@ class FirstIntegrals:
         return self.dictionary[label]
 
 
-@dataclass
-class _Candidate:
-    label: str
-    kind: str
-    expr: Expr
-    how: str = ""
-    rate: Expr = field(default=None)  # type: ignore[assignment]
-
-
 def first_integrals(model: Model | Equations, *, samples: int | None = None,
                     seed: int = 0, budget_s: float = 5.0,
                     parameters: Mapping[str, float] | None = None,
@@ -312,14 +260,14 @@ def first_integrals(model: Model | Equations, *, samples: int | None = None,
                               "at random states; simplify the model's formulas")
     n = samples if samples is not None else 3 * len(cands) + 12
     rng = np.random.default_rng(seed)
-    p = _parameter_vector(eq, parameters)
+    p = model_parameters(eq, parameters)
     span = model.time_span(parameters)
-    breaks = _time_breakpoints(eq, model, cands, p, span)
-    pieces = _piece_times(breaks, span, rng)
-    values, rates, scales = _witness(eq, model, cands, p, n + len(pieces), rng, parameters,
+    breaks = time_breakpoints(eq, model, cands, p, span)
+    pieces = piece_times(breaks, span, rng)
+    values, rates, scales = witness(eq, model, cands, p, n + len(pieces), rng, parameters,
                                      pieces)
-    found = _select(cands, values, rates, scales)
-    found, rejected = _continuous(eq, model, cands, found, breaks, p, rng, parameters)
+    found = select(cands, values, rates, scales)
+    found, rejected = continuous_integrals(eq, model, cands, found, breaks, p, rng, parameters)
     deadline = time.monotonic() + budget_s
     out = []
     counts: dict[str, int] = {}
@@ -329,7 +277,7 @@ def first_integrals(model: Model | Equations, *, samples: int | None = None,
         left = deadline - time.monotonic()
         proof = ("symbolic" if len(terms) == 1 and left > 0
                  and _proved(eq, kind, cands[terms[0][1]], left) else "numeric")
-        name = _name(kind, terms, cands, counts)
+        name = integral_name(kind, terms, cands, counts)
         how = cands[terms[0][1]].how if len(terms) == 1 else (
             "linear integral: a null vector of the candidates' rates (constant "
             "coefficients)")
@@ -375,17 +323,17 @@ def _with_candidate_outputs(model: Model) -> Model:
     return dataclasses.replace(model, outputs=outputs)
 
 
-def _candidates(eq: Equations, model: Model) -> list[_Candidate]:
+def _candidates(eq: Equations, model: Model) -> list[Candidate]:
     graph = eq.graph
     T, V = eq.kinetic_energy_named, eq.potential_energy_named
-    out = [_Candidate("T + Π", "energy", T + V,
+    out = [Candidate("T + Π", "energy", T + V,
                       "energy T + Π: no non-potential force, no explicit time")]
     generalized = eq.n_q == eq.n_w and all(
         graph.expand(x) == w for x, w in zip(eq.qdot, eq.speeds))
     if generalized:
         L = T - V
         h = sum((w * graph.diff(L, w) for w in eq.speeds), se.Integer(0)) - L
-        out.append(_Candidate("Σ q't ∂L/∂q't − L", "jacobi", h,
+        out.append(Candidate("Σ q't ∂L/∂q't − L", "jacobi", h,
                               "Jacobi integral Σ q't ∂L/∂q't − L: the Lagrangian has no "
                               "explicit time"))
     for k, w in enumerate(eq.speeds):
@@ -395,16 +343,16 @@ def _candidates(eq: Equations, model: Model) -> list[_Candidate]:
             cyclic = not graph.depends_on(T, q) and not graph.depends_on(V, q)
             label = f"∂T/∂{q}'t"
             if cyclic:
-                out.append(_Candidate(label, "cyclic momentum", pk,
+                out.append(Candidate(label, "cyclic momentum", pk,
                                       f"momentum of the cyclic coordinate {q} (absent from "
                                       "T and Π, no force along it)"))
             else:
-                out.append(_Candidate(label, "momentum", pk,
+                out.append(Candidate(label, "momentum", pk,
                                       f"generalized momentum of {q}"))
         else:
-            out.append(_Candidate(f"∂T/∂{w}", "momentum", pk, f"quasi-momentum of {w}"))
+            out.append(Candidate(f"∂T/∂{w}", "momentum", pk, f"quasi-momentum of {w}"))
     for w in eq.speeds:
-        out.append(_Candidate(str(w), "speed", w, f"the speed {w} is constant"))
+        out.append(Candidate(str(w), "speed", w, f"the speed {w} is constant"))
     o = eq.outputs_named
     for b in model.bodies:
         def v(prefix, b=b):
@@ -422,7 +370,7 @@ def _candidates(eq: Equations, model: Model) -> list[_Candidate]:
         lin += [(f"{p}{b.name}'t", o[p + b.name + "'t"], "mass-centre velocity")
                 for p in gen.CENTRE]
         for label, expr, _what in lin:
-            out.append(_Candidate(label, "linear", expr, ""))
+            out.append(Candidate(label, "linear", expr, ""))
     # one candidate per distinct expression (ωXBall of a fixed-frame ball is a speed)
     seen: set = set()
     unique = []
@@ -433,439 +381,6 @@ def _candidates(eq: Equations, model: Model) -> list[_Candidate]:
         seen.add(key)
         unique.append(c)
     return unique
-
-
-# ------------------------------------------------------------- numeric witness
-# ------------------------------------------- the model's own time dependence
-#: Function heads whose value, or whose derivative, jumps where an argument changes sign
-#: (``floor``/``ceiling`` where it crosses an integer).
-_SWITCHES = frozenset({"Abs", "sign", "Min", "Max", "Piecewise", "floor", "ceiling"})
-
-#: Points of the grid the switches are scanned on (then bisected), and the most
-#: breakpoints used.
-_SCAN_POINTS = 4097
-_MAX_BREAKPOINTS = 256
-
-
-def _switch_functions(eq: Equations, cands: list[_Candidate]) -> list[tuple[str, Expr]]:
-    """``(how, g)`` for each switch of the candidates and their rates that is a formula
-    of time (and parameters) alone: the branch changes where ``sign(g)`` changes
-    (``how == "sign"``) or ``floor``/``ceil`` of ``g`` does."""
-    graph, t = eq.graph, eq.graph.time
-    exprs = [c.expr for c in cands] + [c.rate for c in cands]
-    roots = [graph.formula(x) for x in graph.needed(exprs)] + [se.sympify(e) for e in exprs]
-    out: dict[tuple[str, Expr], None] = {}
-    seen: set = set()
-    stack = list(roots)
-    while stack:
-        e = stack.pop()
-        if e in seen:
-            continue
-        seen.add(e)
-        stack.extend(e.args)
-        kind = type(e).__name__
-        if kind not in _SWITCHES:
-            continue
-        found: list[tuple[str, Expr]] = []
-        if kind in ("Abs", "sign"):
-            found.append(("sign", e.args[0]))
-        elif kind in ("floor", "ceiling"):
-            found.append((kind, e.args[0]))
-        elif kind in ("Min", "Max"):
-            found += [("sign", a - b) for i, a in enumerate(e.args) for b in e.args[i + 1:]]
-        else:   # Piecewise: the conditions' relations
-            conds = [e.args[i] for i in range(1, len(e.args), 2)]
-            while conds:
-                c = conds.pop()
-                if type(c).__name__ in ("And", "Or", "Not"):
-                    conds.extend(c.args)
-                elif len(c.args) == 2 and type(c).__name__ not in ("BooleanTrue",
-                                                                    "BooleanFalse"):
-                    found.append(("sign", c.args[0] - c.args[1]))
-        for how, g in found:
-            if graph.dependencies(g) == frozenset({t}):
-                out[(how, g)] = None
-    return list(out)
-
-
-def _time_breakpoints(eq: Equations, model: Model, cands: list[_Candidate], p: np.ndarray,
-                      span: tuple[float, float]) -> list[float]:
-    """Instants inside ``span`` where a switch of :func:`_switch_functions` changes branch:
-    scanned on a grid of :data:`_SCAN_POINTS` times, each change bisected to rounding.
-    A switch whose branch changes more than once per grid step is missed (a formula of
-    ``t`` that oscillates faster than the grid); at most :data:`_MAX_BREAKPOINTS`."""
-    switches = _switch_functions(eq, cands)
-    if not switches:
-        return []
-    graph, t = eq.graph, eq.graph.time
-    values = {se.Symbol(k): v for k, v in zip(model.parameter_values, p)}
-    t0, t1 = span
-    grid = np.linspace(t0, t1, _SCAN_POINTS)
-    found: list[float] = []
-    for how, g in switches:
-        g = graph.expand(g).xreplace(values)
-        if g.free_symbols - {t}:
-            continue
-        try:
-            fn = se.Lambdify([t], [g], real=True)
-        except (RuntimeError, TypeError, ValueError):  # pragma: no cover (no such head)
-            continue
-        step = np.sign if how == "sign" else np.floor if how == "floor" else np.ceil
-
-        def branch(x: float, fn=fn, step=step) -> float:
-            with np.errstate(all="ignore"):
-                return float(step(float(np.asarray(fn(x)).ravel()[0])))
-
-        with np.errstate(all="ignore"):
-            b = step(np.asarray(fn(grid[:, None]), float).ravel())
-        for j in np.flatnonzero(b[1:] != b[:-1]):
-            lo, hi = float(grid[j]), float(grid[j + 1])
-            blo = b[j]
-            for _ in range(80):
-                mid = 0.5 * (lo + hi)
-                if not lo < mid < hi:
-                    break
-                if branch(mid) == blo:
-                    lo = mid
-                else:
-                    hi = mid
-            found.append(0.5 * (lo + hi))
-    edge = 1e-9 * max(1.0, abs(t0), abs(t1), t1 - t0)
-    out: list[float] = []
-    for x in sorted(found):
-        if t0 + edge < x < t1 - edge and (not out or x - out[-1] > edge):
-            out.append(x)
-    if len(out) > _MAX_BREAKPOINTS:
-        out = [out[k] for k in np.linspace(0, len(out) - 1, _MAX_BREAKPOINTS).astype(int)]
-    return out
-
-
-#: The most pieces between breakpoints given a sample of their own.
-_MAX_PIECES = 32
-
-
-def _piece_times(breaks: list[float], span: tuple[float, float],
-                 rng: np.random.Generator) -> list[float]:
-    """A random time inside each piece of ``span`` between breakpoints (its middle half,
-    away from the switches and the difference steps of the witness), so that the rates
-    are seen on both sides of every jump; none without breakpoints."""
-    if not breaks:
-        return []
-    edges = [span[0], *breaks, span[1]]
-    pieces = [(a, b) for a, b in itertools.pairwise(edges)
-              if b - a > 1e-5 * (1 + max(abs(a), abs(b)))]
-    if len(pieces) > _MAX_PIECES:
-        pieces = [pieces[k] for k in np.linspace(0, len(pieces) - 1, _MAX_PIECES).astype(int)]
-    return [float(a + (b - a) * rng.uniform(0.25, 0.75)) for a, b in pieces]
-
-
-def _continuous(eq: Equations, model: Model, cands: list[_Candidate], found: list,
-                breaks: list[float], p: np.ndarray, rng: np.random.Generator,
-                parameters) -> tuple[list, list[str]]:
-    """``found`` without the integrals whose value jumps at a breakpoint, and a line for
-    each of those. A zero rate on each side of a jump of the model's time dependence
-    does not make an integral: a prescribed length whose rate jumps (``abs(t - T)``)
-    changes ``m ξ̇²`` there, at every state, while no rate sees it (its derivative is a
-    Dirac pulse, which a formula's derivative leaves out). The value of each integral is
-    compared just before and just after each breakpoint, at two random states: a change
-    above 1e-6 of its terms' size is a jump."""
-    if not breaks or not found:
-        return found, []
-    from kidym.simulate.numpy_engine import generate_python
-
-    fn = generate_python(eq, {f"c{i}": c.expr for i, c in enumerate(cands)}).function
-    names = [str(x) for x in (*eq.coordinates, *eq.speeds)]
-    init = model.initial_values(parameters)
-    y0 = np.array([init.get(x, 0.0) for x in names], float)
-    states = [y0 + rng.normal(size=y0.size) * 0.3 * (1 + np.abs(y0)) for _ in range(2)]
-    keep, rejected = [], []
-    for kind, terms in found:
-        jump = None
-        for b in breaks:
-            d = 1e-10 * max(1.0, abs(b))
-            for y in states:
-                with np.errstate(all="ignore"):
-                    try:
-                        before = _values(fn, b - d, y, p, eq.n_w)
-                        after = _values(fn, b + d, y, p, eq.n_w)
-                    except (TypeError, ValueError, ZeroDivisionError, OverflowError):  # complex
-                        continue
-                i0 = sum(c * before[k] for c, k in terms)
-                i1 = sum(c * after[k] for c, k in terms)
-                size = sum(abs(c) * (abs(before[k]) + abs(after[k])) for c, k in terms)
-                if np.isfinite(i0) and np.isfinite(i1) and abs(i1 - i0) > 1e-6 * size:
-                    jump = (b, i1 - i0)
-                    break
-            if jump:
-                break
-        if jump is None:
-            keep.append((kind, terms))
-            continue
-        formula = FirstIntegral("", kind, tuple((c, cands[k].label) for c, k in terms),
-                                se.Integer(0), "", "numeric").formula
-        rejected.append(f"{formula} has a zero rate at every random state, but jumps by "
-                        f"{jump[1]:.3g} at t = {jump[0]:.9g}, where the model's time "
-                        "dependence is not smooth (a prescribed rate that jumps is an "
-                        "impact; docs/language.md §2.4d)")
-    return keep, rejected
-
-
-def _parameter_vector(eq: Equations, parameters) -> np.ndarray:
-    from kidym.simulate.layout import parameter_vector
-
-    return parameter_vector(eq.model, parameters)
-
-
-def _witness(eq: Equations, model: Model, cands: list[_Candidate], p: np.ndarray, n: int,
-             rng: np.random.Generator, parameters, times: list[float] | None = None):
-    """Values, rates and term scales of the candidates at ``n`` random states (on the
-    constraint manifold where there are constraints); the first take their times from
-    ``times`` in turn (one in each smooth piece of the model's time dependence), the
-    rest uniformly in the model's time span."""
-    from kidym.simulate.faults import quaternion_indices
-    from kidym.simulate.numpy_engine import generate_python
-
-    k = len(cands)
-    with_rates = generate_python(eq, {f"c{i}": c.expr for i, c in enumerate(cands)}
-                                 | {f"r{i}": c.rate for i, c in enumerate(cands)}).function
-    names = [str(s) for s in (*eq.coordinates, *eq.speeds)]
-    init = model.initial_values(parameters)
-    y0 = np.array([init.get(x, 0.0) for x in names], float)
-    groups = list(quaternion_indices(names, model).values())
-    t0, t1 = model.time_span(parameters)
-    nq, nw = eq.n_q, eq.n_w
-    manifold = _Manifold(eq, with_rates) if eq.m else None
-    values, rates, scales = [], [], []
-    tries = 0
-    pending = list(times or ())
-    while len(values) < n and tries < 20 * n:
-        tries += 1
-        y = y0 + rng.normal(size=y0.size) * 0.3 * (1 + np.abs(y0))
-        y[nq:] = y0[nq:] + rng.normal(size=nw) * (1 + np.abs(y0[nq:]))
-        for idx in groups:
-            y[idx] /= np.linalg.norm(y[idx])
-        t = float(pending[len(values)]) if len(values) < len(pending) else float(
-            rng.uniform(t0, t1))
-        with np.errstate(all="ignore"):
-            try:
-                if manifold is not None:
-                    y = manifold.project(t, y, p)
-                    if y is None:
-                        continue
-                row = _evaluate(with_rates, t, y, p, nq, nw, eq.m)
-            except (TypeError, ValueError, ZeroDivisionError, OverflowError,
-                    np.linalg.LinAlgError):  # TypeError: a complex value (x^1.5, x < 0)
-                continue
-            if row is None:
-                continue
-            ydot, out = row
-            vals, rate = out[:k], out[k:]
-            # the size of the terms each rate sums: Σ |∂I/∂y_i ẏ_i| + |∂I/∂t| (the
-            # candidates' values need no accelerations, and are defined off the manifold)
-            scale = np.zeros(k)
-            ok = True
-            for i in range(y.size + 1):
-                h = 1e-6 * (1 + (abs(y[i]) if i < y.size else abs(t)))
-                dy = np.zeros(y.size)
-                dt = 0.0
-                if i < y.size:
-                    dy[i] = h
-                else:
-                    dt = h
-                try:
-                    plus = _values(with_rates, t + dt, y + dy, p, nw)[:k]
-                    minus = _values(with_rates, t - dt, y - dy, p, nw)[:k]
-                except (TypeError, ValueError, ZeroDivisionError, OverflowError):
-                    ok = False
-                    break
-                grad = (plus - minus) / (2 * h)
-                scale += np.abs(grad * (ydot[i] if i < y.size else 1.0))
-            if not ok or not np.all(np.isfinite(scale)):
-                continue
-        values.append(vals)
-        rates.append(rate)
-        scales.append(scale)
-    if len(values) < max(4, n // 2):
-        where = " on the constraint manifold" if eq.m else ""
-        raise ValueError(f"model `{model.name}`: the first-integral search found only "
-                         f"{len(values)} random states{where} where the equations can be "
-                         f"evaluated (of {tries} tried about the initial values)")
-    return np.array(values), np.array(rates), np.array(scales)
-
-
-class _Manifold:
-    """Random states put on the constraints: the small interface of
-    :mod:`kidym.simulate.constrained` (``constraint_block``, ``rates``) over the
-    generated function."""
-
-    #: |Φ| and |c| a projected state must reach, relative to the state's size.
-    TOL = 1e-12
-
-    def __init__(self, eq: Equations, fn) -> None:
-        self.equations = eq
-        self.fn = fn
-        self.state_names = [str(s) for s in (*eq.coordinates, *eq.speeds)]
-
-    def _call(self, t, y, p):
-        z = list(map(float, y)) + [0.0] * self.equations.n_w
-        return self.fn(float(t), z, list(map(float, p)))
-
-    def constraint_block(self, t, y, p):
-        from kidym.eom.constraints import split
-
-        _qdot, M, F = self._call(t, y, p)[:3]
-        F, block = split(F, self.equations.n_w, self.equations.m)
-        return np.asarray(M, float), F, block
-
-    def rates(self, t, y, p):
-        return np.asarray(self._call(t, y, p)[0], float)
-
-    def project(self, t: float, y: np.ndarray, p: np.ndarray) -> np.ndarray | None:
-        """``y`` on ``Φ = 0`` and ``G w + g = 0``, or ``None`` where that fails."""
-        from kidym.eom.constraints import drift
-        from kidym.simulate.constrained import project
-
-        tol = self.TOL * (1 + float(np.abs(y).max(initial=0.0)))
-        y = project(self, t, y, p, tol)
-        pos, vel = drift(self.constraint_block(t, y, p)[2])
-        if not (pos <= tol and vel <= tol * 10):
-            return None
-        return y
-
-
-def _values(fn, t, y, p, nw) -> np.ndarray:
-    """The outputs at a state, accelerations set to 0."""
-    z = list(map(float, y)) + [0.0] * nw
-    return np.asarray(fn(t, z, list(map(float, p)))[3], float)
-
-
-def _evaluate(fn, t, y, p, nq, nw, m=0):
-    """``(ẏ, outputs)`` at one state, ``None`` where something is not finite; with
-    ``m`` constraints ``ẇ`` is the augmented system's."""
-    z = list(map(float, y)) + [0.0] * nw
-    qdot, M, F = fn(t, z, list(map(float, p)))[:3]
-    M = np.asarray(M, float)
-    F = np.asarray(F, float)
-    if not (np.all(np.isfinite(M)) and np.all(np.isfinite(F))):
-        return None
-    if np.linalg.cond(M) > 1e10:
-        return None
-    if m:
-        from kidym.eom.constraints import Stabilization, solve_augmented, split
-
-        F, block = split(F, nw, m)
-        acc, _lam = solve_augmented(M, F, block, Stabilization())
-    else:
-        acc = np.linalg.solve(M, F[:nw])
-    out = np.asarray(fn(t, list(map(float, y)) + list(acc), list(map(float, p)))[3], float)
-    ydot = np.concatenate([np.asarray(qdot, float), acc])
-    if not (np.all(np.isfinite(out)) and np.all(np.isfinite(ydot))):
-        return None
-    return ydot, out
-
-
-def _select(cands: list[_Candidate], values: np.ndarray, rates: np.ndarray,
-            scales: np.ndarray) -> list[tuple[str, list[tuple[float, int]]]]:
-    """The integrals among the candidates: single ones by kind, then combinations."""
-    ref = np.sqrt(np.mean(scales ** 2, axis=0))          # per candidate
-    # candidates that are constants, or (as functions of the state) constant-coefficient
-    # combinations of earlier ones, say nothing new: ∂T/∂θ't = J·θ't
-    live: list[int] = []
-    span = [np.ones(values.shape[0])]
-    for k in range(len(cands)):
-        if ref[k] > 0 and _independent(span, values[:, k]):
-            span.append(values[:, k])
-            live.append(k)
-    # individually: |İ_k| below ZERO_RATE of its own terms at every sample
-    single = [k for k in live
-              if np.all(np.abs(rates[:, k]) <= ZERO_RATE * np.maximum(scales[:, k], 1e-300))]
-    accepted: list[tuple[str, list[tuple[float, int]]]] = []
-    basis = [np.ones(values.shape[0])]   # values of what is found, and constants
-
-    def new(vec: np.ndarray) -> bool:
-        if _independent(basis, vec):
-            basis.append(vec)
-            return True
-        return False
-
-    for k in single:
-        if new(values[:, k]):
-            accepted.append((cands[k].kind, [(1.0, k)]))
-    rest = [k for k in live if k not in single]
-    if len(rest) >= 2:
-        Rn = rates[:, rest] / ref[rest]
-        _u, s, vt = np.linalg.svd(Rn, full_matrices=True)
-        tol = ZERO_RATE * np.sqrt(Rn.shape[0])
-        rank = int(np.sum(s > tol))
-        null = vt[rank:]                     # rows: null vectors (scaled coefficients)
-        if null.size:
-            rows = _rref(null)
-            for row in rows:
-                coef = row / ref[rest]
-                big = np.max(np.abs(coef))
-                coef = coef / coef[np.argmax(np.abs(coef) > 1e-9 * big)]
-                terms = [(float(_tidy(c)), rest[j]) for j, c in enumerate(coef)
-                         if abs(c) > 1e-9 * np.max(np.abs(coef))]
-                vec = sum(c * values[:, k] for c, k in terms)
-                size = sum(abs(c) * np.linalg.norm(values[:, k]) for c, k in terms)
-                if np.linalg.norm(vec) <= 1e-9 * size:
-                    continue     # zero on the constraint manifold: no integral
-                if len(terms) >= 2 and new(vec):
-                    accepted.append(("linear", terms))
-    return accepted
-
-
-def _independent(span: list[np.ndarray], vec: np.ndarray) -> bool:
-    """Whether ``vec`` is not a least-squares combination of ``span`` (relative 1e-7)."""
-    A = np.column_stack(span)
-    scale = np.linalg.norm(vec)
-    if scale == 0:
-        return False
-    A = A / np.maximum(np.linalg.norm(A, axis=0), 1e-300)
-    coef, *_ = np.linalg.lstsq(A, vec, rcond=None)
-    return bool(np.linalg.norm(A @ coef - vec) > 1e-7 * scale)
-
-
-def _tidy(c: float) -> float:
-    """``c`` rounded to a near integer or a short decimal (rounding of the null space)."""
-    for digits in (0, 1, 2, 3, 4, 5, 6):
-        r = round(c, digits)
-        if abs(r - c) <= 1e-8 * max(1.0, abs(c)):
-            return r
-    return c
-
-
-def _rref(a: np.ndarray) -> np.ndarray:
-    """Reduced row-echelon form of ``a`` (partial pivoting), rows normalised."""
-    a = a.copy()
-    rows, cols = a.shape
-    r = 0
-    for c in range(cols):
-        if r == rows:
-            break
-        piv = r + int(np.argmax(np.abs(a[r:, c])))
-        if abs(a[piv, c]) < 1e-9:
-            continue
-        a[[r, piv]] = a[[piv, r]]
-        a[r] /= a[r, c]
-        for i in range(rows):
-            if i != r:
-                a[i] -= a[i, c] * a[r]
-        r += 1
-    return a[:r]
-
-
-def _name(kind: str, terms, cands, counts: dict[str, int]) -> str:
-    if kind == "energy":
-        return "E"
-    if kind == "jacobi":
-        return "h"
-    if kind in ("cyclic momentum", "momentum"):
-        return "p_" + cands[terms[0][1]].label.removeprefix("∂T/∂").removesuffix("'t")
-    if kind == "speed":
-        return cands[terms[0][1]].label
-    counts[kind] = counts.get(kind, 0) + 1
-    return f"I{counts[kind]}"
 
 
 # --------------------------------------------------------------- symbolic proof
@@ -888,7 +403,7 @@ def _child(conn, conditions) -> None:  # pragma: no cover (runs in a child)
     conn.close()
 
 
-def _proved(eq: Equations, kind: str, candidate: _Candidate, budget_s: float) -> bool:
+def _proved(eq: Equations, kind: str, candidate: Candidate, budget_s: float) -> bool:
     """Whether the rate of ``candidate`` is identically zero, within ``budget_s`` seconds.
 
     With ``y`` such that ``M y = (∂I/∂w)ᵀ`` (checked), ``İ = İ|_{ẇ=0} + yᵀ M ẇ
@@ -991,7 +506,7 @@ def integral_drift(found: FirstIntegrals, result, *,
     if not found.integrals or not np.size(result.t):
         return {}
     f = found.evaluator(terms=True)
-    p = _parameter_vector(found.equations, parameters)
+    p = model_parameters(found.equations, parameters)
     names = [str(s) for s in (*found.equations.coordinates, *found.equations.speeds)]
     y = np.array([result.values[n] for n in names])
     vals = np.array([f(t, y[:, i], p) for i, t in enumerate(result.t)])

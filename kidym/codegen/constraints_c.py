@@ -2,10 +2,10 @@
 solve the same system, :mod:`kidym.eom.constraints`).
 
 ``kd_eval`` fills ``F`` with ``[F, γ, Φ, c, G]`` (:attr:`Equations.forcing_extended`);
-``kd_constrained`` solves ``[M −Gᵀ; G 0][ẇ; λ] = [F; γ − 2α c − β² Φ]`` by Gaussian
-elimination with partial pivoting; ``kidym_project`` moves a state back onto
-``Φ = 0`` (Gauss–Newton, ``Δq = B δ``, least ``δ``) and ``G w + g = 0`` (least change
-in the kinetic metric) when the drift exceeds the tolerance, as
+``kd_constrained`` solves ``[M −Gᵀ; G 0][ẇ; λ] = [F; γ − 2α c − β² Φ]`` by LU with
+partial pivoting (:mod:`kidym.codegen.dense_c`, the one dense solver); ``kidym_project``
+moves a state back onto ``Φ = 0`` (Gauss–Newton, ``Δq = B δ``, least ``δ``) and ``G w +
+g = 0`` (least change in the kinetic metric) when the drift exceeds the tolerance, as
 :func:`kidym.simulate.constrained.project` does.
 """
 
@@ -37,42 +37,11 @@ int kidym_project(double t, double *y, const double *p, const double *c) {
 /* 2 alpha, beta^2 (Baumgarte), drift that triggers a projection (0: never) */
 double kidym_stabilization[3] = {{0.0, 0.0, 0.0}};
 
-/* A x = b (A n x n, row-major; both overwritten, x in b) by Gaussian elimination with
-   partial pivoting; 1 if a pivot vanishes (relative to the largest entry). */
-static int kd_gauss(int n, double *A, double *b) {{
-    double big = 0.0;
-    for (int i = 0; i < n * n; ++i) big = fmax(big, fabs(A[i]));
-    if (!(big > 0.0)) return 1;
-    for (int k = 0; k < n; ++k) {{
-        int piv = k;
-        for (int i = k + 1; i < n; ++i)
-            if (fabs(A[i*n+k]) > fabs(A[piv*n+k])) piv = i;
-        if (!(fabs(A[piv*n+k]) > 1e-13 * big)) return 1;
-        if (piv != k) {{
-            for (int j = 0; j < n; ++j) {{
-                double s = A[k*n+j]; A[k*n+j] = A[piv*n+j]; A[piv*n+j] = s;
-            }}
-            double s = b[k]; b[k] = b[piv]; b[piv] = s;
-        }}
-        for (int i = k + 1; i < n; ++i) {{
-            double f = A[i*n+k] / A[k*n+k];
-            if (f == 0.0) continue;
-            for (int j = k; j < n; ++j) A[i*n+j] -= f * A[k*n+j];
-            b[i] -= f * b[k];
-        }}
-    }}
-    for (int i = n - 1; i >= 0; --i) {{
-        double s = b[i];
-        for (int j = i + 1; j < n; ++j) s -= A[i*n+j] * b[j];
-        b[i] = s / A[i*n+i];
-    }}
-    return 0;
-}}
-
 /* [M -G^T; G 0] [w'; lambda] = [F; gamma - 2 alpha c - beta^2 Phi]: w' into F[0..{nw}),
    lambda into F[{nw}..{n}). 1 if singular (M, or dependent constraints). */
 static int kd_constrained(const double *M, double *F) {{
     double A[{n * n}], b[{n}];
+    int piv[{n}];
     const double *gam = F + {nw}, *phi = F + {nw + m}, *cv = F + {nw + 2 * m};
     const double *G = F + {nw + 3 * m};
     for (int i = 0; i < {n * n}; ++i) A[i] = 0.0;
@@ -87,7 +56,8 @@ static int kd_constrained(const double *M, double *F) {{
         }}
         b[{nw}+k] = gam[k] - kidym_stabilization[0]*cv[k] - kidym_stabilization[1]*phi[k];
     }}
-    if (kd_gauss({n}, A, b)) return 1;
+    if (kd_lu({n}, A, piv)) return 1;
+    kd_lu_solve({n}, A, piv, b);
     for (int i = 0; i < {n}; ++i) F[i] = b[i];
     return 0;
 }}
@@ -98,6 +68,7 @@ int kidym_project(double t, double *y, const double *p, const double *c) {{
     const double tol = kidym_stabilization[2];
     double qd[{nq}], qd0[{nq}], M[{nw * nw}], F[KD_NF], z[{nq + nw}];
     double B[{nq * nw}], S[{m * m}], x[{max(m, nw)}], X[{nw * m}], Mc[{nw * nw}];
+    int piv[{max(m, nw)}];
     if (!(tol > 0.0)) return 0;
     kd_eval(t, y, p, c, qd, M, F);
     double res = 0.0;
@@ -131,7 +102,8 @@ int kidym_project(double t, double *y, const double *p, const double *c) {{
                 S[i*{m}+k] = s;
             }}
         }}
-        if (kd_gauss({m}, S, x)) return 2;
+        if (kd_lu({m}, S, piv)) return 2;
+        kd_lu_solve({m}, S, piv, x);
         for (int i = 0; i < {nq}; ++i) {{
             double s = 0.0;
             for (int j = 0; j < {nw}; ++j) {{
@@ -146,10 +118,11 @@ int kidym_project(double t, double *y, const double *p, const double *c) {{
     /* w -= M^-1 G^T (G M^-1 G^T)^-1 c */
     kd_eval(t, y, p, c, qd, M, F);
     const double *cv = F + {nw + 2 * m}, *G = F + {nw + 3 * m};
+    for (int i = 0; i < {nw * nw}; ++i) Mc[i] = M[i];
+    if (kd_lu({nw}, Mc, piv)) return 2;
     for (int k = 0; k < {m}; ++k) {{
-        for (int i = 0; i < {nw * nw}; ++i) Mc[i] = M[i];
         for (int j = 0; j < {nw}; ++j) x[j] = G[k*{nw}+j];
-        if (kd_gauss({nw}, Mc, x)) return 2;
+        kd_lu_solve({nw}, Mc, piv, x);
         for (int j = 0; j < {nw}; ++j) X[j*{m}+k] = x[j];
     }}
     double mu[{m}];
@@ -161,7 +134,8 @@ int kidym_project(double t, double *y, const double *p, const double *c) {{
             S[i*{m}+k] = s;
         }}
     }}
-    if (kd_gauss({m}, S, mu)) return 2;
+    if (kd_lu({m}, S, piv)) return 2;
+    kd_lu_solve({m}, S, piv, mu);
     for (int j = 0; j < {nw}; ++j) {{
         double s = 0.0;
         for (int k = 0; k < {m}; ++k) s += X[j*{m}+k] * mu[k];

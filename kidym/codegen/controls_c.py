@@ -2,56 +2,22 @@
 :func:`kidym.eom.controls.solve_controls`.
 
 ``kd_eval`` fills ``F`` with ``[F⁰, b, G, H]`` (:attr:`Equations.forcing_extended`);
-``kd_controlled`` solves ``M X = [F⁰ | H]`` (Gaussian elimination with partial
-pivoting), forms ``Γ = G X_H`` and takes the least-norm solution of ``Γ u = b − G X_0``
-from the Householder QR factorisation ``Γᵀ = Q R``: ``Rᵀ z = b − G X_0``, ``u = Q z``
-(the unique solution with as many controls as constraints; the normal equations
-``Γ Γᵀ ν = …`` would square Γ's condition number), and writes ``ẇ = X_0 + X_H u`` into
-``F[0..n_w)`` and ``u`` after it. It returns 1 where ``M`` or ``Γ`` is singular (a
-constraint the controls cannot reach: a row of ``Γ`` whose part outside the span of the
-rows before it, ``|R_ρρ|``, is below :data:`kidym.eom.controls.RANK_TOLERANCE` of
-``|G_ρ| |X_H|``, NumPy's test, for either shape); the Python
-side then names the constraint (:func:`kidym.simulate.compiled.simulate_compiled`).
+``kd_controlled`` solves ``M X = [F⁰ | H]`` (one LU factor with partial pivoting,
+:mod:`kidym.codegen.dense_c`), forms ``Γ = G X_H`` and takes the least-norm solution of
+``Γ u = b − G X_0`` from the Householder QR factorisation ``Γᵀ = Q R``: ``Rᵀ z = b − G
+X_0``, ``u = Q z`` (the unique solution with as many controls as constraints; the normal
+equations ``Γ Γᵀ ν = …`` would square Γ's condition number), and writes ``ẇ = X_0 + X_H
+u`` into ``F[0..n_w)`` and ``u`` after it. It returns 1 where ``M`` or ``Γ`` is singular
+(a constraint the controls cannot reach: a row of ``Γ`` whose part outside the span of
+the rows before it, ``|R_ρρ|``, is below :data:`kidym.eom.controls.RANK_TOLERANCE` of
+``|G_ρ| |X_H|``, NumPy's test, for either shape); the Python side then names the
+constraint (:func:`kidym.simulate.compiled.simulate_compiled`).
 """
 
 from __future__ import annotations
 
 from kidym.eom.controls import RANK_TOLERANCE
 from kidym.eom.equations import Equations
-
-#: Gaussian elimination with partial pivoting (as :mod:`kidym.codegen.constraints_c`'s;
-#: a model has either constraints or controls, so one of the two is emitted).
-_GAUSS = """\
-static int kd_gauss(int n, double *A, double *b) {
-    double big = 0.0;
-    for (int i = 0; i < n * n; ++i) big = fmax(big, fabs(A[i]));
-    if (!(big > 0.0)) return 1;
-    for (int k = 0; k < n; ++k) {
-        int piv = k;
-        for (int i = k + 1; i < n; ++i)
-            if (fabs(A[i*n+k]) > fabs(A[piv*n+k])) piv = i;
-        if (!(fabs(A[piv*n+k]) > 1e-13 * big)) return 1;
-        if (piv != k) {
-            for (int j = 0; j < n; ++j) {
-                double s = A[k*n+j]; A[k*n+j] = A[piv*n+j]; A[piv*n+j] = s;
-            }
-            double s = b[k]; b[k] = b[piv]; b[piv] = s;
-        }
-        for (int i = k + 1; i < n; ++i) {
-            double f = A[i*n+k] / A[k*n+k];
-            if (f == 0.0) continue;
-            for (int j = k; j < n; ++j) A[i*n+j] -= f * A[k*n+j];
-            b[i] -= f * b[k];
-        }
-    }
-    for (int i = n - 1; i >= 0; --i) {
-        double s = b[i];
-        for (int j = i + 1; j < n; ++j) s -= A[i*n+j] * b[j];
-        b[i] = s / A[i*n+i];
-    }
-    return 0;
-}
-"""
 
 
 def _least_norm(r: int, s: int, nw: int, k: int) -> str:
@@ -112,18 +78,20 @@ def controls_source(eq: Equations) -> str:
     nw, r, s = eq.n_w, eq.controls.r, eq.controls.s
     k = s + 1
     off_g, off_h = nw + r, nw + r + r * nw
-    return _GAUSS + f"""
+    return f"""
 /* controls: {s}, programmed constraints: {r}; F = [F0({nw}), b({r}), G({r}x{nw}),
    H({nw}x{s})]. M w' = F0 + H u, G w' = b, u of least norm: w' into F[0..{nw}),
    u into F[{nw}..{nw + s}). 1 if M is singular or a row of G M^-1 H depends on
    the rows before it. */
 static int kd_controlled(const double *M, double *F) {{
     double A[{nw * nw}], x[{nw}], X[{nw * k}], Gam[{r * s}], nu[{r}], u[{s}];
+    int piv[{nw}];
     const double *b = F + {nw}, *G = F + {off_g}, *H = F + {off_h};
+    for (int i = 0; i < {nw * nw}; ++i) A[i] = M[i];
+    if (kd_lu({nw}, A, piv)) return 1;
     for (int col = 0; col < {k}; ++col) {{
-        for (int i = 0; i < {nw * nw}; ++i) A[i] = M[i];
         for (int i = 0; i < {nw}; ++i) x[i] = col == 0 ? F[i] : H[i*{s} + col - 1];
-        if (kd_gauss({nw}, A, x)) return 1;
+        kd_lu_solve({nw}, A, piv, x);
         for (int i = 0; i < {nw}; ++i) X[i*{k} + col] = x[i];
     }}
     for (int p = 0; p < {r}; ++p) {{

@@ -53,6 +53,7 @@ from kidym.codegen.aba_c import aba_source, tree_plan
 from kidym.codegen.constraints_c import constraint_source
 from kidym.codegen.controls_c import controls_source
 from kidym.codegen.cprint import CPrinter, OpCount
+from kidym.codegen.dense_c import DENSE_SOLVER
 from kidym.codegen.jacobian_c import jacobian_roots, jacobian_source
 from kidym.eom.equations import Equations
 from kidym.eom.events import ZENO_RUN, ZENO_TOLERANCE, Event, all_events, parse_expression
@@ -989,6 +990,9 @@ def generate_c(eq: Equations, *, outputs: Mapping[str, Expr] | None = None,
            + ("" if full else mirror) + "}\n",
            solve_src if not full and plan is None else "",   # (or the augmented, the
            # controls' solve or the recursion instead)
+           # the one dense solver (LU), for the augmented, controls' and Jacobian's solves
+           DENSE_SOLVER if (eq.constraints is not None or eq.controls is not None
+                            or jac_lines is not None) else "",
            constraint_source(eq),
            controls_source(eq),
            jacobian_source(eq, jac_lines),

@@ -5,16 +5,17 @@ The same mathematics as :mod:`kidym.simulate.jacobian` (the NumPy engine's): wit
 ``A = [M −Gᵀ; G 0]``, ``b = [F; γ − 2α c − β² Φ]`` (:mod:`kidym.codegen.constraints_c`)
 — the derivative by a state ``y_k`` is ``∂x/∂y_k = A⁻¹ (∂b/∂y_k − ∂A/∂y_k · x)``.
 
-The right-hand side ``∂b/∂y_k − ∂A/∂y_k · x`` is the derivative of the residual
-``b − A x`` with ``x`` held fixed (read at run time), taken by the chain rule over the
-named quantities (``X'q1`` is a named quantity, memoised,
+The right-hand side ``∂b/∂y_k − ∂A/∂y_k · x`` is the derivative of the residual ``b − A
+x`` with ``x`` held fixed (read at run time), taken by the chain rule over the named
+quantities (``X'q1`` is a named quantity, memoised,
 :meth:`kidym.symbolic.graph.Graph.diff`) and emitted by the emitter like any routine
-(hoisting, CSE, parts) into ``kd_jac_eval``: only its non-zero entries are written,
-so an entry of ``∂M/∂y_k`` that vanishes costs nothing (measured first with the
-derivative arrays of ``M`` and ``F`` and dense products, the analytic Jacobian of a
-damped spring chain with a diagonal ``M`` cost more than CVODE's difference
-quotients). ``kidym_jac`` factors ``A`` once (LU with partial pivoting) and solves
-for all ``n_y`` columns. Nothing is differentiated numerically.
+(hoisting, CSE, parts) into ``kd_jac_eval``: only its non-zero entries are written, so
+an entry of ``∂M/∂y_k`` that vanishes costs nothing (measured first with the derivative
+arrays of ``M`` and ``F`` and dense products, the analytic Jacobian of a damped spring
+chain with a diagonal ``M`` cost more than CVODE's difference quotients). ``kidym_jac``
+factors ``A`` once (LU with partial pivoting, the one dense solver of
+:mod:`kidym.codegen.dense_c`) and solves for all ``n_y`` columns. Nothing is
+differentiated numerically.
 """
 
 from __future__ import annotations
@@ -132,45 +133,6 @@ static void kd_jac_eval(double t, const double *y, const double *p, const double
                         const double *kd_x, double *kd_J, double *kd_col) {{
     (void)t; (void)y; (void)p; (void)c; (void)kd_x; (void)kd_J; (void)kd_col;
 {chr(10).join(eval_lines)}
-}}
-
-/* A = L U (row-major, in place) with partial pivoting; 1 if a pivot vanishes
-   (relative to the largest entry). */
-static int kd_lu(int n, double *A, int *piv) {{
-    double big = 0.0;
-    for (int i = 0; i < n * n; ++i) big = fmax(big, fabs(A[i]));
-    if (!(big > 0.0)) return 1;
-    for (int k = 0; k < n; ++k) {{
-        int r = k;
-        for (int i = k + 1; i < n; ++i)
-            if (fabs(A[i*n+k]) > fabs(A[r*n+k])) r = i;
-        if (!(fabs(A[r*n+k]) > 1e-13 * big)) return 1;
-        piv[k] = r;
-        if (r != k)
-            for (int j = 0; j < n; ++j) {{
-                double s = A[k*n+j]; A[k*n+j] = A[r*n+j]; A[r*n+j] = s;
-            }}
-        for (int i = k + 1; i < n; ++i) {{
-            double f = A[i*n+k] / A[k*n+k];
-            A[i*n+k] = f;
-            if (f == 0.0) continue;
-            for (int j = k + 1; j < n; ++j) A[i*n+j] -= f * A[k*n+j];
-        }}
-    }}
-    return 0;
-}}
-
-/* b = A^-1 b from kd_lu's factors (the row swaps first: they moved L's rows too) */
-static void kd_lu_solve(int n, const double *A, const int *piv, double *b) {{
-    for (int k = 0; k < n; ++k)
-        if (piv[k] != k) {{ double s = b[k]; b[k] = b[piv[k]]; b[piv[k]] = s; }}
-    for (int k = 0; k < n; ++k)
-        for (int i = k + 1; i < n; ++i) b[i] -= A[i*n+k] * b[k];
-    for (int i = n - 1; i >= 0; --i) {{
-        double s = b[i];
-        for (int j = i + 1; j < n; ++j) s -= A[i*n+j] * b[j];
-        b[i] = s / A[i*n+i];
-    }}
 }}
 
 int kidym_jac(double t, const double *y, const double *p, const double *c, double *J) {{

@@ -108,8 +108,36 @@ class SystemGraph:
     """
 
     def __init__(self, model: Model, *, holonomic: bool = False,
-                 angular_velocity: str | dict[str, str] = "auto",
-                 _placeholder_rates: bool = False) -> None:
+                 angular_velocity: str | dict[str, str] = "auto") -> None:
+        rates, dependent = self._declare(model, holonomic, angular_velocity,
+                                         placeholder_rates=False)
+        if dependent:
+            rates.update(self._dependent_rates(dependent, angular_velocity))
+        self.qdot = tuple(rates[q] for q in model.coordinates)
+        for body in model.bodies:
+            self._body(body.name)
+
+    @classmethod
+    def with_placeholder_rates(cls, model: Model, *,
+                               angular_velocity: str | dict[str, str] = "auto"
+                               ) -> SystemGraph:
+        """The model's names in a graph where every dependent rate ``x't`` (of a velocity
+        formula ``x't = …``) stays a symbol of its own, and no body is built up front.
+
+        Resolving a velocity formula here and expanding it shows which dependent rates
+        it truly needs (:meth:`_dependent_rates` orders the formulas by them); generated
+        body names resolve as in any system.
+        """
+        system = cls.__new__(cls)
+        rates, _ = system._declare(model, False, angular_velocity, placeholder_rates=True)
+        system.qdot = tuple(rates[q] for q in model.coordinates)
+        return system
+
+    def _declare(self, model: Model, holonomic: bool, angular_velocity,
+                 *, placeholder_rates: bool) -> tuple[dict[str, Expr], dict]:
+        """The graph, its symbols and the rates that need no velocity formula (all of
+        them, placeholders for the dependent ones, with ``placeholder_rates``); returns
+        those rates and the velocity formulas by coordinate."""
         self.model = model
         self.holonomic = holonomic
         self.parameters = {p.name: se.Symbol(p.name) for p in model.parameters}
@@ -172,19 +200,12 @@ class SystemGraph:
         for q, sym in zip(model.coordinates, self.coordinates):
             if q in quaternion_rates:
                 rates[q] = quaternion_rates[q]
-            elif q not in dependent or _placeholder_rates:
+            elif q not in dependent or placeholder_rates:
                 rates[q] = se.Symbol(speed_name(q))
             else:
                 continue
             self.graph.set_coordinate_rate(sym, rates[q])
-        if _placeholder_rates:
-            self.qdot = tuple(rates[q] for q in model.coordinates)
-            return
-        if dependent:
-            rates.update(self._dependent_rates(dependent, angular_velocity))
-        self.qdot = tuple(rates[q] for q in model.coordinates)
-        for body in model.bodies:
-            self._body(body.name)
+        return rates, dependent
 
     def _dependent_rates(self, dependent: dict, angular_velocity) -> dict[str, Expr]:
         """Resolve the velocity formulas ``x't = …`` in dependency order; set the rates.
@@ -203,8 +224,8 @@ class SystemGraph:
         ModelError
             Located at a velocity formula that needs its own rate (a cycle).
         """
-        scratch = SystemGraph(self.model, angular_velocity=angular_velocity,
-                              _placeholder_rates=True)
+        scratch = SystemGraph.with_placeholder_rates(self.model,
+                                                     angular_velocity=angular_velocity)
         needs: dict[str, list[str]] = {}
         for q, v in dependent.items():
             expanded = scratch.graph.expand(scratch.resolve(v.expr))

@@ -38,7 +38,7 @@ def _whole_part(f: Callable[[Expr], Expr]) -> Callable[[Expr], Expr]:
                 finite = False
             if not finite:
                 raise ValueError(f"the {f.__name__} of a number that is not finite "
-                                 f"({_short(arg)})")
+                                 f"({short_form(arg)})")
         return f(arg)
     return whole
 
@@ -177,7 +177,7 @@ class Converter:
                                "it into several named formulas", node.span)
         if any(expr.has(bad) for bad in (se.zoo, se.nan, se.oo, -se.oo)):
             raise FormulaError("this formula is undefined or infinite (division by zero?): "
-                               f"it evaluates to `{_short(expr)}`", node.span)
+                               f"it evaluates to `{short_form(expr)}`", node.span)
         return expr
 
     def symbol(self, name: str) -> Expr:
@@ -271,7 +271,7 @@ class Converter:
         return FUNCTIONS[node.func.name][1](*args)
 
 
-def _short(expr: Expr, limit: int = 60) -> str:
+def short_form(expr: Expr, limit: int = 60) -> str:
     text = str(expr)
     return text if len(text) <= limit else text[:limit - 1] + "…"
 

@@ -38,8 +38,8 @@ from kidym.lang.formulas import (
     FUNCTIONS,
     Converter,
     FormulaError,
-    _short,
     rational,
+    short_form,
     suggest,
 )
 from kidym.lang.tasks import REPEATABLE
@@ -200,7 +200,7 @@ class _Builder:
             return expr   # a value: checked where it is evaluated (`_not_a_float`)
         huge = _out_of_range(expr)
         if huge is not None:
-            self.error(f"{where}: the number `{_short(huge, 24)}` in "
+            self.error(f"{where}: the number `{short_form(huge, 24)}` in "
                        f"`{_short_text(self.text(node))}` is beyond the range of a double "
                        "(±1.8e308), in which the engines compute; rescale the formula",
                        node.span)
@@ -1955,7 +1955,7 @@ def _not_a_float(expr: Expr) -> str:
     """Why ``expr`` (free of symbols) has no float value, for messages."""
     if isinstance(expr, se.Integer | se.Rational):
         return "is too large for a floating-point number (beyond ±1.8e308)"
-    return f"is not a finite real number (it evaluates to `{_short(expr)}`)"
+    return f"is not a finite real number (it evaluates to `{short_form(expr)}`)"
 
 
 def _cycles(graph: dict[str, list[str]], *, key: Callable[[str], int]) -> list[list[str]]:

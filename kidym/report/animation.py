@@ -73,9 +73,9 @@ def animation_data(poses: Poses, model: Model, *, max_frames: int = MAX_FRAMES,
     g = None
     if model.gravity is not None:
         vals = model.parameter_values
-        from kidym.report.poses import _numeric
+        from kidym.report.poses import numeric_value
 
-        g = [(_numeric(x, model, vals) or 0.0) for x in model.gravity]
+        g = [(numeric_value(x, model, vals) or 0.0) for x in model.gravity]
     up = [0.0, 0.0, 1.0]
     if g and any(g):
         norm = float(np.linalg.norm(g))

@@ -17,18 +17,22 @@ import html
 import io
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kidym.eom.equations import Equations
+from kidym.files import model_hash, write_atomically
 from kidym.model.model import Model
 from kidym.report import assets
 from kidym.report.equations import EquationSet, equation_set, size_summary
 from kidym.report.latex import markdown_of, sections
 from kidym.report.markdown import markdown_block, markdown_cell, markdown_code, markdown_text
 from kidym.simulate.energy import energy_balance
-from kidym.simulate.result import Result, model_hash, write_atomically
 from kidym.terminal import escape
 
-_CSS = """
+if TYPE_CHECKING:
+    from kidym.simulate.result import Result
+
+CSS = """
 body { font-family: system-ui, -apple-system, 'Segoe UI', sans-serif; margin: 0 auto;
        max-width: 1100px; padding: 1.5em; color: #222; line-height: 1.45; }
 h1 { font-size: 1.6em; margin-bottom: 0.2em; } h2 { border-bottom: 1px solid #ddd; }
@@ -82,7 +86,7 @@ def escape_html(text) -> str:
 _e = escape_html
 
 
-def _table(rows: Sequence[Sequence], header: Sequence[str] | None = None) -> str:
+def html_table(rows: Sequence[Sequence], header: Sequence[str] | None = None) -> str:
     out = ["<table>"]
     if header:
         out.append("<tr>" + "".join(f"<th>{_e(h)}</th>" for h in header) + "</tr>")
@@ -195,7 +199,7 @@ def _inline_math(text: str) -> str:
     return "".join(out)
 
 
-_MIME = {".png": "image/png", ".svg": "image/svg+xml"}
+MIME = {".png": "image/png", ".svg": "image/svg+xml"}
 
 
 def shown_plots(plots: Sequence[Path]) -> list[Path]:
@@ -210,12 +214,12 @@ def shown_plots(plots: Sequence[Path]) -> list[Path]:
     return list(best.values())
 
 
-def _img(path: Path) -> str:
-    if path.suffix not in _MIME:   # a PDF: linked, browsers show it in a tab of its own
+def img_tag(path: Path) -> str:
+    if path.suffix not in MIME:   # a PDF: linked, browsers show it in a tab of its own
         return f'<p><a href="{_e(path.name)}">{_e(path.name)}</a></p>'
     data = base64.b64encode(path.read_bytes()).decode("ascii")
     return (f'<figure><img class="plot" alt="{_e(path.stem)}" '
-            f'src="data:{_MIME[path.suffix]};base64,{data}"></figure>')
+            f'src="data:{MIME[path.suffix]};base64,{data}"></figure>')
 
 
 def report_html(model: Model, eq: Equations, result: Result, *,
@@ -242,22 +246,22 @@ def report_html(model: Model, eq: Equations, result: Result, *,
         "<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
         f"<title>kidym report: {_e(model.name)}</title>",
         f"<script>{assets.ERROR_HOOK}</script>",
-        f"<style>{assets.katex_css()}</style>", f"<style>{_CSS}</style>", "</head>", "<body>",
+        f"<style>{assets.katex_css()}</style>", f"<style>{CSS}</style>", "</head>", "<body>",
         f"<h1>{_e(model.name)}</h1>",
         f"<p>Report by kidym from <code>{_e(model.filename)}</code>.</p>",
-        "<h2>Summary</h2>", _table(summary_rows(eq)),
+        "<h2>Summary</h2>", html_table(summary_rows(eq)),
         "<h2>Equations of motion</h2>",
         f"<p>Structural form: {_e(size_summary(es))}.</p>",
         _math_blocks(es),
-        "<h2>Parameters</h2>", _table(params, ("name", "value", "unit")) if params
+        "<h2>Parameters</h2>", html_table(params, ("name", "value", "unit")) if params
         else "<p>none</p>",
-        "<h2>Initial conditions</h2>", _table(initial, ("state", "value")),
-        "<h2>Run</h2>", _table(run_rows(result)),
+        "<h2>Initial conditions</h2>", html_table(initial, ("state", "value")),
+        "<h2>Run</h2>", html_table(run_rows(result)),
     ]
     if animation:
         parts.append(f'<p>3-D animation: <a href="{_e(animation)}">{_e(animation)}</a></p>')
     parts.append("<h2>Plots</h2>")
-    parts += [_img(p) for p in shown_plots(plots)]
+    parts += [img_tag(p) for p in shown_plots(plots)]
     parts += ["<h2>Model source</h2>", f"<pre>{_e(model.source or '')}</pre>",
               f"<script>{assets.katex_js()}</script>", f"<script>{_RENDER}</script>",
               "</body>", "</html>"]
@@ -287,7 +291,7 @@ def report_markdown(model: Model, eq: Equations, result: Result, *,
     if animation:
         lines += [f"3-D animation: [{animation}]({animation})", ""]
     lines += ["## Plots", ""]
-    lines += [f"![{markdown_text(p.stem)}](<{p.name}>)" if p.suffix in _MIME
+    lines += [f"![{markdown_text(p.stem)}](<{p.name}>)" if p.suffix in MIME
               else f"[{markdown_text(p.name)}](<{p.name}>)" for p in shown_plots(plots)]
     lines += ["", "## Model source", "", *markdown_block(model.source or ""), ""]
     return "\n".join(lines)
@@ -328,5 +332,5 @@ def result_html(result: Result, *, rows: int = 5) -> str:
     status = "reached the end" if result.success else f"FAILED: {_e(result.message)}"
     return (f"<div><p><b>kidym Result</b>: {n} points, {len(result.values)} quantities, "
             f"{result.nfev} evaluations, {status}</p>"
-            + _table(body, names)
+            + html_table(body, names)
             + f'<img src="data:image/png;base64,{img}"></div>')

@@ -15,12 +15,14 @@ from pathlib import Path
 from kidym.calc.kinematics import KinematicsResult, kinematics_text
 from kidym.model.model import Model
 from kidym.report.html import (
-    _CSS,
-    _MIME,
-    _e,
-    _img,
-    _table,
+    CSS,
+    MIME,
+    html_table,
+    img_tag,
     shown_plots,
+)
+from kidym.report.html import (
+    escape_html as _e,
 )
 from kidym.report.markdown import markdown_block, markdown_cell, markdown_code, markdown_text
 from kidym.simulate.result import write_atomically
@@ -59,16 +61,16 @@ def kinematics_report_html(model: Model, result: KinematicsResult, *,
     t0, t1 = float(result.t[0]), float(result.t[-1])
     parts = [
         "<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
-        f"<title>kidym report: {_e(model.name)}</title>", f"<style>{_CSS}</style>",
+        f"<title>kidym report: {_e(model.name)}</title>", f"<style>{CSS}</style>",
         "</head>", "<body>", f"<h1>{_e(model.name + title)}</h1>",
         f"<p>Report by kidym from <code>{_e(model.filename)}</code>: a kinematics "
         f"calculation, {len(result.t)} points from t = {t0:g} to {t1:g}.</p>",
         "<h2>Formulas</h2>", f"<pre>{_e(kinematics_text(model))}</pre>",
         "<h2>Parameters</h2>",
-        _table(params, ("name", "value", "unit")) if params else "<p>none</p>",
+        html_table(params, ("name", "value", "unit")) if params else "<p>none</p>",
         "<h2>Values</h2>",
-        _table(_values(result), ("quantity", f"t = {t0:g}", f"t = {t1:g}")),
-        "<h2>Plots</h2>", *[_img(p) for p in shown_plots(plots)],
+        html_table(_values(result), ("quantity", f"t = {t0:g}", f"t = {t1:g}")),
+        "<h2>Plots</h2>", *[img_tag(p) for p in shown_plots(plots)],
         "<h2>Model source</h2>", f"<pre>{_e(model.source or '')}</pre>",
         "</body>", "</html>"]
     return "\n".join(parts) + "\n"
@@ -98,7 +100,7 @@ def kinematics_report_markdown(model: Model, result: KinematicsResult, *,
     lines += ["## Values", "", *table(_values(result),
                                       ("quantity", f"t = {t0:g}", f"t = {t1:g}"))]
     lines += ["## Plots", ""]
-    lines += [f"![{markdown_text(p.stem)}](<{p.name}>)" if p.suffix in _MIME
+    lines += [f"![{markdown_text(p.stem)}](<{p.name}>)" if p.suffix in MIME
               else f"[{markdown_text(p.name)}](<{p.name}>)" for p in shown_plots(plots)]
     lines += ["", "## Model source", "", *markdown_block(model.source or ""), ""]
     return "\n".join(lines)

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from kidym.model.model import Plot
+from kidym.report.cores import idle_core
 
 
 def parse_plot_option(text: str) -> Plot:
@@ -36,18 +37,6 @@ def parse_plot_option(text: str) -> Plot:
                     against=against, kind="show", title=text)
     return Plot(curves=tuple(c.strip() for c in text.split(",") if c.strip()), kind="show",
                 title=text)
-
-
-def idle_core() -> bool:
-    """Whether a second process would find a core of its own (two cores or more, the
-    load average below cores − 1, and ``os.fork``)."""
-    cores = os.cpu_count() or 1
-    if cores < 2 or not hasattr(os, "fork"):
-        return False
-    try:
-        return os.getloadavg()[0] < cores - 1
-    except OSError:
-        return False
 
 
 def _read_all(fd: int) -> bytes:

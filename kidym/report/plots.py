@@ -43,6 +43,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import matplotlib
 import numpy as np
@@ -50,10 +51,13 @@ from matplotlib.figure import Figure
 
 from kidym.display import math_name
 from kidym.eom.constraints import multiplier_name
+from kidym.files import write_atomically
 from kidym.model.model import Model, Plot
-from kidym.report.plot_worker import idle_core as _idle_core
+from kidym.report.cores import idle_core
 from kidym.simulate.energy import energy_balance
-from kidym.simulate.result import Result, write_atomically
+
+if TYPE_CHECKING:
+    from kidym.simulate.result import Result
 
 if getattr(matplotlib.rcParams, "_get_backend_or_none", lambda: None)() is None:
     # for the pyplot of result_html (the figures here need no backend); a backend chosen
@@ -664,7 +668,7 @@ def plot_run(result: Result, model: Model, out: str | Path, *,
     out = Path(out)
     figs = figures(result, model, requests=requests, poses=poses, degrees=degrees)
     if jobs is None:
-        jobs = 2 if _idle_core() else 1
+        jobs = 2 if idle_core() else 1
     jobs = max(1, min(jobs, len(figs)))
     if jobs == 1:
         return _render(figs, out, formats)

@@ -108,7 +108,7 @@ def pose_names(body: str) -> list[str]:
             + [p + body for p in names.ROTATION])
 
 
-def _numeric(expr, model: Model, values: dict[str, float]) -> float | None:
+def numeric_value(expr, model: Model, values: dict[str, float]) -> float | None:
     e = se.sympify(expr)
     for _ in range(8):
         free = e.free_symbols
@@ -135,7 +135,7 @@ def _central_turn(body: Body, model: Model, values: dict[str, float]) -> np.ndar
     for tr in body.central:
         if tr.kind != "R":
             continue
-        a = _numeric(tr.args[0], model, values)
+        a = numeric_value(tr.args[0], model, values)
         if a is None:
             continue
         c, s = math.cos(a), math.sin(a)
@@ -182,8 +182,8 @@ def shape_of(body: Body, model: Model, values: dict[str, float], size: float) ->
         * a mass or moment that is not a number ≥ 0: a sphere of diameter ``POINT·size``.
     """
     inertia = body.inertia
-    m = _numeric(inertia.mass, model, values)
-    J = [_numeric(x, model, values) for x in (inertia.jx, inertia.jy, inertia.jz)]
+    m = numeric_value(inertia.mass, model, values)
+    J = [numeric_value(x, model, values) for x in (inertia.jx, inertia.jy, inertia.jz)]
     dot = POINT * size
     if m is None or m <= 0 or any(j is None or j < 0 for j in J):
         return Shape("sphere", (dot, dot, dot), "unknown inertia")
@@ -225,7 +225,7 @@ def _offset(transforms, model: Model, values: dict[str, float]) -> np.ndarray:
     out = np.zeros(3)
     for tr in transforms:
         if tr.kind == "S" and tr.axis in ("x", "y", "z") and len(tr.args) == 1:
-            v = _numeric(tr.args[0], model, values)
+            v = numeric_value(tr.args[0], model, values)
             if v is not None:
                 out["xyz".index(tr.axis)] += v
     return out
@@ -258,7 +258,7 @@ def declared_shape(body: Body, model: Model, values: dict[str, float]) -> Shape 
     for s in model.shapes:
         if s.body != body.name:
             continue
-        sizes = [_numeric(x, model, values) for x in s.sizes]
+        sizes = [numeric_value(x, model, values) for x in s.sizes]
         if any(v is None or not v > 0 for v in sizes):
             raise ValueError(f"the display shape of body `{body.name}` needs positive sizes; "
                              f"got {', '.join(map(str, s.sizes))} = {sizes}")
@@ -270,7 +270,7 @@ def declared_shape(body: Body, model: Model, values: dict[str, float]) -> Shape 
     for r in model.rolling:
         if r.body != body.name:
             continue
-        radius = _numeric(r.radius, model, values)
+        radius = numeric_value(r.radius, model, values)
         if radius is None or radius <= 0:
             return None
         d = 2 * radius
@@ -421,7 +421,7 @@ def up_axis(model: Model, values: dict[str, float] | None = None) -> int:
     if model.gravity is None:
         return 2
     vals = values if values is not None else model.parameter_values
-    g = [_numeric(x, model, vals) or 0.0 for x in model.gravity]
+    g = [numeric_value(x, model, vals) or 0.0 for x in model.gravity]
     if not any(g):
         return 2
     return int(np.argmax(np.abs(g)))

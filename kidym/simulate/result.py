@@ -17,47 +17,18 @@ import io
 import json
 import math
 import os
-import tempfile
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from kidym.files import model_hash, write_atomically
+
 #: Result file formats ``write`` knows.
 FORMATS = ("csv", "npz", "parquet")
 #: The table of a run's events (:meth:`Result.events_csv`).
 EVENTS_FILE = "events.csv"
-
-
-def write_atomically(path: str | Path, data: str | bytes) -> Path:
-    """Write ``data`` to ``path`` so that the file appears whole or not at all.
-
-    The data goes to a temporary file in the same directory, is flushed to disk and
-    then renamed over ``path`` (``os.replace`` is atomic on POSIX and Windows).
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = "wb" if isinstance(data, bytes) else "w"
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; results are ordinary files
-        with os.fdopen(fd, mode, **({} if mode == "wb" else {"encoding": "utf-8",
-                                                           "newline": ""})) as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 @dataclass(frozen=True, eq=False)
@@ -395,12 +366,6 @@ def _jsonable(value):
     if isinstance(value, (str, int, float, bool)) or value is None:
         return value
     return str(value)
-
-
-def model_hash(model) -> str:
-    """SHA-256 of the model's source text (hex), or of its name when it has none."""
-    text = model.source if model.source is not None else f"<no source: {model.name}>"
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 class MixedResultsError(ValueError):
