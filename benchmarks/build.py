@@ -137,7 +137,7 @@ def one(n: int, mode: str, cache: str) -> dict:
 
     import kidym
     from kidym.codegen import index
-    from kidym.simulate.compiled import CompiledSystem
+    from kidym.simulation.compiled import CompiledSystem
 
     # (``kidym.codegen.build`` is also the name of the function the package exports)
     build_module = importlib.import_module("kidym.codegen.build")
@@ -171,7 +171,7 @@ def cached_start(n: int, mode: str, cache: str) -> float:
     from make_chain import chain_text
 
     import kidym
-    from kidym.simulate.compiled import CompiledSystem
+    from kidym.simulation.compiled import CompiledSystem
 
     _mode(mode)
     start = time.perf_counter()

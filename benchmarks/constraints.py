@@ -40,8 +40,8 @@ from _common import ROOT, machine
 from simulate import FACTORS as SIMULATE_FACTORS
 
 import kidym
-from kidym.simulate.compiled import CompiledSystem
-from kidym.simulate.simulate import NumpySystem
+from kidym.simulation.compiled import CompiledSystem
+from kidym.simulation.simulate import NumpySystem
 
 #: rtol factors of the compiled runs: benchmarks/simulate.py's, down to 1e-4
 FACTORS = (*SIMULATE_FACTORS, *(round(10 ** (k / 4), 6) for k in range(-9, -17, -1)))

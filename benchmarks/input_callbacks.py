@@ -24,8 +24,8 @@ import numpy as np
 from _common import ROOT, best_time, machine
 
 import kidym
-from kidym.simulate.compiled import CompiledSystem
-from kidym.simulate.simulate import NumpySystem
+from kidym.simulation.compiled import CompiledSystem
+from kidym.simulation.simulate import NumpySystem
 
 BUILD = {"numpy": NumpySystem.build, "compiled": CompiledSystem.build}
 

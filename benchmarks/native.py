@@ -26,7 +26,7 @@ from make_chain import chain_text
 
 import kidym
 from kidym.codegen.build import native_flags
-from kidym.simulate.compiled import CompiledSystem
+from kidym.simulation.compiled import CompiledSystem
 
 
 def cases(chains: list[int]) -> list[tuple[str, str]]:

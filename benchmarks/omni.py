@@ -33,8 +33,8 @@ import numpy as np
 from _common import ROOT, machine
 
 import kidym
-from kidym.simulate.compiled import CompiledSystem
-from kidym.simulate.simulate import NumpySystem
+from kidym.simulation.compiled import CompiledSystem
+from kidym.simulation.simulate import NumpySystem
 
 MODEL = ROOT / "examples" / "omni_vehicle" / "omni_3_5.kdm"
 INITIAL = {"nu1": 1.0, "nu2": 0.0, "nu3": 1.0}

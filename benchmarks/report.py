@@ -8,7 +8,7 @@ each figure beside its peer measured in the same run — and the date of the run
 line after the block. The prose between the blocks is kept. A benchmark whose block is
 not on the page yet gets a section at the end: the first line of its module's
 docstring as the heading, the rest as the text, then the block. The page is written
-whole or not at all (:func:`kidym.simulate.result.write_atomically`), after every
+whole or not at all (:func:`kidym.simulation.result.write_atomically`), after every
 command has run; a command that fails leaves the page as it was and is named.
 
 Adding a benchmark is one line in :data:`BENCHMARKS`: its command as the page shows
@@ -171,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {exc}\nthe page was not written", file=sys.stderr)
             return 2
     sys.path.insert(0, str(ROOT))
-    from kidym.simulate.result import write_atomically
+    from kidym.simulation.result import write_atomically
 
     write_atomically(args.out, render(text, outputs, datetime.date.today().isoformat()))
     print(f"wrote {args.out} ({len(outputs)} benchmarks run)", file=sys.stderr)

@@ -40,8 +40,8 @@ from make_chain import chain_text
 import kidym
 from kidym.codegen.build import build
 from kidym.codegen.emit import generate_c
-from kidym.simulate.compiled import CompiledSystem
-from kidym.simulate.simulate import NumpySystem
+from kidym.simulation.compiled import CompiledSystem
+from kidym.simulation.simulate import NumpySystem
 
 M_, L_, JX, JY, JZ, G = 1.0, 0.5, 0.025, 0.02, 0.005, 9.81
 

@@ -30,8 +30,8 @@ from make_chain import chain_text
 from rhs import pinocchio_chain
 
 import kidym
-from kidym.simulate.compiled import CompiledSystem
-from kidym.simulate.simulate import NumpySystem
+from kidym.simulation.compiled import CompiledSystem
+from kidym.simulation.simulate import NumpySystem
 
 _D = ctypes.POINTER(ctypes.c_double)
 

@@ -43,7 +43,7 @@ from _common import best_time, machine
 
 import kidym
 from kidym.errors import SimulationError
-from kidym.simulate.compiled import CompiledSystem
+from kidym.simulation.compiled import CompiledSystem
 from tests.oracles.pinocchio_robots import (
     ROBOTS,
     MujocoRobot,
@@ -247,7 +247,7 @@ def _replace_block(path: Path, begin: str, end: str, block: str) -> None:
                      lambda _: f"{begin}\n{block}\n{end}", doc, flags=re.S)
     if n != 1:
         raise SystemExit(f"{path}: no {begin} … {end} block to replace")
-    from kidym.simulate.result import write_atomically
+    from kidym.simulation.result import write_atomically
 
     write_atomically(path, new)
     print(f"wrote the table into {path}")

@@ -35,8 +35,8 @@ from make_chain import chain_text
 from scipy.integrate import solve_ivp
 
 import kidym
-from kidym.simulate.compiled import CompiledSystem
-from kidym.simulate.simulate import NumpySystem
+from kidym.simulation.compiled import CompiledSystem
+from kidym.simulation.simulate import NumpySystem
 
 #: rtol factors tried for the compiled run at equal accuracy: four per decade, so
 #: that "equal" is matched to within a factor 1.8 in rtol rather than 3

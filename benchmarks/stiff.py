@@ -22,7 +22,7 @@ Solvers:
 * ``BDF fd``: the same library and method with CVODE's difference-quotient Jacobian
   (``jacobian="fd"``, one evaluation of ``f`` per state and Jacobian);
 * ``Radau`` and ``BDF`` of SciPy ``solve_ivp`` on kidym's NumPy right-hand side with
-  its analytic Jacobian (:mod:`kidym.simulate.jacobian`; the NumPy engine,
+  its analytic Jacobian (:mod:`kidym.simulation.jacobian`; the NumPy engine,
   ``engine="numpy"``).
 
 Equal accuracy: each SciPy method runs at ``rtol`` (``atol = rtol·1e-3``); the
@@ -52,8 +52,8 @@ from constraints import error
 from make_chain import chain_text
 
 import kidym
-from kidym.simulate.compiled import CompiledSystem
-from kidym.simulate.simulate import NumpySystem
+from kidym.simulation.compiled import CompiledSystem
+from kidym.simulation.simulate import NumpySystem
 
 #: rtol factors of the compiled runs: benchmarks/constraints.py's, down to 1e-6
 FACTORS = (*CONSTRAINT_FACTORS, *(round(10 ** (k / 4), 9) for k in range(-17, -25, -1)))

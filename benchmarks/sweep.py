@@ -65,7 +65,7 @@ def main() -> None:
     n1 = max(1, round(math.sqrt(args.runs * 40 / 25)))
     n2 = max(1, round(args.runs / n1))
     study = grid({"bL": np.linspace(0.36, 0.48, n1), "qL": np.linspace(0.36, 0.48, n2)})
-    from kidym.simulate.compiled import CompiledSystem
+    from kidym.simulation.compiled import CompiledSystem
 
     system = CompiledSystem.build(kidym.derive(model))
     common = dict(vary=study, t_end=args.t_end, n_points=args.points, system=system)

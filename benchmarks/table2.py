@@ -28,8 +28,8 @@ import numpy as np
 from _common import ROOT, machine
 
 import kidym
-from kidym.simulate.compiled import CompiledSystem
-from kidym.simulate.simulate import NumpySystem
+from kidym.simulation.compiled import CompiledSystem
+from kidym.simulation.simulate import NumpySystem
 
 #: rtol factors tried for the compiled run at equal accuracy (1.0 = the same rtol),
 #: four per decade from 30 down to 0.01

@@ -1,8 +1,8 @@
-"""The cost of watching a run (progress and Ctrl-C, ``kidym/simulate/watch.py``).
+"""The cost of watching a run (progress and Ctrl-C, ``kidym/simulation/watch.py``).
 
 A watched compiled run pays, at every evaluation of the right-hand side, one store (the
 model time reached) and one load (the stop flag) of a cell the C loop shares with
-Python; per run, the set-up of :func:`~kidym.simulate.watch.watching` (the SIGINT
+Python; per run, the set-up of :func:`~kidym.simulation.watch.watching` (the SIGINT
 handler, ``signal.set_wakeup_fd`` and waking the process's watcher thread, which
 sleeps until a signal comes unless a bar is drawn). ``kidym.simulate`` and
 ``kidym run`` watch every run; ``system.integrate`` outside ``watching`` does not.
@@ -28,9 +28,9 @@ from _common import ROOT, machine
 
 import kidym
 from kidym.progress import Reporter
-from kidym.simulate.compiled import CompiledSystem
-from kidym.simulate.spec import prepare_run
-from kidym.simulate.watch import watching
+from kidym.simulation.compiled import CompiledSystem
+from kidym.simulation.spec import prepare_run
+from kidym.simulation.watch import watching
 
 DRIVEN = ("m = 1; k = 4; F0 = 1; W = 1;\nB | Sx(x) | m, 0, 0, 0;\nCs.x = k;\n"
           "Pf.x = F0*sin(W*t);\nINITIAL := x(0), x't(0);\nTIME := t(0, 20);\n")

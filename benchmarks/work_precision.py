@@ -49,7 +49,7 @@ from _common import ROOT, machine
 from make_chain import chain_text
 
 import kidym
-from kidym.simulate.simulate import NumpySystem
+from kidym.simulation.simulate import NumpySystem
 from tests.oracles import andrews
 
 COMPILED = ("ERK8", "Fehlberg78", "ERK5", "Adams", "BDF")

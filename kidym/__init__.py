@@ -17,8 +17,6 @@ Examples
 1
 """
 
-import sys
-import types
 from typing import TYPE_CHECKING
 
 # The public names are imported on first use (PEP 562): ``import kidym`` and ``kidym
@@ -55,12 +53,12 @@ _PUBLIC = {
     "Model": "kidym.model.model",
     "Parameter": "kidym.model.model",
     "Transform": "kidym.model.model",
-    "simulate_batch": "kidym.simulate.batch",
-    "CompiledSystem": "kidym.simulate.compiled",
-    "Event": "kidym.simulate.events",
-    "InputTable": "kidym.simulate.inputs",
-    "Result": "kidym.simulate.result",
-    "simulate": "kidym.simulate.api",
+    "simulate_batch": "kidym.simulation.batch",
+    "CompiledSystem": "kidym.simulation.compiled",
+    "Event": "kidym.simulation.events",
+    "InputTable": "kidym.simulation.inputs",
+    "Result": "kidym.simulation.result",
+    "simulate": "kidym.simulation.api",
     "Study": "kidym.study.design",
     "SweepResult": "kidym.study.sweep",
     "sweep": "kidym.study.sweep",
@@ -95,12 +93,12 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
     from kidym.lang import load, parse
     from kidym.model.model import Body, Element, Inertia, Model, Parameter, Transform
     from kidym.robots import ImportedRobot, import_robot
-    from kidym.simulate.api import simulate
-    from kidym.simulate.batch import simulate_batch
-    from kidym.simulate.compiled import CompiledSystem
-    from kidym.simulate.events import Event
-    from kidym.simulate.inputs import InputTable
-    from kidym.simulate.result import Result
+    from kidym.simulation.api import simulate
+    from kidym.simulation.batch import simulate_batch
+    from kidym.simulation.compiled import CompiledSystem
+    from kidym.simulation.events import Event
+    from kidym.simulation.inputs import InputTable
+    from kidym.simulation.result import Result
     from kidym.study.design import Study
     from kidym.study.sweep import SweepResult, sweep
 
@@ -120,19 +118,6 @@ def __getattr__(name: str):
 def __dir__() -> list[str]:
     return sorted({*globals(), *_PUBLIC})
 
-
-class _Kidym(types.ModuleType):
-    """The ``kidym`` module: importing the subpackage ``kidym.simulate`` binds it as an
-    attribute of its parent, which would hide the function ``kidym.simulate`` that is
-    imported lazily; a public name is never rebound to a module."""
-
-    def __setattr__(self, name: str, value: object) -> None:
-        if name in _PUBLIC and isinstance(value, types.ModuleType):
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Kidym
 
 
 __version__ = "0.1.0"

@@ -61,9 +61,9 @@ def _constrained_start(model, eq) -> str:
     import numpy as np
 
     from kidym.eom.constraints import Stabilization, rank
-    from kidym.simulate.layout import initial_state
-    from kidym.simulate.simulate import NumpySystem
-    from kidym.simulate.spec import prepare_run
+    from kidym.simulation.layout import initial_state
+    from kidym.simulation.simulate import NumpySystem
+    from kidym.simulation.spec import prepare_run
 
     system = NumpySystem.build(eq)
     p = system.parameter_vector()
@@ -191,8 +191,8 @@ def _run(args: argparse.Namespace, model, out: Path, rep, formats, plotter) -> i
         from kidym.cli_analysis import run_analysis
 
         return run_analysis(args, model, eq, _pairs)
-    from kidym.simulate.api import simulate
-    from kidym.simulate.layout import defaulted_states
+    from kidym.simulation.api import simulate
+    from kidym.simulation.layout import defaulted_states
 
     initial = _pairs(args.initial, "--initial")
     unset = defaulted_states([str(s) for s in (*eq.coordinates, *eq.speeds)], model, initial)
@@ -202,7 +202,7 @@ def _run(args: argparse.Namespace, model, out: Path, rep, formats, plotter) -> i
         print("note: no initial value given for " + ", ".join(unset) + "; taken as 0",
               file=sys.stderr)
     system = _tracked(eq, args, model, rep)
-    from kidym.simulate.watch import watching
+    from kidym.simulation.watch import watching
 
     try:
         with rep.stage("simulation"), watching(rep):   # a bar on a terminal; Ctrl-C stops
@@ -245,7 +245,7 @@ def _monitor_integrals(model, result, parameters) -> None:
 
 def _formulation(args: argparse.Namespace):
     """``formulation=`` of ``kidym.simulate`` from ``--formulation`` and ``--independent``."""
-    from kidym.simulate.minimal import Partitioning
+    from kidym.simulation.minimal import Partitioning
 
     independent = tuple(x for arg in (args.independent or []) for x in arg.split(",") if x)
     if args.formulation != "minimal":
@@ -278,7 +278,7 @@ def _plot_requests(args: argparse.Namespace, eq) -> list:
     if not args.plot or args.no_plots:
         return []
     from kidym.report.plot_worker import parse_plot_option
-    from kidym.simulate.energy import POWER
+    from kidym.simulation.energy import POWER
 
     known = ["t", *map(str, eq.coordinates), *map(str, eq.speeds), *eq.outputs_named,
              "energy", POWER,
@@ -311,7 +311,7 @@ def cmd_fmt(args: argparse.Namespace) -> int:
     """``kidym fmt MODEL``: print (or write, or check) the canonical form."""
     from kidym.lang.fmt import format_source
     from kidym.lang.source import decode
-    from kidym.simulate.result import write_atomically
+    from kidym.simulation.result import write_atomically
 
     path = Path(args.model)
     text, _encoding = decode(path.read_bytes())
@@ -349,7 +349,7 @@ def cmd_codegen(args: argparse.Namespace) -> int:
     from kidym.codegen import build, generate_c
     from kidym.eom.equations import derive
     from kidym.outdir import check_replaceable, staged
-    from kidym.simulate.result import write_atomically
+    from kidym.simulation.result import write_atomically
 
     model = _load(args.model)
     out = Path(args.out) if args.out else Path("kidym-out") / f"{model.name}-c"
@@ -580,7 +580,7 @@ def _compiled(eq, rep, *, jacobian: bool = False):
     """The compiled system of ``eq``; on a terminal a bar follows the compiler runs (a
     big model's parts compile in parallel, for minutes without it). ``jacobian``: with
     the analytic Jacobian (for ``BDF``)."""
-    from kidym.simulate.compiled import CompiledSystem
+    from kidym.simulation.compiled import CompiledSystem
 
     bars = []
 
@@ -598,7 +598,7 @@ def _compiled(eq, rep, *, jacobian: bool = False):
 
 def _tracked(eq, args: argparse.Namespace, model, rep=None):
     """``eq``; for the compiled engine its library (built with a progress bar). (The
-    run's own bar, both engines, is drawn through :mod:`kidym.simulate.watch`.)"""
+    run's own bar, both engines, is drawn through :mod:`kidym.simulation.watch`.)"""
     rep = rep if rep is not None else _reporter(args)
     if getattr(args, "engine", "numpy") == "compiled":
         return _compiled(eq, rep, jacobian=getattr(args, "method", "") == "BDF"
@@ -635,7 +635,7 @@ def cmd_animate(args: argparse.Namespace) -> int:
     from kidym.lang import parse
     from kidym.outdir import add_to_run, staged
     from kidym.report.animation import write_animation
-    from kidym.simulate.result import load_results
+    from kidym.simulation.result import load_results
 
     result, side = load_results(args.results)
     if args.model:

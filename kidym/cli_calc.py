@@ -67,7 +67,7 @@ def cmd_run_kinematics(args: argparse.Namespace) -> int:
     from kidym.calc.plots import plot_kinematics
     from kidym.lang import load_tasks
     from kidym.outdir import staged
-    from kidym.simulate.result import write_atomically
+    from kidym.simulation.result import write_atomically
 
     if getattr(args, "initial", None):
         raise SystemExit("kidym: error: --initial does not apply to a kinematics calculation: "
@@ -152,7 +152,7 @@ def cmd_run_inverse_kinematics(args: argparse.Namespace) -> int:
     from kidym.calc.inverse_kinematics import inverse_kinematics
     from kidym.calc.plots import plot_kinematics
     from kidym.outdir import staged
-    from kidym.simulate.result import write_atomically
+    from kidym.simulation.result import write_atomically
 
     if getattr(args, "initial", None):
         raise SystemExit("kidym: error: --initial does not apply to the inverse kinematics "

@@ -32,7 +32,7 @@ READ: dict[tuple, tuple] = {}
 
 def input_tables(items: Sequence[str] | None) -> dict[str, object]:
     """``--input NAME=FILE.csv``: the tables, read (a bad file is a one-line error)."""
-    from kidym.simulate.inputs import InputTable
+    from kidym.simulation.inputs import InputTable
 
     out: dict[str, object] = {}
     for item in items or ():

@@ -195,7 +195,7 @@ def write_outputs(args: argparse.Namespace, model, eq, result, out: Path, *, rep
                    plotter=None) -> None:
     from kidym.outdir import staged
     from kidym.progress import seconds
-    from kidym.simulate.energy import energy_balance
+    from kidym.simulation.energy import energy_balance
 
     rep = rep if rep is not None else reporter(args)
     formats = tuple(dict.fromkeys(["csv", *(f.strip() for f in args.format.split(",")
@@ -249,7 +249,7 @@ def write_outputs(args: argparse.Namespace, model, eq, result, out: Path, *, rep
     balance = energy_balance(result)
     if balance is not None:
         # E(t) - E(0) - W(t): W is the work of what E leaves out (dampers, driving forces,
-        # prescribed motions), so this is conserved by every model (kidym.simulate.energy)
+        # prescribed motions), so this is conserved by every model (kidym.simulation.energy)
         print(f"energy balance: {balance.describe()}")
     if "first_integrals" in st:
         from kidym.analysis.integrals import describe_drift

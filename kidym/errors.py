@@ -134,7 +134,7 @@ class SimulationError(RuntimeError):
     state : dict of str to float
         The state there, by name.
     kind : str
-        What failed (``kidym.simulate.faults.KINDS``: ``"blow-up"``,
+        What failed (``kidym.simulation.faults.KINDS``: ``"blow-up"``,
         ``"singular-mass-matrix"``, ``"step-size-collapse"``, ``"event-storm"``, …);
         empty where not classified.
     hint : str
@@ -173,7 +173,7 @@ class RunInterrupted(KeyboardInterrupt):
 
     ``kidym.simulate`` raises it whatever ``raise_on_failure`` says (Ctrl-C stops a
     script as it always does; a ``KeyboardInterrupt`` handler catches it), within about
-    0.1 s of the key in both engines (:mod:`kidym.simulate.watch`).
+    0.1 s of the key in both engines (:mod:`kidym.simulation.watch`).
 
     ``kidym.sweep`` raises it too, with the runs done (and those stopped, marked
     ``-1`` with the reason ``interrupted …``) in a :class:`~kidym.SweepResult` whose

@@ -177,7 +177,7 @@ def _marker(directory: Path) -> dict:
 def add_to_run(directory: str | Path, name: str) -> None:
     """Record ``name`` as a file of the kidym run in ``directory`` (before writing it),
     so that a later run still replaces the directory without ``--force``."""
-    from kidym.simulate.result import write_atomically
+    from kidym.simulation.result import write_atomically
 
     directory = Path(directory)
     doc = _marker(directory)
@@ -234,7 +234,7 @@ def staged(out: str | Path, *, force: bool = False, command: str = "kidym",
         marker = {"kidym": _version(), "run_id": stage.run_id, "command": command,
                   "created": datetime.datetime.now(datetime.UTC).isoformat(
                       timespec="seconds"), "files": files}
-        from kidym.simulate.result import write_atomically
+        from kidym.simulation.result import write_atomically
 
         write_atomically(path / MARKER, json.dumps(marker, ensure_ascii=False, indent=2)
                          + "\n")

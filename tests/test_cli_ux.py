@@ -73,7 +73,7 @@ def test_verbose_times_every_stage(tmp_path):
 
 
 def test_engine_given_a_system_gives_a_short_message():
-    from kidym.simulate.simulate import NumpySystem
+    from kidym.simulation.simulate import NumpySystem
 
     model = kidym.parse(DOUBLE_PENDULUM)
     system = NumpySystem.build(kidym.derive(model))

@@ -23,7 +23,7 @@ README = ROOT / "README.md"
 QUICK_START = [b for b in BLOCKS if b.page.name == "README.md" and b.section == "Quick start"]
 #: skipped blocks allowed at most: each names its reason on the page (the seventh: the
 #: singular-passage benchmark of docs/benchmarks.md, minutes of ali3 runs; its figures
-#: are asserted by tests/simulate/test_singular_passages.py)
+#: are asserted by tests/simulation/test_singular_passages.py)
 MAX_SKIPS = 7
 
 

@@ -68,9 +68,9 @@ def test_public_names_resolve_on_first_use():
     code = ("import kidym\n"
             "missing = [n for n in kidym.__all__ if getattr(kidym, n, None) is None]\n"
             "assert not missing, missing\n"
-            "import kidym.simulate.result\n"   # the subpackage never hides the function
+            "import kidym.simulation.result\n"   # the subpackage never hides the function
             "assert callable(kidym.simulate) and kidym.simulate.__module__ == "
-            "'kidym.simulate.api'")
+            "'kidym.simulation.api'")
     loaded_after(code)
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from kidym.cli import main
-from kidym.simulate.result import load_results
+from kidym.simulation.result import load_results
 from tests.fixtures import DOUBLE_PENDULUM, EXAMPLES, ROOT
 
 OLD_T, NEW_T = 1.0, 3.0

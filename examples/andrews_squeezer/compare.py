@@ -23,8 +23,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 import kidym  # noqa: E402
-from kidym.simulate.compiled import CompiledSystem  # noqa: E402
-from kidym.simulate.simulate import NumpySystem  # noqa: E402
+from kidym.simulation.compiled import CompiledSystem  # noqa: E402
+from kidym.simulation.simulate import NumpySystem  # noqa: E402
 from tests.oracles import andrews  # noqa: E402
 
 MODEL = ROOT / "examples" / "andrews_squeezer" / "andrews_squeezer.kdm"

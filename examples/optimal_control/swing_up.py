@@ -25,7 +25,7 @@ import casadi as ca
 import numpy as np
 
 import kidym
-from kidym.simulate.simulate import NumpySystem
+from kidym.simulation.simulate import NumpySystem
 
 HERE = Path(__file__).resolve().parent
 T = 2.0            # horizon [s]

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 import kidym
-from kidym.simulate.minimal import Partitioning
+from kidym.simulation.minimal import Partitioning
 
 MODEL = Path(__file__).with_name("parallel_five_bar.kdm")
 OPTIONS = dict(rtol=1e-11, atol=1e-13, n_points=401, engine="numpy")

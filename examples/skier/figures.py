@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 import kidym  # noqa: E402
-from kidym.simulate.compiled import CompiledSystem  # noqa: E402
+from kidym.simulation.compiled import CompiledSystem  # noqa: E402
 from tests.oracles.two_link_arm import deviation  # noqa: E402
 
 MODEL = ROOT / "examples" / "skier" / "skier.kdm"

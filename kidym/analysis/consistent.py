@@ -6,7 +6,7 @@ hold. An operating point of :func:`~kidym.analysis.linearize.linearize` (and so 
 ``modes`` and ``continuation``) is given by the states the user names; the others take
 the model's initial values, or 0. Where that point is off the constraints, the
 dependent states are solved from the given ones — by the consistent start of the runs
-(:func:`kidym.simulate.constrained.consistent_initial`: Newton on ``Φ = 0`` for the
+(:func:`kidym.simulation.constrained.consistent_initial`: Newton on ``Φ = 0`` for the
 dependent coordinates, then ``G w = −g`` for the dependent speeds) — and reported.
 The dependent states are taken among those the call does not give, first those the
 model gives no initial value either; the states the call gives are kept as given. If
@@ -32,7 +32,7 @@ NEWTON = 1e-13
 
 @dataclass(frozen=True)
 class _PointSystem:
-    """The interface of :mod:`kidym.simulate.constrained` (``constraint_block``,
+    """The interface of :mod:`kidym.simulation.constrained` (``constraint_block``,
     ``rates``, ``state_names``, ``equations``) over the analysis' own evaluation."""
 
     equations: object
@@ -114,7 +114,7 @@ def consistent_point(eq, derivatives, t: float, y: np.ndarray, p: np.ndarray,
         (it names them and what they would need), their Jacobian has lost rank at the
         point, or Newton finds no closed configuration near it.
     """
-    from kidym.simulate.constrained import consistent_initial
+    from kidym.simulation.constrained import consistent_initial
     if eq.constraints is None or eq.m == 0:
         return y, {}
     y = np.asarray(y, float)

@@ -26,7 +26,7 @@ import symengine as se
 
 from kidym.eom.equations import Equations
 from kidym.model.inputs import refuse as refuse_inputs
-from kidym.simulate.numpy_engine import generate_python
+from kidym.simulation.numpy_engine import generate_python
 from kidym.symbolic.derivatives import derivative
 
 Expr = se.Basic

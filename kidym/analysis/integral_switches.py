@@ -157,7 +157,7 @@ def continuous_integrals(eq: Equations, model: Model, cands: list[Candidate], fo
     above 1e-6 of its terms' size is a jump."""
     if not breaks or not found:
         return found, []
-    from kidym.simulate.numpy_engine import generate_python
+    from kidym.simulation.numpy_engine import generate_python
 
     fn = generate_python(eq, {f"c{i}": c.expr for i, c in enumerate(cands)}).function
     names = [str(x) for x in (*eq.coordinates, *eq.speeds)]

@@ -80,7 +80,7 @@ class Candidate:
 
 
 def model_parameters(eq: Equations, parameters) -> np.ndarray:
-    from kidym.simulate.layout import parameter_vector
+    from kidym.simulation.layout import parameter_vector
 
     return parameter_vector(eq.model, parameters)
 
@@ -91,8 +91,8 @@ def witness(eq: Equations, model: Model, cands: list[Candidate], p: np.ndarray, 
     constraint manifold where there are constraints); the first take their times from
     ``times`` in turn (one in each smooth piece of the model's time dependence), the
     rest uniformly in the model's time span."""
-    from kidym.simulate.faults import quaternion_indices
-    from kidym.simulate.numpy_engine import generate_python
+    from kidym.simulation.faults import quaternion_indices
+    from kidym.simulation.numpy_engine import generate_python
 
     k = len(cands)
     with_rates = generate_python(eq, {f"c{i}": c.expr for i, c in enumerate(cands)}
@@ -164,7 +164,7 @@ def witness(eq: Equations, model: Model, cands: list[Candidate], p: np.ndarray, 
 
 class _Manifold:
     """Random states put on the constraints: the small interface of
-    :mod:`kidym.simulate.constrained` (``constraint_block``, ``rates``) over the
+    :mod:`kidym.simulation.constrained` (``constraint_block``, ``rates``) over the
     generated function."""
 
     #: |Φ| and |c| a projected state must reach, relative to the state's size.
@@ -192,7 +192,7 @@ class _Manifold:
     def project(self, t: float, y: np.ndarray, p: np.ndarray) -> np.ndarray | None:
         """``y`` on ``Φ = 0`` and ``G w + g = 0``, or ``None`` where that fails."""
         from kidym.eom.constraints import drift
-        from kidym.simulate.constrained import project
+        from kidym.simulation.constrained import project
 
         tol = self.TOL * (1 + float(np.abs(y).max(initial=0.0)))
         y = project(self, t, y, p, tol)

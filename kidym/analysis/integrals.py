@@ -54,7 +54,7 @@ parameter values used (``parameters``).
 **Models with constraints** (``УРАВНЕНИЯ``, ``КАЧЕНИЕ``, ``СОВПАДЕНИЕ``): an integral need only be
 constant along motions that satisfy them, so the random states are drawn *on* the
 constraint manifold — random coordinates projected onto ``Φ(q, t) = 0`` by Newton's
-method (least-norm steps ``Δq = B δ``, :func:`kidym.simulate.constrained.project`),
+method (least-norm steps ``Δq = B δ``, :func:`kidym.simulation.constrained.project`),
 random speeds projected onto ``G w + g = 0`` — and the rates use the constrained
 accelerations, ``ẇ`` of the augmented system ``M ẇ = F + Gᵀλ``, ``G ẇ = γ``. States
 where the projection does not converge, or ``G M⁻¹ Gᵀ`` is singular, are not used. A
@@ -177,7 +177,7 @@ class FirstIntegrals:
         With ``terms=True`` it also returns the values of every term ``c_k I_k`` of
         every integral, in order (the scale a combination's drift is measured by).
         """
-        from kidym.simulate.numpy_engine import generate_python
+        from kidym.simulation.numpy_engine import generate_python
 
         eq = self.equations
         outputs = {i.name: i.expression for i in self.integrals}
@@ -290,7 +290,7 @@ def first_integrals(model: Model | Equations, *, samples: int | None = None,
 
 def _operations(exprs: list[Expr], eq: Equations, limit: int) -> int:
     """Operations of the code that evaluates ``exprs`` (each named intermediate of the
-    equations written once, as :func:`~kidym.simulate.numpy_engine.generate_python`
+    equations written once, as :func:`~kidym.simulation.numpy_engine.generate_python`
     writes it); counting stops soon after ``limit`` is passed."""
     inter = eq.intermediates(list(exprs))
     sizes: dict[Expr, int] = {}
@@ -485,7 +485,7 @@ def integral_drift(found: FirstIntegrals, result, *,
     ----------
     found : FirstIntegrals
         From :func:`first_integrals` on the run's model.
-    result : kidym.simulate.result.Result
+    result : kidym.simulation.result.Result
         A run of either engine (its states are evaluated here, after the run).
     parameters : mapping of str to float, optional
         The parameter values of the run.
@@ -501,7 +501,7 @@ def integral_drift(found: FirstIntegrals, result, *,
         0), ``kind``, ``initial`` (``I(0)``), ``resets`` (the resets of the state
         between which the drift was measured).
     """
-    from kidym.simulate.energy import reset_starts
+    from kidym.simulation.energy import reset_starts
 
     if not found.integrals or not np.size(result.t):
         return {}

@@ -50,7 +50,7 @@ def operating_point(eq: Equations, state: Mapping[str, float] | None = None,
     ValueError
         A coefficient of a programmed constraint above 0 with ``parameters``.
     """
-    from kidym.simulate.layout import canonical_initial, parameter_vector
+    from kidym.simulation.layout import canonical_initial, parameter_vector
 
     model = eq.model
     names = [str(s) for s in (*eq.coordinates, *eq.speeds)]
@@ -71,7 +71,7 @@ def operating_point(eq: Equations, state: Mapping[str, float] | None = None,
 
 def given_names(eq: Equations, state: Mapping[str, float] | None) -> set[str]:
     """The states that ``state`` gives, by their canonical names."""
-    from kidym.simulate.layout import canonical_initial
+    from kidym.simulation.layout import canonical_initial
 
     return set(canonical_initial(eq.model, state))
 

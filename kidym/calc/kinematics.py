@@ -279,7 +279,7 @@ def run_kinematics(model: Model, out: str | Path, *, n_points: int = 601) -> lis
         The CSV file first, then the plots.
     """
     from kidym.calc.plots import plot_kinematics
-    from kidym.simulate.result import write_atomically
+    from kidym.simulation.result import write_atomically
 
     result = kinematics(model, n_points=n_points)
     out = Path(out)

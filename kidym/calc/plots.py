@@ -19,7 +19,7 @@ import matplotlib.pyplot as plt
 
 from kidym.display import math_name
 from kidym.model.model import Model
-from kidym.simulate.result import write_atomically
+from kidym.simulation.result import write_atomically
 
 if TYPE_CHECKING:   # (the result's module calls this one to draw it)
     from kidym.calc.kinematics import KinematicsResult

@@ -6,14 +6,14 @@ solve the same system, :mod:`kidym.eom.constraints`).
 partial pivoting (:mod:`kidym.codegen.dense_c`, the one dense solver); ``kidym_project``
 moves a state back onto ``Φ = 0`` (Gauss–Newton, ``Δq = B δ``, least ``δ``) and ``G w +
 g = 0`` (least change in the kinetic metric) when the drift exceeds the tolerance, as
-:func:`kidym.simulate.constrained.project` does.
+:func:`kidym.simulation.constrained.project` does.
 """
 
 from __future__ import annotations
 
 from kidym.eom.equations import Equations
 
-#: Newton iterations of the projection (as kidym.simulate.constrained.MAX_NEWTON).
+#: Newton iterations of the projection (as kidym.simulation.constrained.MAX_NEWTON).
 MAX_NEWTON = 50
 
 

@@ -9,7 +9,7 @@
  * forms it by difference quotients), 1 CVODE Adams (non-stiff, functional
  * iteration), 2 ARKODE ERK order 8 (Fehlberg 13-7-8), 3 ARKODE ERK order 5
  * (Dormand-Prince 7-4-5), 4 ARKODE ERK with a Butcher table given by the caller
- * (kidym passes Hairer's DOP853 coefficients, see kidym/simulate/compiled.py).
+ * (kidym passes Hairer's DOP853 coefficients, see kidym/simulation/compiled.py).
  *
  * ARKODE does the stepping, the error control and the root finding. Around it, for
  * the ERK methods, this file adds what ARKODE 6.4 lacks:
@@ -402,7 +402,7 @@ static double kd_event_at(kd_data *d, int k, double t, double *y, double *g) {
  * roots on its own Hermite interpolant (cubic with an extension, to spare
  * evaluations; degree 5 otherwise), whose error at the large steps of the 8th-order
  * methods is far above their tolerance (Fehlberg78 at rtol 1e-10: 2e-7 in the time of
- * a crossing, tests/simulate/test_event_accuracy.py). A sign change of g_k is
+ * a crossing, tests/simulation/test_event_accuracy.py). A sign change of g_k is
  * bracketed around t within the step, then closed by the Illinois method to 100 ulps
  * of the time scale; the later end of the bracket (the side where g_k has crossed) is
  * returned. Without a sign change in the step (a touching root), t stays. */
@@ -535,7 +535,7 @@ static int kd_crossed(int dir, double g0, double g1) {
     return (dir <= 0 && g0 > 0.0 && g1 <= 0.0) || (dir >= 0 && g0 < 0.0 && g1 >= 0.0);
 }
 
-/* Accumulating events (Zeno behaviour), the test of kidym.simulate.faults.ZenoWatch:
+/* Accumulating events (Zeno behaviour), the test of kidym.simulation.faults.ZenoWatch:
  * after KD_ZENO_RUN intervals between event instants in a row, each shorter than the
  * one before, the remaining time to the accumulation point is extrapolated
  * geometrically (d r / (1 - r), r the ratio of the last two intervals); below

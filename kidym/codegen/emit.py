@@ -32,7 +32,7 @@ Generated routines (all ``double`` arrays, row-major ``M``)::
 The Jacobian (``generate_c(..., jacobian=True)``) is analytic: the partial derivatives
 of ``q̇``, ``M`` and ``F`` (with constraints the block ``γ, Φ, c, G`` too) by every
 state are named quantities formed by the chain rule over the graph, the same ones
-:mod:`kidym.simulate.jacobian` evaluates in Python, emitted like the right-hand side
+:mod:`kidym.simulation.jacobian` evaluates in Python, emitted like the right-hand side
 (hoisting, CSE, split into parts when big); ``kd_jac`` then solves
 ``A ∂x/∂y_k = ∂b/∂y_k − ∂A/∂y_k x`` for every state with one LU factorisation of ``A``
 (``M``, or the augmented matrix ``[M −Gᵀ; G 0]``).

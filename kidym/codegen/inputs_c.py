@@ -1,5 +1,5 @@
 """The C side of external inputs (``ВХОДЫ``): tables interpolated in C, callbacks through
-a C function pointer (:mod:`kidym.simulate.inputs`, :mod:`kidym.simulate.compiled_inputs`).
+a C function pointer (:mod:`kidym.simulation.inputs`, :mod:`kidym.simulation.compiled_inputs`).
 
 The generated routines read input ``k`` as ``kidym_u[k]``, a thread-local array that a
 routine using inputs fills first with ``kidym_input_values(t, y)``. What it interpolates
@@ -13,7 +13,7 @@ Kinds: 0 linear interpolation, 1 the value of the last breakpoint (zero-order ho
 callback (one call fills every callback slot). Beyond the table's ends its end values.
 While a run restarted at the breakpoints integrates the piece that starts at ``a``
 (``kidym_input_window(a)``; NaN: none), every table is evaluated on its segment that
-holds ``a``, extended to the whole step (:meth:`kidym.simulate.inputs.InputTable.__call__`).
+holds ``a``, extended to the whole step (:meth:`kidym.simulation.inputs.InputTable.__call__`).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """C of the analytic Jacobian ``J = ∂ẏ/∂y`` of the compiled right-hand side.
 
-The same mathematics as :mod:`kidym.simulate.jacobian` (the NumPy engine's): with
+The same mathematics as :mod:`kidym.simulation.jacobian` (the NumPy engine's): with
 ``x`` the solution of ``A x = b`` — ``A = M``, ``b = F``, or with constraints
 ``A = [M −Gᵀ; G 0]``, ``b = [F; γ − 2α c − β² Φ]`` (:mod:`kidym.codegen.constraints_c`)
 — the derivative by a state ``y_k`` is ``∂x/∂y_k = A⁻¹ (∂b/∂y_k − ∂A/∂y_k · x)``.

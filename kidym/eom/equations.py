@@ -170,7 +170,7 @@ class Equations:
     @property
     def inputs(self) -> tuple[se.Symbol, ...]:
         """The external inputs of ``ВХОДЫ`` in model order (values given at run time,
-        after the parameters in the engines' parameter vector: :mod:`kidym.simulate.inputs`)."""
+        after the parameters in the engines' parameter vector: :mod:`kidym.simulation.inputs`)."""
         return tuple(se.Symbol(u) for u in self.model.inputs)
 
     @property
@@ -222,7 +222,7 @@ class Equations:
         characteristic that is not constant, dampers), forces and gravity that change
         with time, prescribed motions (``Sx(A*sin(w*t))``): its integral ``W(t)`` makes
         ``E(t) − E(0) − W(t)`` zero on the exact motion of every model
-        (:mod:`kidym.simulate.energy`). Formed on request; the named quantities it needs
+        (:mod:`kidym.simulation.energy`). Formed on request; the named quantities it needs
         are added to :attr:`graph`.
         """
         energy = self.energy_named

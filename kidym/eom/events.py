@@ -8,7 +8,7 @@ the actions (:data:`RECORD`, :data:`TERMINAL`, :data:`RESET`, as in the generate
 events accumulating in time (Zeno behaviour: :data:`ZENO_RUN`, :data:`ZENO_TOLERANCE`,
 which the generated C is given as ``kidym_zeno_run``, ``kidym_zeno_tolerance``) and
 what to try on an event storm (:data:`STORM_HINT`). The engines' side — locating,
-recording, resetting — is :mod:`kidym.simulate.events`; the C side is emitted by
+recording, resetting — is :mod:`kidym.simulation.events`; the C side is emitted by
 :mod:`kidym.codegen.emit`.
 """
 

@@ -167,7 +167,7 @@ class SystemGraph:
         #: the controls ``u`` of ``НЕИЗВЕСТНЫЕ`` (:mod:`kidym.eom.controls`)
         self.controls = tuple(se.Symbol(u) for u in model.controls)
         #: the external inputs of ``ВХОДЫ``, leaves like the controls (values given at run
-        #: time, :mod:`kidym.simulate.inputs`)
+        #: time, :mod:`kidym.simulation.inputs`)
         self.inputs = tuple(se.Symbol(u) for u in model.inputs)
         self.graph = Graph(TIME, self.coordinates, self.speeds, (*self.controls, *self.inputs))
         # ẇ: symbols of the accelerations, bound by the engines to M⁻¹F where an output

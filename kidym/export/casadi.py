@@ -150,7 +150,7 @@ class CasadiModel:
         ValueError
             Values that give a body an impossible inertia (as for a run).
         """
-        from kidym.simulate.layout import parameter_vector
+        from kidym.simulation.layout import parameter_vector
 
         model = self.equations.model
         full = dict(zip((q.name for q in model.parameters), parameter_vector(model, params)))
@@ -159,8 +159,8 @@ class CasadiModel:
 
     def initial_state(self, params: Mapping[str, float] | None = None) -> np.ndarray:
         """The model's initial values of ``x`` (0 for a state it gives none), as a run
-        reads them (:func:`kidym.simulate.layout.initial_state`)."""
-        from kidym.simulate.layout import initial_state
+        reads them (:func:`kidym.simulation.layout.initial_state`)."""
+        from kidym.simulation.layout import initial_state
 
         return initial_state(self.state_names, self.equations.model, None, params)
 
@@ -580,7 +580,7 @@ def write_casadi(equations: Equations, path: str | Path, *, inputs: Sequence[str
             outs.append(res[k])
             names.append(fn.name_out(k))
     combined = ca.Function(name, syms, outs, list(cm.arguments), names)
-    from kidym.simulate.result import write_atomically
+    from kidym.simulation.result import write_atomically
 
     # CasADi's own file format (Function.load reads it back), published whole by the
     # writer of every result file

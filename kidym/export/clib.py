@@ -426,7 +426,7 @@ def write_c_library(eq: Equations, directory: str | Path, *, prefix: str = "mode
         File name → where it now is.
     """
     from kidym.outdir import staged
-    from kidym.simulate.result import write_atomically
+    from kidym.simulation.result import write_atomically
 
     lib = c_library(eq, prefix=prefix)
     written = {}

@@ -105,10 +105,10 @@ def platform_tuple() -> str:
 def start_state(eq: Equations) -> np.ndarray:
     """The state a kidym run of the model starts from: the model's initial values, and
     with constraints the consistent state kidym solves from them — the one preparation
-    of a run (:func:`kidym.simulate.spec.prepare_run`), as every entry point."""
+    of a run (:func:`kidym.simulation.spec.prepare_run`), as every entry point."""
     from kidym.eom.constraints import Stabilization
-    from kidym.simulate.simulate import NumpySystem
-    from kidym.simulate.spec import prepare_run
+    from kidym.simulation.simulate import NumpySystem
+    from kidym.simulation.spec import prepare_run
 
     spec = prepare_run(NumpySystem.build(eq),
                        constraints=Stabilization(tolerance=PROJECTION_TOLERANCE))
@@ -293,7 +293,7 @@ def write_fmu(eq: Equations, path: str | Path, *, inputs: Sequence[str] = ()) ->
     -------
     FMU
     """
-    from kidym.simulate.result import write_atomically
+    from kidym.simulation.result import write_atomically
 
     fmu = fmu_archive(eq, inputs=inputs)
     Path(path).parent.mkdir(parents=True, exist_ok=True)   # (once it is built)

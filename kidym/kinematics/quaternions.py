@@ -13,7 +13,7 @@ Conventions (written once, see ``docs/theory.md`` § Quaternions):
   is ``Λ = Λ_1∘Λ_2∘…`` and ``S = R_1 R_2 …``.
 * ``S`` is computed in the homogeneous form ``S(Λ) = S_quadratic(Λ)/|Λ|²``, exactly
   orthogonal for any ``Λ ≠ 0``: a drift of the norm during integration changes no
-  rotation (it is still monitored, see :mod:`kidym.simulate.simulate`).
+  rotation (it is still monitored, see :mod:`kidym.simulation.simulate`).
 * Kinematics: ``Λ̇ = ½ Λ∘ω`` with ``ω`` in child (body) components,
   ``Λ̇ = ½ ω∘Λ`` with ``ω`` in parent (fixed) components (seed 000 eqs. (19), (23)).
 

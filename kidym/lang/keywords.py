@@ -124,7 +124,7 @@ APPROXIMATIONS: dict[str, tuple[str, ...]] = {
 }
 
 #: Crossing directions of an event (``СОБЫТИЯ := Удар(z, ВНИЗ, …)``), canonical value
-#: (as :class:`kidym.simulate.events.Event`'s ``direction``) → accepted spellings.
+#: (as :class:`kidym.simulation.events.Event`'s ``direction``) → accepted spellings.
 EVENT_DIRECTIONS: dict[int, tuple[str, ...]] = {
     -1: ("ВНИЗ", "DOWN"),                     # from positive to negative
     1: ("ВВЕРХ", "ВГОРУ", "UP"),              # from negative to positive

@@ -12,7 +12,7 @@ of the run (``СТОП``), or resets of states by formulas::
 Free functions over the model builder (:mod:`kidym.model.build`), like
 :mod:`kidym.model.virtual`: :func:`read_items` while the instruction lists are read,
 :func:`check_items` once names are classified. The engines' side is
-:mod:`kidym.simulate.events`.
+:mod:`kidym.simulation.events`.
 """
 
 from __future__ import annotations

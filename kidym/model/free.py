@@ -1,13 +1,13 @@
 """``СВОБОДНЫЕ := q2, s;``: initial values that the consistent start may change.
 
 A model with constraints (closed loops ``УРАВНЕНИЯ``, ``СОВПАДЕНИЕ``, rolling) starts on
-them: :func:`kidym.simulate.constrained.consistent_initial` solves the dependent
+them: :func:`kidym.simulation.constrained.consistent_initial` solves the dependent
 coordinates and speeds. It chooses them first among the states given no initial value.
 An initial value that *is* given is the user's — it is changed only where the model
 declares it free with ``СВОБОДНЫЕ`` (``ВІЛЬНІ``, ``FREE``): its value is then the
 start of the solve (it picks the assembly branch). A coordinate frees itself and its
 speed; ``q't`` frees the speed alone. Changing a given value that is not declared free
-is an error naming it (:func:`kidym.simulate.spec.prepare_run`).
+is an error naming it (:func:`kidym.simulation.spec.prepare_run`).
 """
 
 from __future__ import annotations

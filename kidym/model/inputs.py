@@ -1,5 +1,5 @@
 """``ВХОДЫ`` (``INPUTS``): external inputs, names whose values come from outside the
-model at run time — a Python callback or a table (:mod:`kidym.simulate.inputs`).
+model at run time — a Python callback or a table (:mod:`kidym.simulation.inputs`).
 
 ::
 

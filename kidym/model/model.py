@@ -544,7 +544,7 @@ class Model:
         ``ОГРАНИЧЕНИЯ``: joint limits ``(lo, hi)`` by coordinate (inverse kinematics).
     events : tuple of ModelEvent
         Zero crossings with a stop or state resets (``СОБЫТИЯ``); see
-        :mod:`kidym.model.events` and :mod:`kidym.simulate.events`.
+        :mod:`kidym.model.events` and :mod:`kidym.simulation.events`.
     controls : tuple of str
         ``НЕИЗВЕСТНЫЕ``: the controls ``u``, unknown inputs that enter force
         characteristics linearly and are determined by :attr:`programmed`.

@@ -38,7 +38,7 @@ import numpy as np
 from kidym.model.model import Model
 from kidym.report import assets
 from kidym.report.poses import Poses, body_poses
-from kidym.simulate.result import Result, write_atomically
+from kidym.simulation.result import Result, write_atomically
 from kidym.terminal import escape
 
 #: Longest animation written, in frames (longer runs are sampled evenly).

@@ -26,11 +26,11 @@ from kidym.report import assets
 from kidym.report.equations import EquationSet, equation_set, size_summary
 from kidym.report.latex import markdown_of, sections
 from kidym.report.markdown import markdown_block, markdown_cell, markdown_code, markdown_text
-from kidym.simulate.energy import energy_balance
+from kidym.simulation.energy import energy_balance
 from kidym.terminal import escape
 
 if TYPE_CHECKING:
-    from kidym.simulate.result import Result
+    from kidym.simulation.result import Result
 
 CSS = """
 body { font-family: system-ui, -apple-system, 'Segoe UI', sans-serif; margin: 0 auto;

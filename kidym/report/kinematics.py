@@ -25,7 +25,7 @@ from kidym.report.html import (
     escape_html as _e,
 )
 from kidym.report.markdown import markdown_block, markdown_cell, markdown_code, markdown_text
-from kidym.simulate.result import write_atomically
+from kidym.simulation.result import write_atomically
 
 
 def _values(result: KinematicsResult) -> list[tuple[str, str, str]]:

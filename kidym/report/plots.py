@@ -22,7 +22,7 @@ What is drawn (:func:`figures`, written by :func:`plot_run`):
 * the trajectories of the bodies' centres of mass in the horizontal, sagittal and
   frontal planes and in 3-D (seed 000, Fig. 3), from the model's kinematics
   (:mod:`kidym.report.poses`);
-* ``energy``: the energy balance (:mod:`kidym.simulate.energy`) — ``E(t)`` against
+* ``energy``: the energy balance (:mod:`kidym.simulation.energy`) — ``E(t)`` against
   ``E(0) + W(t)`` (``W``: the work of what ``E = T + Π`` leaves out; for a conservative
   model ``W = 0``), and their difference ``E(t) − E(0) − W(t)``, which is zero on the
   exact motion.
@@ -54,10 +54,10 @@ from kidym.eom.constraints import multiplier_name
 from kidym.files import write_atomically
 from kidym.model.model import Model, Plot
 from kidym.report.cores import idle_core
-from kidym.simulate.energy import energy_balance
+from kidym.simulation.energy import energy_balance
 
 if TYPE_CHECKING:
-    from kidym.simulate.result import Result
+    from kidym.simulation.result import Result
 
 if getattr(matplotlib.rcParams, "_get_backend_or_none", lambda: None)() is None:
     # for the pyplot of result_html (the figures here need no backend); a backend chosen
@@ -677,7 +677,7 @@ def plot_run(result: Result, model: Model, out: str | Path, *,
 
 def plot_result(result: Result, names: Sequence[str] | str | None = None, ax=None, *,
                 model: Model | None = None, degrees: bool = False) -> list:
-    """:meth:`Result.plot <kidym.simulate.result.Result.plot>`: time histories, one
+    """:meth:`Result.plot <kidym.simulation.result.Result.plot>`: time histories, one
     panel per physical kind, into ``ax`` or a new pyplot figure.
 
     Returns

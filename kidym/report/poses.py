@@ -25,7 +25,7 @@ import symengine as se
 from kidym.eom.equations import derive
 from kidym.kinematics import names
 from kidym.model.model import Body, Model
-from kidym.simulate.result import Result
+from kidym.simulation.result import Result
 
 _PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
             "#7f7f7f", "#bcbd22", "#17becf")
@@ -368,7 +368,7 @@ def body_poses(model: Model, result: Result, *, times: np.ndarray | None = None)
     -------
     Poses
     """
-    from kidym.simulate.simulate import NumpySystem
+    from kidym.simulation.simulate import NumpySystem
 
     bodies = tuple(b.name for b in model.bodies)
     wanted = [n for b in bodies for n in pose_names(b)]
@@ -377,7 +377,7 @@ def body_poses(model: Model, result: Result, *, times: np.ndarray | None = None)
     if model.inputs:
         # positions never depend on an external input (kidym.model.inputs refuses one in a
         # position); the energy columns the system evaluates beside them are not used here
-        from kidym.simulate.inputs import InputBinding
+        from kidym.simulation.inputs import InputBinding
 
         system = system.with_inputs(InputBinding(
             tuple(model.inputs), tuple(_zero for _ in model.inputs), system.state_names))

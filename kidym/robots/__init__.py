@@ -70,7 +70,7 @@ class ImportedRobot:
 
     def write(self, path: str | Path) -> Path:
         """Write :attr:`text` to ``path`` whole or not at all."""
-        from kidym.simulate.result import write_atomically
+        from kidym.simulation.result import write_atomically
 
         return write_atomically(path, self.text)
 

@@ -36,7 +36,7 @@ def cmd_sweep(args: argparse.Namespace, pairs, load) -> int:
     import scipy.io  # noqa: F401 (the file's writer, loaded before the runs: Ctrl-C writes at once)
 
     from kidym.eom.equations import derive
-    from kidym.simulate.compiled import CompiledSystem
+    from kidym.simulation.compiled import CompiledSystem
     from kidym.study.sweep import recorded_quantities
 
     system = CompiledSystem.build(derive(model), jacobian=args.method == "BDF")

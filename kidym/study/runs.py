@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from kidym.eom.constraints import Stabilization
-from kidym.simulate.compiled import CompiledSystem, simulate_compiled
-from kidym.simulate.watch import current as current_watch
+from kidym.simulation.compiled import CompiledSystem, simulate_compiled
+from kidym.simulation.watch import current as current_watch
 
 #: The reason recorded for a run of a study that Ctrl-C kept from starting.
 NOT_RUN = "not run: the study was interrupted (Ctrl-C)"

@@ -30,10 +30,10 @@ import numpy as np
 from kidym.eom.constraints import Stabilization
 from kidym.errors import ModelError, RunInterrupted, SimulationError
 from kidym.model.model import Model
-from kidym.simulate.compiled import CompiledSystem
-from kidym.simulate.layout import finite_number
-from kidym.simulate.spec import prepare_run
-from kidym.simulate.watch import POLL_S, Watch, watching
+from kidym.simulation.compiled import CompiledSystem
+from kidym.simulation.layout import finite_number
+from kidym.simulation.spec import prepare_run
+from kidym.simulation.watch import POLL_S, Watch, watching
 from kidym.study.design import RESERVED, Study, from_model, grid
 from kidym.study.runs import Job, JobOutput, run_job
 
@@ -186,7 +186,7 @@ def sweep(model: Model | str | Path, *, vary: Mapping | Study | None = None,
         If the model cannot be compiled.
     """
     from kidym.eom.equations import derive
-    from kidym.simulate.spec import check_options
+    from kidym.simulation.spec import check_options
 
     executor = executor or ("dask" if scheduler is not None else "threads")
     if executor not in EXECUTORS:
@@ -338,7 +338,7 @@ def _study(model: Model, vary, samples, seed) -> Study:
 def _check_names(model: Model, system: CompiledSystem, study: Study, parameters: Mapping,
                  initial: Mapping) -> None:
     from kidym.lang.formulas import suggest
-    from kidym.simulate.layout import canonical_initial
+    from kidym.simulation.layout import canonical_initial
 
     params = model.parameter_values
     states = system.state_names

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kidym.codegen.emit import CCode
-from kidym.simulate.compiled import CompiledSystem
+from kidym.simulation.compiled import CompiledSystem
 from kidym.study.runs import Job, JobOutput, run_job
 
 

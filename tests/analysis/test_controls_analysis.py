@@ -37,7 +37,7 @@ import pytest
 
 import kidym
 from kidym.cli import main
-from kidym.simulate.simulate import NumpySystem
+from kidym.simulation.simulate import NumpySystem
 
 from .sympy_closed_loop import cart_pendulum, two_link_arm
 

@@ -16,7 +16,7 @@ import pytest
 import kidym
 from kidym.analysis.integrals import first_integrals, integral_drift
 from kidym.cli import main
-from kidym.simulate.layout import parameter_vector
+from kidym.simulation.layout import parameter_vector
 from tests.codegen.shared import kidym_cache  # noqa: F401
 from tests.fixtures import EXAMPLES
 

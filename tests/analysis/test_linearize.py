@@ -162,7 +162,7 @@ GRAVITY := 0, -g, 0;
 def _central_differences(eq, t, y, h=1e-6):
     """``∂ẏ/∂y`` of the NumPy engine's right-hand side by central differences: a second
     route (the engine's own solve, no derivative formed)."""
-    from kidym.simulate.simulate import NumpySystem
+    from kidym.simulation.simulate import NumpySystem
 
     sysm = NumpySystem.build(eq)
     p = sysm.parameter_vector()

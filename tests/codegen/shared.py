@@ -13,7 +13,7 @@ import os
 import pytest
 
 import kidym
-from kidym.simulate.compiled import CompiledSystem
+from kidym.simulation.compiled import CompiledSystem
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -18,8 +18,8 @@ from kidym.codegen import aba_c
 from kidym.codegen.aba_c import tree_plan
 from kidym.codegen.build import build
 from kidym.codegen.emit import generate_c
-from kidym.simulate.compiled import CompiledSystem
-from kidym.simulate.simulate import NumpySystem
+from kidym.simulation.compiled import CompiledSystem
+from kidym.simulation.simulate import NumpySystem
 from tests.fixtures import EXAMPLES
 
 EPS = np.finfo(float).eps

@@ -17,7 +17,7 @@ import pytest
 import kidym
 from kidym.cache import CacheError, cache_dir, private_cache_dir
 from kidym.codegen import build, generate_c
-from kidym.simulate.compiled import CompiledSystem
+from kidym.simulation.compiled import CompiledSystem
 from tests.codegen.shared import equations
 
 PENDULUM = ("m = 2; l = 0.7; Rod | Rz(phi) | Sx(l/2), m, 0, m*l^2/12, m*l^2/12; "

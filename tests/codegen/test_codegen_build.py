@@ -16,7 +16,7 @@ import kidym
 from kidym.codegen import build, generate_c, library_path
 from kidym.codegen.build import BASE_FLAGS
 from kidym.errors import CompileError
-from kidym.simulate.compiled import CompiledSystem
+from kidym.simulation.compiled import CompiledSystem
 from tests.codegen.shared import equations
 from tests.fixtures import ROOT
 
@@ -137,7 +137,7 @@ def test_two_concurrent_builds_of_the_same_model(tmp_path):
     cache = tmp_path / "cache"
     script = textwrap.dedent(f"""
         import kidym, numpy as np
-        from kidym.simulate.compiled import CompiledSystem
+        from kidym.simulation.compiled import CompiledSystem
         cs = CompiledSystem.build(kidym.derive(kidym.parse({PENDULUM!r})))
         y = np.array([0.4, 0.0])
         print(cs.path, cs.rhs(0.0, y, cs.parameter_vector())[1])
@@ -188,7 +188,7 @@ def test_generated_c_a_working_compiler_rejects_is_called_our_bug(monkeypatch, t
     assert len(kept) == 1 and "kidym_broken" in kept[0].read_text(encoding="utf-8")
     assert not list(tmp_path.glob(".build-*")) and not list(tmp_path.glob("*.so"))
     eq = equations(PENDULUM)
-    monkeypatch.setattr(importlib.import_module("kidym.simulate.compiled"), "generate_c",
+    monkeypatch.setattr(importlib.import_module("kidym.simulation.compiled"), "generate_c",
                         lambda *a, **k: broken)
     with pytest.raises(kidym.CompileError, match="bug in kidym"):
         kidym.simulate(eq, t_end=100, initial={"phi": 0.3}, engine="auto", n_points=11)
@@ -244,7 +244,7 @@ def test_a_cached_model_starts_without_generating_c_again(monkeypatch, tmp_path)
     """The cache is also keyed on the equations: a hit skips generation (most of a
     cached start of a big model); a damaged library is not used through it either."""
     monkeypatch.setenv("KIDYM_CACHE_DIR", str(tmp_path))
-    compiled_module = importlib.import_module("kidym.simulate.compiled")
+    compiled_module = importlib.import_module("kidym.simulation.compiled")
     eq = equations(PENDULUM)
     first = CompiledSystem.build(eq)
 

@@ -20,8 +20,8 @@ import symengine as se
 import kidym
 from kidym.codegen import generate_c
 from kidym.codegen.cprint import CPrinter
-from kidym.simulate.compiled import CompiledSystem
-from kidym.simulate.simulate import NumpySystem
+from kidym.simulation.compiled import CompiledSystem
+from kidym.simulation.simulate import NumpySystem
 from tests.codegen.shared import compiled, equations, kidym_cache  # noqa: F401
 from tests.fixtures import DOUBLE_PENDULUM, ROOT, chain_text
 

@@ -1,5 +1,5 @@
 """The compiled engine's analytic Jacobian (kidym/codegen/jacobian_c.py): equal to the
-NumPy engine's (kidym.simulate.jacobian) and to central differences of the compiled
+NumPy engine's (kidym.simulation.jacobian) and to central differences of the compiled
 right-hand side at random states, on holonomic, constrained, non-holonomic, quaternion
 and time-dependent models; CVODE BDF with it against BDF with difference quotients;
 the stiffness warning of the explicit compiled methods."""
@@ -14,11 +14,11 @@ import pytest
 
 import kidym
 from kidym.eom.constraints import Stabilization
-from kidym.simulate.compiled import CompiledSystem
-from kidym.simulate.constrained import consistent_initial
-from kidym.simulate.jacobian import JacobianFunction
-from kidym.simulate.simulate import NumpySystem
-from tests.simulate.test_jacobian import SLIDER, STIFF
+from kidym.simulation.compiled import CompiledSystem
+from kidym.simulation.constrained import consistent_initial
+from kidym.simulation.jacobian import JacobianFunction
+from kidym.simulation.simulate import NumpySystem
+from tests.simulation.test_jacobian import SLIDER, STIFF
 
 ROOT = Path(__file__).parents[2]
 

@@ -5,7 +5,7 @@ import pytest
 import sympy
 
 import kidym
-from kidym.simulate.simulate import NumpySystem
+from kidym.simulation.simulate import NumpySystem
 from tests.fixtures import DOUBLE_PENDULUM, chain_text
 from tests.oracles import sympy_mechanics as oracles
 

@@ -4,7 +4,7 @@ describe the same mechanism — same mass matrix and forcing at random states.""
 import numpy as np
 
 import kidym
-from kidym.simulate.simulate import NumpySystem
+from kidym.simulation.simulate import NumpySystem
 from tests.fixtures import BIPED_FIG2, BIPED_FIG3
 
 

@@ -5,7 +5,7 @@ import pytest
 from scipy.special import ellipk
 
 import kidym
-from kidym.simulate.simulate import NumpySystem
+from kidym.simulation.simulate import NumpySystem
 from tests.fixtures import DOUBLE_PENDULUM, EXAMPLES, chain_text
 
 

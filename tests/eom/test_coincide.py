@@ -19,7 +19,7 @@ from scipy.optimize import fsolve
 
 import kidym
 from kidym.errors import ParseError, SimulationError
-from kidym.simulate.simulate import NumpySystem
+from kidym.simulation.simulate import NumpySystem
 from tests.eom.test_constraints import FOUR_BAR, consistent_states, kidym_solution
 from tests.oracles.closed_loops import four_bar, spatial_rssr
 

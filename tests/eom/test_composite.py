@@ -20,8 +20,8 @@ from kidym.eom.composite import _rotate_inertia
 from kidym.eom.system import SystemGraph
 from kidym.errors import DerivationError
 from kidym.kinematics import vectors as vx
-from kidym.simulate.inputs import InputBinding
-from kidym.simulate.simulate import NumpySystem
+from kidym.simulation.inputs import InputBinding
+from kidym.simulation.simulate import NumpySystem
 from tests.eom.test_inertia_routes import PLATE
 from tests.fixtures import BIPED_FIG2
 

@@ -15,7 +15,7 @@ from scipy.optimize import fsolve
 
 import kidym
 from kidym.errors import ParseError, SimulationError
-from kidym.simulate.simulate import NumpySystem
+from kidym.simulation.simulate import NumpySystem
 from tests.oracles.closed_loops import LoopOracle, four_bar, slider_crank, t
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "four_bar" / "four_bar.kdm"
@@ -248,7 +248,7 @@ def cache(tmp_path_factory):
 @pytest.mark.parametrize("baumgarte", [False, True])
 def test_compiled_right_hand_side_equals_numpy(case: str, baumgarte: bool, cache) -> None:
     from kidym.eom.constraints import Stabilization
-    from kidym.simulate.compiled import CompiledSystem
+    from kidym.simulation.compiled import CompiledSystem
 
     if case == "four_bar":
         model, oracle, guess, moving = kidym.load(EXAMPLE), four_bar(FOUR_BAR), [-0.4, 1.4], False
@@ -324,7 +324,7 @@ def test_a_velocity_constraint_written_implicitly_gives_chaplygins_equations(
     if engine == "numpy":
         system = NumpySystem.build(eq)
     else:
-        from kidym.simulate.compiled import CompiledSystem
+        from kidym.simulation.compiled import CompiledSystem
         system = CompiledSystem.build(eq)
     p = system.parameter_vector()
     for _ in range(4):
@@ -375,7 +375,7 @@ def test_printed_equations_hold_on_lagranges_solution() -> None:
 
 
 def test_batch_runs_start_on_the_constraints_and_record_multipliers(cache) -> None:
-    from kidym.simulate.batch import simulate_batch
+    from kidym.simulation.batch import simulate_batch
 
     model = kidym.load(EXAMPLE)
     batch = simulate_batch(model, parameters=[{"m2": 1.0}, {"m2": 3.0}], t_end=1)
@@ -389,7 +389,7 @@ def test_batch_runs_start_on_the_constraints_and_record_multipliers(cache) -> No
 def test_events_on_a_constrained_model(cache) -> None:
     """The crank's first full turn, located by an event, at the same time in both
     engines, with the state on the event surface and on the constraints."""
-    from kidym.simulate.events import Event
+    from kidym.simulation.events import Event
 
     model = kidym.load(EXAMPLE)
     turn = Event("q1 - 2*pi", name="turn", terminal=True)

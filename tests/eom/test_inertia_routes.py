@@ -5,7 +5,7 @@ import pytest
 
 import kidym
 from kidym.eom.principal import jacobi_eigen
-from kidym.simulate.simulate import NumpySystem
+from kidym.simulation.simulate import NumpySystem
 
 PLATE = """m = 2; g = 9.81;
 Plate | Rz(a), Rx(b), Sy(0.3) | Sx(0.1), Sy(0.05),

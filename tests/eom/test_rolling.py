@@ -14,8 +14,8 @@ import pytest
 
 import kidym
 from kidym.errors import ParseError
-from kidym.simulate.constrained import consistent_initial
-from kidym.simulate.simulate import NumpySystem
+from kidym.simulation.constrained import consistent_initial
+from kidym.simulation.simulate import NumpySystem
 
 ROOT = Path(__file__).parents[2]
 
@@ -76,7 +76,7 @@ def test_the_generated_disc_has_the_hand_written_examples_equations(engine: str,
     if engine == "numpy":
         gen = NumpySystem.build(gen_eq)
     else:
-        from kidym.simulate.compiled import CompiledSystem
+        from kidym.simulation.compiled import CompiledSystem
         gen = CompiledSystem.build(gen_eq)
     example = ROOT / "examples" / "rolling_disc" / "rolling_disc.kdm"
     ex = NumpySystem.build(kidym.derive(kidym.load(example)))
@@ -130,7 +130,7 @@ def test_bad_rolling_items_are_located_errors(item: str, message: str) -> None:
 def _system(eq, engine: str):
     if engine == "numpy":
         return NumpySystem.build(eq)
-    from kidym.simulate.compiled import CompiledSystem
+    from kidym.simulation.compiled import CompiledSystem
     return CompiledSystem.build(eq)
 
 
@@ -354,7 +354,7 @@ def test_the_start_puts_the_ball_on_its_surface_without_rolling_it_there() -> No
     height onto the bowl (the contact condition; the no-slip rows, velocity constraints,
     must not hold that move), then solves the centre's velocity from no slip:
     zC = R − √((R − r)² − x²) and ẋ = r/(R − r)·ω_y (R − zC) by seed 000's (20), (22)."""
-    from kidym.simulate.constrained import consistent_initial
+    from kidym.simulation.constrained import consistent_initial
     sys_ = NumpySystem.build(kidym.derive(kidym.parse(BOWL)))
     y0 = np.zeros(len(sys_.state_names))
     start = {"x": 1.5, "l0": 1.0, "ωYКуля": 2.0}

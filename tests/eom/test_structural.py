@@ -15,8 +15,8 @@ import sympy as sp
 from scipy.integrate import solve_ivp
 
 import kidym
-from kidym.simulate.compiled import CompiledSystem
-from kidym.simulate.simulate import NumpySystem
+from kidym.simulation.compiled import CompiledSystem
+from kidym.simulation.simulate import NumpySystem
 from tests.codegen.shared import kidym_cache  # noqa: F401
 from tests.fixtures import MOMENTS_ON_BODY_AXES, ROD_WITH_MOMENT
 from tests.oracles import sympy_mechanics as oracles

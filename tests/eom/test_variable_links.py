@@ -31,7 +31,7 @@ import pytest
 import sympy as sp
 
 import kidym
-from kidym.simulate.simulate import NumpySystem
+from kidym.simulation.simulate import NumpySystem
 
 ROOT = Path(__file__).resolve().parents[2]
 EX = ROOT / "examples" / "variable_links"

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import kidym
-from kidym.simulate.simulate import NumpySystem
+from kidym.simulation.simulate import NumpySystem
 
 FOLDER = Path(__file__).parents[2] / "examples" / "virtual_constraints"
 _spec = importlib.util.spec_from_file_location("seed001_exact", FOLDER / "exact.py")
@@ -148,7 +148,7 @@ def test_walls_as_stiff_as_the_rod_do_not_converge_to_the_rigid_impact(cache) ->
 def test_exponential_wall_is_finite_deep_on_the_allowed_side(cache) -> None:
     """Eq. (7) is evaluated as ``h(f⁻)``: ``exp(α² f²)`` is never formed where the wall
     is switched off (there it would overflow: ``0·inf``)."""
-    from kidym.simulate.compiled import CompiledSystem
+    from kidym.simulation.compiled import CompiledSystem
 
     eq = kidym.derive(load("test5_sphere", "ЭКСПОНЕНТА"))
     y = np.array([0.1, 0.0, 0.0, 1.0, 0.0, 0.0])

@@ -23,8 +23,8 @@ import pytest
 import sympy as sp
 
 import kidym
-from kidym.simulate.layout import parameter_vector
-from kidym.simulate.numpy_engine import generate_python
+from kidym.simulation.layout import parameter_vector
+from kidym.simulation.numpy_engine import generate_python
 
 HERE = Path(__file__).resolve().parents[2] / "examples" / "omni_vehicle"
 N, n = 3, 5

@@ -21,8 +21,8 @@ import numpy as np
 import pytest
 
 import kidym
-from kidym.simulate.compiled import CompiledSystem
-from kidym.simulate.simulate import NumpySystem
+from kidym.simulation.compiled import CompiledSystem
+from kidym.simulation.simulate import NumpySystem
 from tests.codegen.shared import kidym_cache  # noqa: F401
 from tests.oracles.skier import COORDS, COORDS2, PARAMS, PARAMS2, closed_loop, skier_oracle
 from tests.oracles.two_link_arm import deviation

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import kidym
-from kidym.simulate.simulate import NumpySystem
+from kidym.simulation.simulate import NumpySystem
 from tests.codegen.shared import compiled, equations, kidym_cache  # noqa: F401
 from tests.fixtures import DOUBLE_PENDULUM, EXAMPLES, MOMENTS_ON_BODY_AXES
 

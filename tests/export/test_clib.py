@@ -17,8 +17,8 @@ import pytest
 
 import kidym
 from kidym.export.clib import c_library, c_string, write_c_library
-from kidym.simulate.compiled import CompiledSystem
-from kidym.simulate.simulate import NumpySystem
+from kidym.simulation.compiled import CompiledSystem
+from kidym.simulation.simulate import NumpySystem
 from tests.export.clib_build import Loaded, compile_files
 from tests.fixtures import DOUBLE_PENDULUM, EXAMPLES, MOMENTS_ON_BODY_AXES
 
@@ -214,7 +214,7 @@ def test_every_example_model_compiles_warning_free_and_agrees(path, tmp_path):
         eq.require_motion()
     except ValueError as exc:
         pytest.skip(f"no equations of motion: {exc}")
-    if model.inputs:   # the refusal is tested by tests/simulate/test_inputs.py
+    if model.inputs:   # the refusal is tested by tests/simulation/test_inputs.py
         pytest.skip("external inputs (ВХОДЫ): the C library takes none")
     lib = c_library(eq)
     loaded = Loaded(lib, tmp_path)

@@ -13,7 +13,7 @@ import pytest
 
 import kidym
 from kidym.export.fmu import fmu_archive, write_fmu
-from kidym.simulate.compiled import CompiledSystem
+from kidym.simulation.compiled import CompiledSystem
 from tests.fixtures import DOUBLE_PENDULUM, EXAMPLES, ROD_WITH_MOMENT
 
 fmpy = pytest.importorskip("fmpy", reason="FMPy (kidym[export]) runs the FMUs")
@@ -223,7 +223,7 @@ def test_constraints_hold_under_cvode(tmp_path):
     back at step events wherever the residual exceeds 1e-9. Between steps the residual is
     the drift of one BDF step, of the order of rtol times the speeds; the bound allows
     100 times that."""
-    from kidym.simulate.simulate import NumpySystem
+    from kidym.simulation.simulate import NumpySystem
 
     eq = _eq(MODELS["closed loop (four-bar)"])
     path = tmp_path / "four_bar.fmu"
@@ -392,7 +392,7 @@ def test_cosimulation_terminal_event_and_constraints(tmp_path):
     assert abs(res["time"][-1] - ref.stats["events"]["t"][-1]) <= 1e-8
     assert abs(res["phi"][-1] + math.pi) <= 1e-6
     # the four-bar: its loop held closed by the projection after every step
-    from kidym.simulate.simulate import NumpySystem
+    from kidym.simulation.simulate import NumpySystem
 
     eq = _eq(MODELS["closed loop (four-bar)"])
     path = tmp_path / "four_bar.fmu"
@@ -421,7 +421,7 @@ def test_every_example_model_with_motion_exports_valid(path, tmp_path):
     model = kidym.load(path)
     if model.calculation in ("KINEMATICS", "INVERSE_KINEMATICS"):
         pytest.skip(f"{model.calculation}: no equations of motion are integrated")
-    if model.inputs:   # the refusal is tested by tests/simulate/test_inputs.py
+    if model.inputs:   # the refusal is tested by tests/simulation/test_inputs.py
         pytest.skip("external inputs (ВХОДЫ): an FMU takes its inputs as parameters")
     out = tmp_path / f"{path.stem}.fmu"
     write_fmu(kidym.derive(model), out)

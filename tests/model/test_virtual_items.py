@@ -10,7 +10,7 @@ import symengine as se
 
 import kidym
 from kidym.errors import ParseError
-from kidym.simulate.layout import parameter_vector
+from kidym.simulation.layout import parameter_vector
 
 BASE = """m = 1; R = 1; alpha = 1000;
 Jm.x.y = m;

@@ -165,8 +165,8 @@ class PinocchioRobot:
 def compare(system, robot: PinocchioRobot, *, n_states: int, seed: int = 0) -> Errors:
     """kidym's ``M``, ``−F`` and ``M⁻¹F`` against Pinocchio at random states.
 
-    ``system`` is a :class:`~kidym.simulate.simulate.NumpySystem` or
-    :class:`~kidym.simulate.compiled.CompiledSystem` of the imported model. The speeds
+    ``system`` is a :class:`~kidym.simulation.simulate.NumpySystem` or
+    :class:`~kidym.simulation.compiled.CompiledSystem` of the imported model. The speeds
     are mapped by ``v = P w`` with a constant permutation ``P``, so ``M = Pᵀ M_pin P``,
     ``F = −Pᵀ b_pin`` and ``P ẇ = v̇``.
     """

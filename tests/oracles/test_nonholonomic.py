@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from kidym import derive, load
-from kidym.simulate.simulate import NumpySystem
+from kidym.simulation.simulate import NumpySystem
 from tests.oracles.nonholonomic import chaplygin_sleigh, rolling_disc
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 import kidym
 from kidym.eom.equations import Equations
-from kidym.simulate.simulate import NumpySystem
+from kidym.simulation.simulate import NumpySystem
 
 from .random_models import RandomModel, models, oracle
 
@@ -170,7 +170,7 @@ def test_models_match_kanes_method(model: RandomModel, seed: int) -> None:
 @given(models(), st.integers(0, 2**32 - 1))
 def test_numpy_and_compiled_agree(model: RandomModel, seed: int) -> None:
     """``q̇``, ``M``, ``F`` and ``ẏ`` of both engines at random states, to 1e-12."""
-    compiled = pytest.importorskip("kidym.simulate.compiled")
+    compiled = pytest.importorskip("kidym.simulation.compiled")
     eq = derive(model)
     numpy_system = NumpySystem.build(eq)
     try:
@@ -199,7 +199,7 @@ def trajectories_agree_and_conserve_energy(model: RandomModel, seed: int) -> Non
     ``model`` is conservative: no time dependence, only ``J`` and ``C`` elements, and
     velocity constraints (if any) homogeneous in the speeds, so they do no work.
     """
-    pytest.importorskip("kidym.simulate.compiled")
+    pytest.importorskip("kidym.simulation.compiled")
     assert model.is_conservative()
     eq = derive(model)
     rng = np.random.default_rng(seed)
@@ -267,7 +267,7 @@ def test_long_run_finding_is_rounding_of_cancelling_terms():
     """The long run's one disagreement: both engines' ``F`` against a 40-digit evaluation
     of kidym's ``Equations.forcing``; errors within 1e-15 of the 178 m lever arm's terms
     (``178²·|w|² ≈ 6e4``), i.e. rounding, not a formula."""
-    compiled = pytest.importorskip("kidym.simulate.compiled")
+    compiled = pytest.importorskip("kidym.simulation.compiled")
     eq = kidym.derive(kidym.parse(LONG_RUN_FINDING))
     state = {"q1": 1.8657077457399858, "q2": -2.718653411875727,
              "q1't": 1.3759034660057399, "v1": 0.9749794478748117, "t": 3.2642181091437967}

@@ -16,7 +16,7 @@ from kidym.report.plots import (
     projection_planes,
 )
 from kidym.report.poses import body_poses, shape_of
-from kidym.simulate.energy import energy_balance
+from kidym.simulation.energy import energy_balance
 from tests.fixtures import DOUBLE_PENDULUM, EXAMPLES
 
 

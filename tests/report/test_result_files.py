@@ -12,7 +12,7 @@ import pytest
 
 import kidym
 from kidym.cli import main
-from kidym.simulate.result import load_results
+from kidym.simulation.result import load_results
 from tests.fixtures import DOUBLE_PENDULUM
 
 HAVE_PYARROW = importlib.util.find_spec("pyarrow") is not None

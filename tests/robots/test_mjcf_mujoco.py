@@ -17,7 +17,7 @@ import pytest
 import kidym
 from kidym.errors import ParseError
 from kidym.robots import import_robot
-from kidym.simulate.simulate import NumpySystem
+from kidym.simulation.simulate import NumpySystem
 
 mujoco = pytest.importorskip("mujoco", reason="the mjcf extra: pip install 'kidym[mjcf]'")
 
@@ -78,7 +78,7 @@ def test_mjcf_arm_equals_mujoco(tmp_path, engine, free):
     if engine == "numpy":
         system = NumpySystem.build(eq)
     else:
-        from kidym.simulate.compiled import CompiledSystem
+        from kidym.simulation.compiled import CompiledSystem
 
         system = CompiledSystem.build(eq)
     m = mujoco.MjModel.from_xml_path(str(path))
@@ -350,7 +350,7 @@ def test_mjcf_ball_joint_equals_mujoco(tmp_path, engine):
     if engine == "numpy":
         system = NumpySystem.build(eq)
     else:
-        from kidym.simulate.compiled import CompiledSystem
+        from kidym.simulation.compiled import CompiledSystem
 
         system = CompiledSystem.build(eq)
     m = mujoco.MjModel.from_xml_path(str(path))

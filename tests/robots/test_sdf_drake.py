@@ -23,7 +23,7 @@ pytest.importorskip("pydrake", reason="the robots-test extra (Drake)")
 
 import kidym
 from kidym.robots import import_robot
-from kidym.simulate.simulate import NumpySystem
+from kidym.simulation.simulate import NumpySystem
 from tests.oracles.drake_robots import DrakeRobot
 from tests.robots.test_sdf_import import ARM
 
@@ -48,7 +48,7 @@ needs_cassie = pytest.mark.skipif(CASSIE is None, reason="example-robot-data is 
 def _system(eq, engine: str):
     if engine == "numpy":
         return NumpySystem.build(eq)
-    from kidym.simulate.compiled import CompiledSystem
+    from kidym.simulation.compiled import CompiledSystem
 
     return CompiledSystem.build(eq)
 
@@ -251,7 +251,7 @@ def test_cassie_runs_the_same_in_both_engines(cassie_run):
     """The compiled engine's run equals the NumPy engine's: both integrate to rtol 1e-9,
     so they agree to 1e-6 of each state's scale (10³ rtol, a margin for the error's
     growth over the run)."""
-    from kidym.simulate.compiled import CompiledSystem
+    from kidym.simulation.compiled import CompiledSystem
 
     _, eq, _, result, _, _ = cassie_run
     other = kidym.simulate(CompiledSystem.build(eq), t_end=0.1, n_points=11)

@@ -22,7 +22,7 @@ from kidym.errors import ParseError
 from kidym.robots import import_robot
 from kidym.robots.composite import inertia_issue, nearest_admissible
 from kidym.robots.writer import kidym_name
-from kidym.simulate.simulate import NumpySystem
+from kidym.simulation.simulate import NumpySystem
 
 
 def _inertial(m, xyz="0 0 0", rpy="0 0 0", ixx=0.01, iyy=0.02, izz=0.025, ixy=0.0,

@@ -14,7 +14,7 @@ import pytest
 
 import kidym
 from kidym.robots import import_robot
-from kidym.simulate.simulate import NumpySystem
+from kidym.simulation.simulate import NumpySystem
 from tests.oracles.pinocchio_robots import ROBOTS, MujocoRobot, compare_mujoco, robots_dir
 
 pytest.importorskip("yourdfpy", reason="the robots extra: pip install 'kidym[robots]'")

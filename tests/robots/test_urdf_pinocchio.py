@@ -16,7 +16,7 @@ pytest.importorskip("pinocchio", reason="the robots-test extra (Pinocchio)")
 
 import kidym
 from kidym.robots import import_robot
-from kidym.simulate.simulate import NumpySystem
+from kidym.simulation.simulate import NumpySystem
 from tests.oracles.pinocchio_robots import ROBOTS, PinocchioRobot, compare, robots_dir
 
 try:
@@ -38,7 +38,7 @@ def _check(name: str, n_states: int, engine: str = "numpy", floating: bool = Fal
     if engine == "numpy":
         system = NumpySystem.build(eq)
     else:
-        from kidym.simulate.compiled import CompiledSystem
+        from kidym.simulation.compiled import CompiledSystem
 
         system = CompiledSystem.build(eq)
     base = next(iter(robot.bodies.values())) if floating else None
@@ -63,7 +63,7 @@ def test_robots_equal_pinocchio(name):
 
 @needs_data
 def test_compiled_engine_equals_pinocchio():
-    pytest.importorskip("kidym.simulate.compiled")
+    pytest.importorskip("kidym.simulation.compiled")
     _check("ur5", n_states=100, engine="compiled")
 
 

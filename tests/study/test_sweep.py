@@ -122,7 +122,7 @@ def test_netcdf_file_opens_with_xarray(tmp_path) -> None:
 def test_worker_takes_the_library_from_cache_shipped_bytes_or_builds(
         tmp_path, monkeypatch) -> None:
     model = kidym.parse(DRIVEN, name="driven")
-    from kidym.simulate.compiled import CompiledSystem
+    from kidym.simulation.compiled import CompiledSystem
 
     system = CompiledSystem.build(kidym.derive(model))
     pkg = worker.package(system)

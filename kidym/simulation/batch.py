@@ -1,0 +1,213 @@
+"""Batch runs: many initial conditions or parameter sets of one model at once.
+
+The runs go to a thread pool, one compiled integration per task; ``ctypes``
+releases the GIL for the foreign call, so they run in parallel on all cores.
+"""
+
+from __future__ import annotations
+
+import os
+import time as _time
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor, wait
+from dataclasses import dataclass
+
+import numpy as np
+
+from kidym.eom.constraints import Stabilization
+from kidym.eom.equations import Equations, derive
+from kidym.errors import RunInterrupted
+from kidym.model.model import Model
+from kidym.simulation.compiled import CompiledSystem, to_result, with_constraints
+from kidym.simulation.result import Result
+from kidym.simulation.spec import output_times, prepare_run, run_span
+from kidym.simulation.watch import POLL_S, Watch, watching
+
+
+def simulate_batch(system: Model | Equations | CompiledSystem, *,
+                   initial: Sequence[Mapping[str, float]] | None = None,
+                   parameters: Sequence[Mapping[str, float]] | None = None,
+                   t_end: float | None = None, t_start: float | None = None,
+                   t_eval: Sequence[float] | None = None, n_points: int = 501,
+                   method: str = "ERK8", rtol: float = 1e-9, atol: float = 1e-12,
+                   max_step: float = np.inf, workers: int | None = None) -> BatchResult:
+    """Simulate one model for many initial conditions and/or parameter sets.
+
+    Parameters
+    ----------
+    system : Model, Equations or CompiledSystem
+        The model (compiled on first use, then taken from the cache).
+    initial : sequence of mappings, optional
+        Initial values per run (overriding the model's), by state name.
+    parameters : sequence of mappings, optional
+        Parameter overrides per run. If both ``initial`` and ``parameters`` are
+        given they must have the same length (run k uses entry k of each); a
+        missing one means the model's values for every run.
+    t_end, t_start, t_eval, n_points, method, rtol, atol, max_step
+        As in :func:`kidym.simulate` with ``engine="compiled"``.
+    workers : int, optional
+        Threads (default: all cores).
+
+    Returns
+    -------
+    BatchResult
+        ``y`` of shape (n_runs, n_y, n_t), ``values[name]`` of shape (n_runs, n_t),
+        ``success`` per run and the individual results. A run that fails does not
+        raise: the others are complete, its partial result is kept (NaN after the
+        failure in the stacked arrays), ``failed`` lists it and its message names
+        its parameters and initial values, the time, the state and what to try.
+
+    Raises
+    ------
+    ValueError
+        If the lists differ in length or are both empty.
+    RunInterrupted
+        Ctrl-C stopped the batch: every run stops where it is (one not begun, at its
+        start); ``.result`` is the :class:`BatchResult` so far, the runs stopped partial
+        with the failure kind ``interrupted``. On a terminal a bar shows the runs done.
+    CompileError
+        If the model cannot be compiled.
+    """
+    from kidym.simulation.spec import check_options
+
+    check_options(t_start=t_start, t_end=t_end, n_points=n_points, rtol=rtol, atol=atol,
+                  max_step=max_step, t_eval=t_eval)
+    if isinstance(system, Model):
+        system = derive(system)
+    if isinstance(system, Equations):
+        # BDF's Newton matrix: with the analytic Jacobian (docs/compiled.md)
+        system = CompiledSystem.build(system, jacobian=method == "BDF")
+    initial = list(initial or [])
+    parameters = list(parameters or [])
+    n = max(len(initial), len(parameters))
+    if n == 0:
+        raise ValueError("give a list of initial conditions and/or parameter sets")
+    if initial and parameters and len(initial) != len(parameters):
+        raise ValueError(f"{len(initial)} initial conditions but {len(parameters)} parameter "
+                         "sets: give lists of equal length (run k uses entry k of each)")
+    model = system.equations.model
+    initial = initial or [{}] * n
+    parameters = parameters or [{}] * n
+    spans = {model.time_span(pp): pp for pp in parameters}
+    if len(spans) > 1 and (t_start is None or t_end is None) and t_eval is None:
+        raise ValueError(f"the time span of model `{model.name}` is a formula of parameters "
+                         "that differ between the runs, and a batch shares one time grid: "
+                         "give t_start and t_end (or t_eval)")
+    t0, t1 = run_span(model, next(iter(spans.values())), t_start, t_end)
+    times = output_times(t0, t1, t_eval, n_points)
+    # each run prepared as one run is (initial values written as formulas of parameters
+    # follow its parameters; with constraints, its dependent values solved)
+    specs = [prepare_run(system, parameters=pp, initial=ic, t_start=t0, t_end=t1,
+                         t_eval=times, constraints=Stabilization())
+             for ic, pp in zip(initial, parameters)]
+    y0s = np.array([s.y0 for s in specs])
+    ps = np.array([s.p for s in specs])
+    labels = ["; ".join(f"{what} " + ", ".join(f"{k}={v:g}" for k, v in given.items())
+                        for what, given in (("parameters", pp), ("initial", ic)) if given)
+              for ic, pp in zip(initial, parameters)]
+    return run_batch(system, t0=t0, times=times, y0s=y0s, ps=ps, method=method, rtol=rtol,
+                     atol=atol, max_step=max_step, workers=workers, labels=labels)
+
+
+@dataclass(frozen=True, eq=False)
+class BatchResult:
+    """Many runs of one model, stacked.
+
+    Attributes
+    ----------
+    t : ndarray, shape (n_t,)
+        Output times (common to all runs).
+    y : ndarray, shape (n_runs, n_y, n_t)
+        States; NaN after a run stopped or failed.
+    values : dict of str to ndarray, each shape (n_runs, n_t)
+        Every recorded quantity by name.
+    success : ndarray of bool, shape (n_runs,)
+    messages : list of str
+        Per run; a failed run's names the run and what it was given (``run 2
+        (parameters l=0.5): the motion blows up … at t = …``).
+    results : list of Result
+        The individual runs; a failed run's is its partial result (``partial``,
+        ``failure``), the others are complete.
+    wall_time_s : float
+        Wall time of the whole batch.
+    """
+
+    t: np.ndarray
+    y: np.ndarray
+    values: dict[str, np.ndarray]
+    success: np.ndarray
+    messages: list[str]
+    results: list[Result]
+    wall_time_s: float
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self.t if name == "t" else self.values[name]
+
+    @property
+    def failed(self) -> list[int]:
+        """Indices of the runs that failed (their messages say where and why)."""
+        return [k for k, r in enumerate(self.results) if r.partial]
+
+
+def run_batch(system: CompiledSystem, *, t0: float, times: np.ndarray,
+                   y0s: np.ndarray, ps: np.ndarray, method: str = "ERK8",
+                   rtol: float = 1e-9, atol: float = 1e-12, max_step: float = np.inf,
+                   workers: int | None = None,
+                   labels: Sequence[str] | None = None) -> BatchResult:
+    """Run ``len(y0s)`` simulations in parallel threads (the GIL is released in C).
+
+    A run that fails does not stop the others: its partial result and its message,
+    which names the run (``labels[k]``, what it was given), are in the batch.
+    """
+    n = len(y0s)
+    workers = workers or os.cpu_count() or 1
+    started = _time.perf_counter()
+    stab = Stabilization()   # (constraints: projection, one setting for every run)
+    if system.equations.constraints is not None:
+        system.set_stabilization(stab)
+
+    def one(k: int, watch: Watch) -> Result:
+        with watching(watch=watch):   # (Ctrl-C: the run stops where it is)
+            raw = system.integrate(y0s[k], ps[k], times, t0=t0, method=method, rtol=rtol,
+                                   atol=atol, max_step=max_step)
+        result = to_result(system, raw, ps[k], rtol=rtol, atol=atol, max_step=max_step)
+        result = with_constraints(system, raw, ps[k], stab, result)
+        watch.ran()
+        return result
+
+    # progress (runs done) on a terminal; Ctrl-C stops every run where it is, and those
+    # not begun stop at their start
+    with watching() as watch, ThreadPoolExecutor(max_workers=min(workers, max(n, 1))) as pool:
+        watch.begin("batch", 0, n, counting=True)
+        futures = [pool.submit(one, k, watch) for k in range(n)]
+        while wait(futures, timeout=POLL_S).not_done:
+            watch.show()
+        watch.close()
+    results = [f.result() for f in futures]
+    wall = _time.perf_counter() - started
+    names = list(results[0].values) if results else []
+    values = {}
+    for name in names:
+        arr = np.full((n, len(times)), np.nan)
+        for k, r in enumerate(results):
+            arr[k, :len(r.t)] = r.values[name]
+        values[name] = arr
+    y = np.stack([values[s] for s in system.state_names], axis=1) if n else np.empty((0,))
+    batch = BatchResult(t=np.asarray(times, float), y=y, values=values,
+                       success=np.array([r.success for r in results]),
+                       messages=[_batch_message(k, r, labels) for k, r in enumerate(results)],
+                       results=results,
+                       wall_time_s=wall)
+    if watch.stopped:
+        done = sum(r.failure is None for r in results)
+        raise RunInterrupted(f"interrupted (Ctrl-C): {done} of {n} runs reached their end; "
+                             "the batch so far is kept (.result; the runs stopped are "
+                             "partial, failure kind 'interrupted')", result=batch)
+    return batch
+
+
+def _batch_message(k: int, result: Result, labels: Sequence[str] | None) -> str:
+    if not result.partial:
+        return result.message
+    given = f" ({labels[k]})" if labels and labels[k] else ""
+    return f"run {k}{given}: {result.message}"

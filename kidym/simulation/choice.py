@@ -1,0 +1,155 @@
+"""``engine="auto"`` (the default): whether compiling pays off for a run.
+
+The rule (``docs/compiled.md``, "Engine choice"), in order:
+
+1. the compiled library is in the cache: compiled (loading it costs milliseconds);
+2. no C compiler (``$CC`` or ``cc`` not found): NumPy, with a one-line hint;
+3. a method only the NumPy engine has (``Radau``, ``LSODA``, ``RK23``), or
+   ``quaternion_stabilization``: NumPy;
+4. otherwise a **probe**: the run itself in NumPy over a short first slice of its span,
+   the slice growing fourfold (from ``4⁻⁶`` of the span) until one takes at least
+   :data:`PROBE_S` seconds or the slice is the whole span. A probe that reaches the end
+   is the run (NumPy was cheaper than any compile; its result is kept). Otherwise the
+   NumPy run's time is extrapolated from the last slice (the rate of its part beyond
+   the slice before, over the rest of the span: the real step count of the real run
+   at the requested tolerances, not a guessed number of evaluations per unit of
+   time) and compared with the time to generate and
+   compile the C (:func:`kidym.simulation.compiled.compile_estimate`).
+
+The probe measures the run, not what ran before: nothing it uses is cached between
+runs except the generated Python, which is built before it is timed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import time as _time
+from collections.abc import Callable
+
+import numpy as np
+
+from kidym.codegen import index
+from kidym.codegen.build import BASE_FLAGS, build_flags, compiler, library_path
+from kidym.codegen.emit import generate_c
+from kidym.eom.equations import Equations
+from kidym.errors import SimulationError
+from kidym.simulation.compiled import COMPILE_BASE_S, compile_estimate
+from kidym.simulation.compiled_methods import COMPILED_METHODS, METHOD_ALIASES
+from kidym.simulation.result import Result
+from kidym.simulation.spec import RunOptions, RunSpec
+
+#: Seconds of wall time a probe slice must take before its time is extrapolated.
+PROBE_S = 0.05
+#: The first probe slice as a fraction of the span; each next one is 4 times longer.
+PROBE_FIRST = 4.0 ** -6
+#: What a run without a C compiler prints (once) about it.
+NO_COMPILER_HINT = ("no C compiler found ($CC or cc): NumPy; install one (and SUNDIALS: "
+                    "bash .ci/system-deps) for the compiled engine, often 40-130x faster")
+
+#: ``(spec) -> (result, error)``: the NumPy engine's run of a prepared run.
+Runner = Callable[[RunSpec], tuple[Result, "SimulationError | None"]]
+
+
+@dataclasses.dataclass
+class Choice:
+    """What ``auto`` chose: ``engine`` (``"numpy"`` or ``"compiled"``) and ``why``; where
+    the probe ran the whole span, its ``result`` and ``error`` are the run's."""
+
+    engine: str
+    why: str
+    result: Result | None = None
+    error: SimulationError | None = None
+
+
+def forced(eq: Equations, options: RunOptions, *,
+           flags: tuple[str, ...] = BASE_FLAGS) -> Choice | None:
+    """The choice where no probe is needed (rules 1-3 of the module), or ``None``."""
+    method = METHOD_ALIASES.get(options.method, options.method)
+    if method not in COMPILED_METHODS:
+        return Choice("numpy", f"method {options.method} runs in the NumPy engine only")
+    if options.quaternion_stabilization:
+        return Choice("numpy", "quaternion_stabilization is applied by the NumPy engine only")
+    jac = method == "BDF" and options.jacobian != "fd" and eq.controls is None
+    if index.lookup(index.equations_key(eq, events=options.events,
+                                        flags=build_flags(flags), jacobian=jac)):
+        return Choice("compiled", "the compiled library is in the cache")
+    if shutil.which(compiler()[0]) is None:
+        return Choice("numpy", NO_COMPILER_HINT)
+    return None
+
+
+def probe(run: Runner, spec: RunSpec) -> tuple[float, float, Choice | None]:
+    """``(seconds, fraction, done)``: the NumPy run's time extrapolated from the last
+    probe slice (``fraction`` of the span), or ``done`` — the whole run, where a slice
+    reached the end or stopped it (a failure or a terminal event). The extrapolation
+    takes the rate of the last slice's part beyond the slice before (both start at
+    ``t0``), so that the start's small steps are not taken for the whole run."""
+    import scipy.integrate  # noqa: F401  (imported before anything is timed)
+
+    t0, t1 = spec.t0, spec.t1
+    fraction = PROBE_FIRST
+    warm = True   # the first slice once untimed: a process's first run loads modules
+    before = 0.0  # the wall time of the slice before
+    while True:
+        if fraction >= 1.0:
+            start = _time.perf_counter()
+            result, error = run(spec)
+            wall = _time.perf_counter() - start
+            return wall, 1.0, Choice("numpy", f"the whole NumPy run took {wall:.2g} s, "
+                                     "less than compiling", result, error)
+        tp = t0 + (t1 - t0) * fraction
+        times = spec.times[spec.times < tp]
+        part = dataclasses.replace(spec, t1=tp, times=np.append(times, tp))
+        if warm:
+            run(part)
+            warm = False
+        start = _time.perf_counter()
+        result, error = run(part)
+        wall = _time.perf_counter() - start
+        if error is not None:
+            return wall, fraction, Choice(
+                "numpy", f"the NumPy probe stopped at t = {error.time:g}")
+        if result.t.size and result.t[-1] < tp - 1e-12 * max(1.0, abs(tp)):
+            return wall, fraction, Choice(
+                "numpy", f"the run ends at t = {result.t[-1]:g} (an event), within the "
+                         "NumPy probe")
+        if wall >= PROBE_S:
+            # the rate of the last three quarters of the slice: the start (the first
+            # steps, small while the step size is found) is not the rest of the run
+            rate = max(wall - before, 0.25 * wall) / (0.75 * fraction)
+            return wall + rate * (1.0 - fraction), fraction, None
+        before = wall
+        fraction *= 4.0
+
+
+def choose_engine(eq: Equations, options: RunOptions, run: Runner, spec: RunSpec, *,
+                  flags: tuple[str, ...] = BASE_FLAGS) -> Choice:
+    """Whether compiling pays off for this run: rule 4 of the module docstring (the
+    caller has found that :func:`forced` does not decide).
+
+    ``run`` is the NumPy engine's run of a prepared run (the probe's), ``spec`` the run
+    prepared. The reason is one line, for ``result.stats["engine_choice"]``.
+    """
+    numpy_s, fraction, done = probe(run, spec)
+    if done is not None:
+        return done
+    if numpy_s <= COMPILE_BASE_S:   # below any build: no C generated to estimate one
+        return Choice("numpy", f"NumPy run about {numpy_s:.2g} s <= the least build, "
+                               f"about {COMPILE_BASE_S:.2g} s")
+    start = _time.perf_counter()
+    code = generate_c(eq, events=options.events,
+                      jacobian=(METHOD_ALIASES.get(options.method, options.method) == "BDF"
+                                and options.jacobian != "fd" and eq.controls is None))
+    if library_path(code, build_flags(flags)).exists():
+        return Choice("compiled", "the compiled library is in the cache")
+    generate_s = _time.perf_counter() - start
+    compile_s = compile_estimate(code) + generate_s
+    size = sum(len(x.encode("utf-8")) for x in code.sources)
+    probed = (spec.t1 - spec.t0) * fraction
+    what = (f"NumPy run about {numpy_s:.2g} s (probed over its first {probed:.2g} s) "
+            f"{{}} generating and compiling about {compile_s:.2g} s ({size // 1024} kB of C)")
+    if numpy_s > compile_s:
+        return Choice("compiled", what.format(">"))
+    return Choice("numpy", what.format("<="))
+

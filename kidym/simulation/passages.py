@@ -1,0 +1,441 @@
+"""Closed loops through singular positions: ``formulation="ali3"`` (both engines).
+
+Away from singular positions the run is the augmented formulation's (``M ẇ = F + Gᵀλ``,
+``G ẇ = γ``): SciPy's solver stepped here (:func:`numpy_phase`), or the compiled loop
+over windows of samples (:func:`compiled_phase`). Where a step (a sample) would end near
+a singular position of the loop — the constraint Jacobian ``G`` close to losing rank,
+``σ_ρ/σ_1 < NEAR`` times the largest ratio seen in the run (:mod:`kidym.simulation.monitors`;
+relative, because a long chain of loops such as A02 with N = 40 is ill-conditioned
+everywhere), inside a step as well, or the best-conditioned dependent block changing
+sign within it — the step is rejected and the motion is carried across by the index-3
+augmented Lagrangian formulation with mass-orthogonal projections of Bayo & Ledesma
+(1996), "ALI3-P" (trapezoidal rule, fixed step), which needs no rank of ``G``: its
+constraint forces are ``Gᵀ(λ + α Φ)``, and velocities and accelerations are projected
+onto the constraints in the kinetic metric. Each Newton move of a step, and each
+projection, solves the saddle-point system with the penalised matrix
+``M + (h²/4) α GᵀG`` by its Schur complement in least squares (:func:`_saddle`), so
+the multipliers come in one solve where ``G`` is regular and the penalty carries the
+directions where it has lost rank — several at once (A02 with N ≥ 2 loses N) or
+redundant rows. The bridge ends when the position is passed (the best block changed
+sign, or the ratio was below the threshold) and the ratio is above it again; the state
+is projected onto the constraints and the augmented run goes on.
+
+The bridge follows the branch the motion is on because it integrates the penalised
+dynamics (physical, stiff springs on the constraints) through the position, instead of
+solving a singular system there. Its step is ``h = BRIDGE_FACTOR · rtol^{1/3}`` (the
+trapezoidal rule's local error is ``O(h³)``, its global error ``O(h²) = O(rtol^{2/3})``;
+bounded by ``max_step``), and outputs inside a bridge come from cubic Hermite
+interpolation between its steps.
+
+An augmented run that reaches a singular position (the monitor trips, or its solve
+finds ``G`` singular) goes on from its last sample before it by :func:`continue_run`
+where :func:`continuable` holds.
+
+Requires holonomic constraints and speeds that are the coordinates' rates (as the minimal
+form, :func:`kidym.simulation.minimal.require_minimal_form`); no events.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kidym.eom.constraints import Stabilization, solve_augmented
+from kidym.errors import SimulationError
+from kidym.simulation import faults
+from kidym.simulation.constrained import project
+from kidym.simulation.monitors import pivot_columns, singular_ratio
+
+#: ``σ_ρ/σ_1`` of ``G`` below which the bridge carries the motion.
+NEAR = 0.05
+#: The bridge's step is ``BRIDGE_FACTOR · rtol^{1/3}`` seconds.
+BRIDGE_FACTOR = 0.2
+#: Penalty ``α h²/4`` relative to the mass matrix's scale over ``GᵀG``'s.
+PENALTY = 1e2
+#: Newton iterations of one bridge step.
+MAX_NEWTON = 30
+#: Relative cut-off of the saddle-point systems' Schur complement ``G A⁻¹ Gᵀ`` (its
+#: eigenvalues scale as ``σ²`` of ``G``): of the bridge's Newton moves, of the projections.
+NEWTON_RCOND = 1e-12
+PROJECTION_RCOND = 1e-10
+#: Newton's step (relative) at which a bridge step has converged: its tangent leaves
+#: out the forces' derivatives, so it converges linearly at a rate ~h², and below this
+#: the penalty's rounding dominates.
+NEWTON_TOL = 1e-11
+#: The constraints' residual ``|Φ|`` a converged bridge step may leave (in the directions
+#: where ``G`` has lost rank Newton's move is the penalty's; the bridge's end projects
+#: onto the constraints).
+SLOW_TOL = 1e-8
+
+
+def _geometry(G: np.ndarray, rank: int) -> tuple[float, list[int], float]:
+    """``(σ_ρ/σ_1, best columns, det of their block)`` of ``G``."""
+    cols = pivot_columns(G, rank)
+    return singular_ratio(G, rank), cols, float(np.linalg.det(G[:, cols]))
+
+
+class _Bridge:
+    """ALI3-P steps of one system (``q̇ = w``) at parameter vector ``p``."""
+
+    def __init__(self, system, p: np.ndarray, tol: float) -> None:
+        self.system, self.p, self.tol = system, p, tol
+        self.n = system.equations.n_q
+        self.evaluations = 0
+
+    def block(self, t: float, q: np.ndarray, v: np.ndarray):
+        self.evaluations += 1
+        return self.system.constraint_block(float(t), np.concatenate([q, v]), self.p)
+
+    def start(self, t: float, y: np.ndarray) -> tuple:
+        """``(q, v, a, λ*)`` at a state of the augmented run."""
+        q, v = y[:self.n].copy(), y[self.n:].copy()
+        M, F, blk = self.block(t, q, v)
+        a, lam = solve_augmented(M, F, blk, Stabilization(method="none"))
+        return q, v, a, -lam
+
+    def _penalty(self, M: np.ndarray, G: np.ndarray) -> float:
+        gg = float(np.abs(G.T @ G).max(initial=0.0))
+        return PENALTY * float(np.abs(np.diag(M)).max()) / gg if gg > 0 else 0.0
+
+    def _project(self, M, G, target, rhs_const) -> np.ndarray:
+        """``x`` nearest ``target`` in the metric ``M`` with ``G x = rhs_const``: the
+        saddle-point system solved by :func:`_saddle` (least squares in the directions
+        where ``G`` has lost rank, so redundant or degenerate rows leave ``x`` there)."""
+        kappa = self._penalty(M, G)
+        P = M + kappa * G.T @ G
+        x, _z = _saddle(P, G, M @ target + kappa * G.T @ rhs_const, rhs_const,
+                        PROJECTION_RCOND)
+        return x
+
+    def step(self, t: float, h: float, q, v, a, lam) -> tuple:
+        """One ALI3-P step of the trapezoidal rule from ``t`` to ``t + h``.
+
+        Newton's iteration on ``(q₁, λ)``: each move solves the step's saddle-point
+        system with the penalised tangent ``M + (h²/4) α GᵀG`` (:func:`_saddle`), so
+        the multipliers come in one solve where ``G`` is regular and the penalty
+        carries the directions where it has lost rank (several at once: A02 with
+        N ≥ 2; redundant rows) — the plain augmented Lagrangian update ``λ += αΦ``
+        converges there at a rate ``1 − O(α σ²)``, too slow near the position."""
+        tn = t + h
+        q1 = q + h * v + 0.5 * h * h * a
+        converged, last_move = False, np.inf
+        for _it in range(MAX_NEWTON):
+            v1 = 2.0 / h * (q1 - q) - v
+            a1 = 4.0 / (h * h) * (q1 - q) - 4.0 / h * v - a
+            M, F, blk = self.block(tn, q1, v1)
+            G, phi = blk.G, blk.phi
+            alpha = 4.0 / (h * h) * self._penalty(M, G)
+            R = M @ a1 - F + G.T @ (lam + alpha * phi)
+            T = M + (h * h / 4.0) * alpha * G.T @ G
+            dq, z = _saddle(T, G, -(h * h / 4.0) * R, -phi, NEWTON_RCOND)
+            q1 = q1 + dq
+            lam = lam + 4.0 / (h * h) * z
+            scale = 1.0 + np.abs(q1).max()
+            move = float(np.abs(dq).max())
+            if np.abs(phi).max(initial=0.0) <= SLOW_TOL and (
+                    move <= NEWTON_TOL * scale
+                    # at rounding: the moves stopped shrinking (the Schur complement of
+                    # a loop that has lost many ranks amplifies the solve's rounding)
+                    or (move <= SLOW_TOL * scale and move >= 0.5 * last_move)):
+                converged = True
+                break
+            last_move = move
+        if not converged:
+            raise SimulationError(
+                "the index-3 augmented Lagrangian step across a singular position did not "
+                "converge", time=tn, state=dict(zip(self.system.state_names,
+                                                    np.concatenate([q1, v]).tolist())),
+                hint="reduce max_step (the bridge's step is bounded by it)",
+                kind=faults.CONSTRAINTS)
+        v1 = 2.0 / h * (q1 - q) - v
+        a1 = 4.0 / (h * h) * (q1 - q) - 4.0 / h * v - a
+        M, _F, blk = self.block(tn, q1, v1)
+        g = blk.c - blk.G @ v1
+        v1 = self._project(M, blk.G, v1, -g)
+        M, _F, blk = self.block(tn, q1, v1)
+        a1 = self._project(M, blk.G, a1, blk.gamma)
+        return q1, v1, a1, lam
+
+
+def require_ali3(eq, *, engine: str, events, constraints) -> None:
+    """Raise ``ValueError`` unless ``eq`` can run with ``formulation="ali3"``: holonomic
+    constraints, speeds that are the coordinates' rates, the NumPy engine (or ``auto``),
+    no events, projection (the bridge's own) as the stabilization."""
+    from kidym.simulation.minimal import require_minimal_form
+
+    try:
+        require_minimal_form(eq)
+    except ValueError as exc:
+        raise ValueError(str(exc).replace("formulation='minimal'", "formulation='ali3'")
+                         ) from exc
+    del engine   # (both engines run it)
+    if events:
+        raise ValueError("formulation='ali3' does not locate events: use "
+                         "formulation='augmented' for a run with events")
+    method = constraints if isinstance(constraints, str) else constraints.method
+    if method != "projection":
+        raise ValueError(f"formulation='ali3' projects onto the constraints itself; "
+                         f"constraints={method!r} is for the augmented route: leave it at "
+                         "'projection'")
+
+
+def _saddle(A: np.ndarray, G: np.ndarray, b1: np.ndarray, b2: np.ndarray,
+            rcond: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(x, z)`` of ``A x + Gᵀ z = b1``, ``G x = b2`` with ``A`` symmetric positive
+    definite: ``z`` from the Schur complement ``G A⁻¹ Gᵀ`` by least squares (cut-off
+    ``rcond`` relative to its largest singular value), so rows of ``G`` that are
+    dependent, or nearly so at a singular position, leave ``z`` its least-norm value."""
+    if G.shape[0] == 0:
+        return np.linalg.solve(A, b1), np.zeros(0)
+    rhs = np.linalg.solve(A, np.column_stack([b1, G.T]))
+    Ab1, AGt = rhs[:, 0], rhs[:, 1:]
+    S = G @ AGt
+    z = np.linalg.lstsq(S, G @ Ab1 - b2, rcond=rcond)[0]
+    return Ab1 - AGt @ z, z
+
+
+def continuable(eq, *, events, stabilization) -> bool:
+    """Whether an augmented run of ``eq`` that the monitor stops at a singular position
+    (:mod:`kidym.simulation.monitors`) goes on with ``formulation="ali3"`` from its last
+    sample before the passage: what :func:`require_ali3` asks (holonomic constraints,
+    ``q̇ = w``, no events, projection)."""
+    try:
+        require_ali3(eq, engine="auto", events=events, constraints=stabilization)
+    except ValueError:
+        return False
+    return True
+
+
+def continue_run(system, p: np.ndarray, t_from: float, y_from: np.ndarray, t1: float,
+                 times: np.ndarray, **run) -> tuple:
+    """:func:`run_ali3` from the last sample ``(t_from, y_from)`` of an augmented run
+    before a passage (``run``: its keywords, ``reference`` the run's start); the samples
+    after ``t_from`` only, and ``stats`` with ``continued_from`` (that time)."""
+    rest = np.asarray(times, float)
+    rest = np.concatenate([[t_from], rest[rest > t_from]])
+    ok, status, message, nfev, t, y, stats, fault = run_ali3(
+        system, p, t_from, t1, np.asarray(y_from, float), rest, **run)
+    stats = {"continued_from": float(t_from), **stats}
+    return ok, status, message, nfev, t[1:], y[:, 1:], stats, fault
+
+
+#: ``stats["constraint_drift"]["formulation"]`` of a run continued by :func:`continue_run`.
+CONTINUED = "augmented, then ali3"
+#: Why (``stats["constraint_drift"]["formulation_choice"]``).
+CONTINUED_WHY = ("the augmented run reached a singular position of the loop at "
+                 "t = {t:.10g} (the constraint Jacobian lost rank); it went on from its "
+                 "last sample before it with formulation='ali3', which passes such "
+                 "positions on the branch the motion is on")
+
+
+def _hermite(s: float, h: float, x0, d0, x1, d1) -> np.ndarray:
+    h00 = 2 * s**3 - 3 * s**2 + 1
+    h10 = s**3 - 2 * s**2 + s
+    h01 = -2 * s**3 + 3 * s**2
+    h11 = s**3 - s**2
+    return h00 * x0 + h10 * h * d0 + h01 * x1 + h11 * h * d1
+
+
+def run_ali3(system, p: np.ndarray, t0: float, t1: float, y0: np.ndarray, times: np.ndarray,
+             *, method, rtol: float, atol: float, max_step: float, tol: float,
+             phase=None, reference: tuple | None = None) -> tuple:
+    """Integrate from the consistent state ``y0`` (see the module docstring).
+
+    ``phase`` is the augmented run between bridges: :func:`numpy_phase` (SciPy's solver
+    stepped here, the default) or :func:`compiled_phase` (the compiled engine's loop over
+    windows of fine samples).
+
+    Returns ``(ok, status, message, nfev, t, y, stats, fault)`` as
+    :func:`kidym.simulation.minimal.run_minimal`: ``stats`` holds the bridges (their
+    start and end times) and the bridge's step. ``reference``: a state ``(t, y)``
+    whose ``σ_ρ/σ_1`` the ratios are measured against as well (the start of a run
+    continued from near a singular position, :func:`continue_run`).
+    """
+    phase = numpy_phase if phase is None else phase
+    bridge = _Bridge(system, p, max(tol, 1e-14))
+    h_bridge = min(BRIDGE_FACTOR * rtol ** (1.0 / 3.0), max_step)
+    G0 = system.constraint_block(t0, y0, p)[2].G
+    s0 = np.linalg.svd(G0, compute_uv=False)
+    rank = int(np.sum(s0 > 1e-10 * s0[0])) if s0.size and s0[0] > 0 else 0
+    start = times <= t0
+    out_t = list(times[start])
+    out_y = [np.asarray(y0, float)] * int(start.sum())
+    pending = list(times[~start][::-1])
+    t, y = t0, np.asarray(y0, float)
+    nfev = 0
+    bridges: list[tuple[float, float]] = []
+    ok, status, message, fault = True, 0, "reached the end", None
+
+    def emit(t_new: float, value) -> None:
+        while pending and pending[-1] <= t_new:
+            tk = pending.pop()
+            out_t.append(tk)
+            out_y.append(value(tk))
+
+    def geometry(tt: float, yy: np.ndarray) -> tuple:
+        return _geometry(system.constraint_block(tt, yy, p)[2].G, rank)
+
+    # ``σ_ρ/σ_1`` is measured against the largest seen in the run: a long chain of loops
+    # (A02 with N = 40) is ill-conditioned everywhere, not only near its singular positions
+    watch = _Watch(geometry, geometry(t0, y0)[0])
+    if reference is not None:
+        watch.seen(geometry(*reference)[0])
+    try:
+        while t < t1 and fault is None:
+            r, _cols, _det = geometry(t, y)
+            if r >= watch.near:
+                t, y, near, evals, fault = phase(
+                    system, p, t, y, t1, watch, emit, pending=pending, method=method,
+                    rtol=rtol, atol=atol, max_step=max_step)
+                nfev += evals
+                if not near or fault is not None:
+                    continue
+            # the bridge: ALI3-P steps until the position is passed and G is regular
+            tb0 = t
+            q, v, a, lam = bridge.start(t, y)
+            _r, cols, det = geometry(t, y)
+            crossed = False
+            while t < t1:
+                h = min(h_bridge, t1 - t)
+                q1, v1, a1, lam = bridge.step(t, h, q, v, a, lam)
+                tn = t + h
+                qa, va, aa = q, v, a
+
+                def value(tk, t=t, qa=qa, va=va, aa=aa, q1=q1, v1=v1, a1=a1, h=h):
+                    s = (tk - t) / h
+                    return np.concatenate([_hermite(s, h, qa, va, q1, v1),
+                                           _hermite(s, h, va, aa, v1, a1)])
+
+                emit(tn, value)
+                t, q, v, a = tn, q1, v1, a1
+                y = np.concatenate([q, v])
+                r, _c, _d = geometry(t, y)
+                G = system.constraint_block(t, y, p)[2].G
+                # past the position: the best block flipped (one rank lost) or ``r``
+                # was below NEAR (several ranks lost: the block's determinant vanishes
+                # to an even order and need not change sign)
+                crossed = (crossed or r < watch.near
+                           or det * float(np.linalg.det(G[:, cols])) <= 0)
+                if crossed and r >= watch.near:
+                    break
+            bridges.append((tb0, t))
+            if t < t1:
+                y = project(system, t, y, p, tol)
+    except SimulationError as exc:
+        y_bad = np.array([exc.state[k] for k in system.state_names], dtype=float)
+        fault = faults.Fault(exc.kind or faults.NON_FINITE, exc.reason, exc.time, y_bad,
+                             exc.hint or "")
+    if fault is not None:
+        ok, status, message = False, -1, fault.detail
+    stats = {"bridges": bridges, "bridge_step": h_bridge, "near": NEAR,
+             "bridge_evaluations": bridge.evaluations}
+    y_out = np.array(out_y, dtype=float).T.reshape(len(y0), len(out_t))
+    return ok, status, message, nfev, np.array(out_t, dtype=float), y_out, stats, fault
+
+
+class _Watch:
+    """``σ_ρ/σ_1`` against :data:`NEAR` times the largest seen: ``near`` is the
+    threshold, :meth:`seen` raises it with an accepted state's ratio."""
+
+    def __init__(self, geometry, r0: float) -> None:
+        self.geometry, self.reference = geometry, r0
+
+    @property
+    def near(self) -> float:
+        return NEAR * self.reference
+
+    def seen(self, r: float) -> None:
+        self.reference = max(self.reference, r)
+
+
+def numpy_phase(system, p, t, y, t1, watch, emit, *, pending, method, rtol, atol,
+                max_step) -> tuple:
+    """The augmented run in SciPy's ``method``, stepped until a step would end near a
+    singular position (the step is rejected). Returns ``(t, y, near, nfev, fault)``."""
+    import scipy.integrate  # (loaded by the runs that need it)
+
+    del pending
+    solver_class = getattr(scipy.integrate, method) if isinstance(method, str) else method
+    _r, cols, det = watch.geometry(t, y)
+    solver = solver_class(_rhs(system, p), t, y, t1, rtol=rtol, atol=atol,
+                          max_step=max_step)
+    near, fault = False, None
+    while solver.status == "running":
+        msg = solver.step()
+        if solver.status == "failed":
+            fault = faults.Fault(faults.INTEGRATOR, str(msg).rstrip("."), solver.t,
+                                 solver.y)
+            break
+        r_new, _c, _d = watch.geometry(solver.t, solver.y)
+        G_new = system.constraint_block(solver.t, solver.y, p)[2].G
+        dense = solver.dense_output()
+        # a step may leap over a position where several ranks are lost (no sign change
+        # of the best block, ``r`` regular at both ends): ``r`` inside it, too
+        inside = min((watch.geometry(tk, dense(tk))[0] for tk in
+                      np.linspace(t, solver.t, STEP_CHECKS + 2)[1:-1]), default=np.inf)
+        if (min(r_new, inside) < watch.near
+                or det * float(np.linalg.det(G_new[:, cols])) <= 0):
+            near = True   # reject the step: bridge from the state before it
+            break
+        emit(solver.t, dense)
+        t, y = float(solver.t), np.array(solver.y)
+        watch.seen(r_new)
+        _r, cols, det = watch.geometry(t, y)
+    return t, y, near, solver.nfev, fault
+
+
+#: Points inside each step of the NumPy phase where ``σ_ρ/σ_1`` is checked.
+STEP_CHECKS = 4
+#: Samples of the compiled phase per second of motion scale: one every ``CHECK_FACTOR``
+#: bridge steps; a window holds ``WINDOW_SAMPLES`` of them (the run after a passage
+#: that the window's end leaves over is integrated in vain, so windows are short).
+CHECK_FACTOR = 20
+WINDOW_SAMPLES = 200
+
+
+def compiled_phase(system, p, t, y, t1, watch, emit, *, pending, method, rtol, atol,
+                   max_step) -> tuple:
+    """The augmented run in the compiled engine's loop (:meth:`CompiledSystem.integrate`,
+    projection as its stabilization), over windows of samples ``CHECK_FACTOR`` bridge
+    steps apart and the output times, cut at the first sample near a singular position
+    (or where the best block flips, or the loop failed): the run goes on from the sample
+    before it. Returns ``(t, y, near, nfev, fault)``."""
+    spacing = CHECK_FACTOR * min(BRIDGE_FACTOR * rtol ** (1.0 / 3.0), max_step)
+    nfev = 0
+    while t < t1:
+        tw = min(t1, t + WINDOW_SAMPLES * spacing)
+        grid = np.linspace(t, tw, max(int(np.ceil((tw - t) / spacing)), 1) + 1)
+        wanted = [tk for tk in pending if t < tk <= tw]
+        grid = np.union1d(grid, wanted)
+        raw = system.integrate(y, p, grid, t0=t, method=method, rtol=rtol, atol=atol,
+                               max_step=max_step)
+        nfev += raw["nfev"]
+        ts, Ys = raw["t"], raw["y"]
+        _r, cols, det = watch.geometry(t, y)
+        last = 0
+        near = raw["status"] < 0 or len(ts) < len(grid)
+        for k in range(1, len(ts)):
+            r_k, _c, _d = watch.geometry(ts[k], Ys[k])
+            G = system.constraint_block(ts[k], Ys[k], p)[2].G
+            if r_k < watch.near or det * float(np.linalg.det(G[:, cols])) <= 0:
+                near = True
+                break
+            watch.seen(r_k)
+            last = k
+        emit(ts[last], _samples(ts[:last + 1], Ys[:last + 1]))
+        t, y = float(ts[last]), np.array(Ys[last])
+        if near:
+            return t, y, True, nfev, None
+    return t, y, False, nfev, None
+
+
+def _samples(ts: np.ndarray, Ys: np.ndarray):
+    """The state at one of the times ``ts`` (the output times are among them)."""
+    def value(tk: float) -> np.ndarray:
+        return np.array(Ys[int(np.argmin(np.abs(ts - tk)))])
+    return value
+
+
+def _rhs(system, p: np.ndarray):
+    def fun(t: float, y: np.ndarray) -> np.ndarray:
+        return system.rhs(t, y, p)
+    return fun

@@ -1,0 +1,881 @@
+"""Time simulation of the Cauchy form ``q̇ = B w + β``, ``M ẇ = F``."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import time as _time
+import weakref
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from kidym.eom.constraints import (
+    ConstraintSolveError,
+    Stabilization,
+    solve_augmented,
+    split,
+)
+from kidym.eom.constraints import drift as constraint_drift
+from kidym.eom.controls import ControlSolveError, solve_controls
+from kidym.eom.controls import split as split_controls
+from kidym.eom.equations import Equations
+from kidym.eom.events import RESET, STORM_HINT, TERMINAL, all_events, storm_detail
+from kidym.errors import SimulationError
+from kidym.simulation import faults
+from kidym.simulation.constrained import measure, project
+from kidym.simulation.energy import POWER
+from kidym.simulation.events import EventFunctions, crossed
+from kidym.simulation.finish import assemble
+from kidym.simulation.inputs import INPUT_FAULT, InputBinding, pieces
+from kidym.simulation.jacobian import STIFF_CHECK_ABOVE, JacobianFunction, stiffness
+from kidym.simulation.layout import parameter_vector, quaternion_groups
+from kidym.simulation.minimal import run_minimal
+from kidym.simulation.monitors import loop_passage
+from kidym.simulation.numpy_engine import generate_python, needs_accelerations, tolerant
+from kidym.simulation.passages import (
+    CONTINUED,
+    CONTINUED_WHY,
+    continuable,
+    continue_run,
+    run_ali3,
+)
+from kidym.simulation.result import Result
+from kidym.simulation.spec import RunOptions, RunSpec
+from kidym.simulation.watch import current as current_watch
+
+#: Projection at the output times (see :class:`Stabilization`).
+DEFAULT_STABILIZATION = Stabilization()
+METHODS = ("DOP853", "RK45", "RK23", "Radau", "BDF", "LSODA")
+
+
+_UNDEFINED_HINT = ("look for a formula undefined at this state (sqrt or log of a negative, "
+                   "division by zero), or a blow-up; shorten t_end or tighten rtol")
+
+
+class _AbortError(Exception):
+    """Raised inside the right-hand side to stop the integrator with a diagnosis."""
+
+
+@dataclass(frozen=True)
+class NumpySystem:
+    """The numeric workspace of one model: generated function and its layout.
+
+    Attributes
+    ----------
+    equations : Equations
+        What it evaluates.
+    state_names : tuple of str
+        ``y = [q, w]`` names.
+    output_names : tuple of str
+        Recorded outputs (model outputs, then ``energy``).
+    function : callable
+        ``f(t, y, p) -> (q̇, M, F, outputs)``, for output times.
+    source : str
+        Its generated Python source.
+    rhs_function : callable
+        ``f(t, y, p) -> (q̇, M, F)``: the right-hand side alone, without the outputs.
+    accelerations : bool
+        Whether ``function`` takes ``y = [q, w, ẇ]`` (an output uses the accelerations).
+    """
+
+    equations: Equations
+    state_names: tuple[str, ...]
+    output_names: tuple[str, ...]
+    function: object
+    source: str
+    rhs_function: object
+    accelerations: bool = False
+    stabilization: Stabilization = DEFAULT_STABILIZATION
+    inputs: InputBinding | None = None
+
+    def _p(self, t: float, y, p) -> list[float]:
+        """The parameter vector as the generated functions take it: with the model's
+        external inputs at ``(t, y)`` appended (:mod:`kidym.simulation.inputs`)."""
+        values = np.asarray(p, float).tolist()
+        if self.inputs is None:
+            if self.equations.inputs:
+                raise RuntimeError(f"model `{self.equations.model.name}` has inputs "
+                                 f"({', '.join(self.equations.model.inputs)}) that are not "
+                                 "bound: give them with inputs={…}")
+            return values
+        return self.inputs.extend(float(t), y, values)
+
+    def with_inputs(self, binding: InputBinding | None) -> NumpySystem:
+        """The same system evaluating the external inputs of ``binding``."""
+        return self if binding is None else dataclasses.replace(self, inputs=binding)
+
+    @contextlib.contextmanager
+    def bound(self, binding: InputBinding) -> Iterator[NumpySystem]:
+        """:meth:`with_inputs` as the context both engines' systems offer
+        (:func:`kidym.simulation.inputs.bound_system`)."""
+        yield self.with_inputs(binding)
+
+    @classmethod
+    def build(cls, eq: Equations) -> NumpySystem:
+        """Generate the Python evaluation of ``eq``."""
+        eq.require_motion()
+        outputs = dict(eq.outputs_named)
+        if "energy" not in outputs:   # (a model's own `energy` has its own `energy't`)
+            outputs["energy"] = eq.energy_named
+            outputs.setdefault(POWER, eq.power_named)   # for the energy balance
+        fn = generate_python(eq, outputs)
+        # the right-hand side alone: outputs are evaluated at output times only
+        bare = generate_python(eq)
+        names = tuple(str(s) for s in (*eq.coordinates, *eq.speeds))
+        multipliers = eq.constraints.multiplier_names if eq.constraints is not None else ()
+        if eq.controls is not None:   # the controls, solved with ẇ
+            multipliers = (*multipliers, *eq.controls.control_names)
+        return cls(eq, names, (*outputs, *multipliers), fn.function, fn.source,
+                   bare.function, needs_accelerations(eq, outputs))
+
+    def parameter_vector(self, overrides: Mapping[str, float] | None = None) -> np.ndarray:
+        """Parameter values in model order, with ``overrides`` applied."""
+        return parameter_vector(self.equations.model, overrides)
+
+    def dynamics(self, t: float, y: np.ndarray, p: np.ndarray) -> tuple:
+        """``(q̇, M, F)`` at one state, as generated (``F`` with the constraint or
+        control block appended, where the model has one)."""
+        return self.rhs_function(float(t), np.asarray(y, float).tolist(),
+                                 self._p(t, y, p))
+
+    def evaluate(self, t: float, y: np.ndarray, p: np.ndarray) -> tuple:
+        """``(q̇, M, F, outputs)`` at one state; a math domain fault is a SimulationError.
+
+        Outputs that use the accelerations get ``ẇ = M⁻¹F`` at that state.
+        """
+        y = np.asarray(y, float)
+        if self.accelerations and y.size == len(self.state_names):
+            y = np.concatenate([y, self.rhs(t, y, p)[self.equations.n_q:]])
+        try:
+            return self.function(float(t), y.tolist(), self._p(t, y, p))
+        except (ZeroDivisionError, ValueError, OverflowError) as exc:
+            raise SimulationError(
+                f"a formula cannot be evaluated ({exc})", time=float(t),
+                state=dict(zip(self.state_names, y)),
+                hint=_UNDEFINED_HINT, kind=faults.NON_FINITE) from exc
+
+    def rhs(self, t: float, y: np.ndarray, p: np.ndarray) -> np.ndarray:
+        """``ẏ = [q̇, M⁻¹F]``; raises :class:`SimulationError` on singular ``M`` or NaN."""
+        try:
+            qdot, M, F = self.rhs_function(float(t), y.tolist(), self._p(t, y, p))
+        except (ZeroDivisionError, ValueError, OverflowError) as exc:
+            raise SimulationError(
+                f"a formula cannot be evaluated ({exc})", time=float(t),
+                state=dict(zip(self.state_names, y)), hint=_UNDEFINED_HINT,
+                kind=faults.NON_FINITE) from exc
+        wdot, _lam = self._solve(t, y, M, F)
+        ydot = np.concatenate([qdot, wdot])
+        if not np.all(np.isfinite(ydot)):
+            bad = [n for n, v in zip(self.state_names, ydot) if not np.isfinite(v)]
+            raise SimulationError(
+                "the right-hand side is not finite (NaN or infinity in the rates of "
+                + ", ".join(bad) + ")", time=t, state=dict(zip(self.state_names, y)),
+                hint=_UNDEFINED_HINT, kind=faults.NON_FINITE)
+        return ydot
+
+    def rates(self, t: float, y: np.ndarray, p: np.ndarray) -> np.ndarray:
+        """``q̇ = B w + β`` at one state."""
+        return np.asarray(self.rhs_function(float(t), np.asarray(y, float).tolist(),
+                                            self._p(t, y, p))[0], float)
+
+    def _solve(self, t: float, y: np.ndarray, M: np.ndarray, F: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray]:
+        """``(ẇ, λ)``: ``M ẇ = F``, or with constraints the augmented system; with
+        controls ``(ẇ, u)`` (:func:`kidym.eom.controls.solve_controls`)."""
+        eq = self.equations
+        try:
+            if eq.controls is not None:
+                F0, cblock = split_controls(F, eq.n_w, eq.controls.r, eq.controls.s)
+                return solve_controls(np.asarray(M, float), F0, cblock)
+            if eq.constraints is None:
+                return np.linalg.solve(M, F), np.empty(0)
+            Fw, block = split(F, eq.n_w, eq.m)
+            return solve_augmented(M, Fw, block, self.stabilization)
+        except ControlSolveError as exc:
+            names = ", ".join(f"`{eq.controls.names[i]}`" for i in exc.unreachable)
+            raise SimulationError(
+                str(exc) + (f" ({names})" if names else ""), time=t,
+                state=dict(zip(self.state_names, y)),
+                hint="the controls of `НЕИЗВЕСТНЫЕ` no longer change the acceleration of the "
+                     "programmed constraint named here independently of the others (a "
+                     "singular configuration of the mechanism, e.g. a stretched arm, or a "
+                     "path that leaves the workspace); change the path or the controls",
+                kind=faults.CONSTRAINTS) from exc
+        except ConstraintSolveError as exc:
+            raise SimulationError(
+                str(exc), time=t, state=dict(zip(self.state_names, y)),
+                hint="check masses and moments of inertia, and whether the constraints of "
+                     "`УРАВНЕНИЯ` are independent (two of them saying the same thing) or the "
+                     "loop reaches a dead-centre position here; a body of `КАЧЕНИЕ` meets a "
+                     "surface whose normal is horizontal here (its no-slip rows are the x "
+                     "and y components: turn the fixed axes so that z follows the normal)",
+                kind=faults.SINGULAR if "mass matrix" in str(exc) else faults.CONSTRAINTS
+            ) from exc
+        except np.linalg.LinAlgError as exc:
+            raise SimulationError(
+                "the mass matrix is singular", time=t, state=dict(zip(self.state_names, y)),
+                hint=faults.HINTS[faults.SINGULAR], kind=faults.SINGULAR) from exc
+
+    def constraint_block(self, t: float, y: np.ndarray, p: np.ndarray):
+        """``(M, F, Block)`` at one state (a model with constraints)."""
+        eq = self.equations
+        _qdot, M, F = self.rhs_function(float(t), np.asarray(y, float).tolist(),
+                                 self._p(t, y, p))
+        Fw, block = split(F, eq.n_w, eq.m)
+        return np.asarray(M, float), Fw, block
+
+    def outputs(self, t: float, y: np.ndarray, p: np.ndarray) -> np.ndarray:
+        """Output values at one state (accelerations, where used, from ``ẇ = M⁻¹F``;
+        with constraints, the multipliers ``λ`` last; with controls, the controls ``u``)."""
+        out = self.evaluate(t, y, p)[3]
+        if self.equations.constraints is None and self.equations.controls is None:
+            return out
+        y = np.asarray(y, float)[:len(self.state_names)]
+        _qdot, M, F = self.rhs_function(float(t), y.tolist(), self._p(t, y, p))
+        _w, lam = self._solve(t, y, np.asarray(M, float), np.asarray(F, float))
+        return np.concatenate([np.asarray(out, float), lam])
+
+
+    def outputs_tolerant(self, t: float, y: np.ndarray, p: np.ndarray) -> np.ndarray:
+        """:meth:`outputs` where they cannot all be evaluated (the state where a run
+        failed): each output evaluated as the compiled engine does, NaN (or ±inf) only
+        where its own formula fails; accelerations and multipliers NaN if ``ẇ`` cannot
+        be solved for."""
+        n_out = len(self.output_names)
+        y = np.asarray(y, float)[:len(self.state_names)]
+        if self.accelerations:
+            try:
+                wdot = self.rhs(t, y, p)[self.equations.n_q:]
+            except (SimulationError, np.linalg.LinAlgError):
+                wdot = np.full(self.equations.n_w, np.nan)
+            y = np.concatenate([y, wdot])
+        fn = tolerant(self.source)
+        try:
+            pv = [np.float64(v) for v in self._p(t, y, p)]
+        except SimulationError:    # an input's callback fails here too
+            return np.full(n_out, np.nan)
+        with np.errstate(all="ignore"):
+            try:
+                out = np.asarray(fn(np.float64(t), list(y.astype(np.float64)),
+                                    pv)[3], float)
+            except (ZeroDivisionError, ValueError, OverflowError, TypeError):
+                return np.full(n_out, np.nan)
+        return np.concatenate([out, np.full(n_out - out.size, np.nan)])
+
+
+#: Events due at one time, again and again without the time advancing, before the run is
+#: stopped as an event storm.
+MAX_EVENTS_AT_ONE_TIME = 100
+
+
+class _EventFaultError(Exception):
+    """An event function or reset cannot be evaluated: stops the run with its fault."""
+
+    def __init__(self, fault: faults.Fault) -> None:
+        super().__init__(fault.detail)
+        self.fault = fault
+
+
+def _checked(call: Callable[..., np.ndarray], what: str) -> Callable[..., np.ndarray]:
+    """``call(..., t, y, p)`` with a formula fault turned into :class:`_EventFaultError`."""
+    def run(*args) -> np.ndarray:
+        try:
+            return call(*args)
+        except (ZeroDivisionError, ValueError, OverflowError) as exc:
+            t, y = args[-3], args[-2]
+            raise _EventFaultError(faults.Fault(
+                faults.NON_FINITE, f"{what} cannot be evaluated ({exc})", float(t),
+                np.array(y, dtype=float))) from exc
+    return run
+
+
+#: Steps in a row shorter than 10 ulps of ``t`` after which a NumPy-engine run has a
+#: collapsed step size (SciPy's Runge-Kutta methods stop at the first; LSODA goes on
+#: with such steps indefinitely).
+TINY_STEPS = 100
+
+
+#: The message of a NumPy run stopped on request (Ctrl-C).
+STOPPED = "stopped on request"
+
+
+def _watched(method: str) -> type:
+    """SciPy's solver class ``method``, watched: its last instance is ``.last`` (the
+    solver's own time and state when it fails); an abort in the right-hand side
+    (:class:`_AbortError`) fails the step instead of escaping, so that ``solve_ivp``
+    returns the outputs up to the last accepted step; :data:`TINY_STEPS` steps in a
+    row shorter than 10 ulps of ``t`` fail as a collapsed step size."""
+    import scipy.integrate
+
+    base = getattr(scipy.integrate, method)
+
+    class Watched(base):  # type: ignore[misc, valid-type]
+        last = None
+
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, **kwargs)
+            self.tiny = 0
+            type(self).last = self
+
+        def step(self):
+            t = self.t
+            watch = current_watch()
+            if watch is not None:
+                if watch.stopped:   # Ctrl-C: the outputs up to the last step are kept
+                    self.status = "failed"
+                    return STOPPED
+                watch.reached(t)
+            try:
+                message = super().step()
+            except _AbortError:
+                self.status = "failed"
+                return "the right-hand side failed"
+            if self.status == "running":
+                self.tiny = self.tiny + 1 if abs(self.t - t) < 10 * abs(np.spacing(t)) else 0
+                if self.tiny >= TINY_STEPS:
+                    self.status = "failed"
+                    return (f"{self.tiny} steps in a row were shorter than 10 ulps of t: "
+                            "the step size is less than spacing between numbers")
+            return message
+
+    return Watched
+
+
+def _solve_with_events(fun, evf: EventFunctions, p: np.ndarray, t0: float, t1: float,
+                       y0: np.ndarray, times: np.ndarray, *, state_names: Sequence[str],
+                       method: str | type, rtol: float, atol: float,
+                       max_step: float, jac=None) -> tuple:
+    """``solve_ivp`` from event to event: locate, record, reset, restart.
+
+    Every event stops ``solve_ivp`` (its root is found on the dense output). All
+    events due at that time are then handled together: the located one and every
+    other whose function has crossed zero in its direction since the segment began,
+    by ``te + δ`` (``δ`` = 100 ulps of the time scale, ARKODE's root tolerance):
+    its root lies within the root finder's tolerance, else it would have been found
+    first, and after a restart it could be missed (its function starting on the far
+    side of zero). They are recorded with the state before any reset; a terminal
+    one among them ends the run (no reset is applied); otherwise their resets are
+    applied one after the other in the order of the events and the integration
+    restarts. Output times at or after an event show the state after its reset.
+
+    The run stops with a fault when events accumulate (:class:`~kidym.simulation.faults.
+    ZenoWatch`, as the compiled driver), when the resets leave the state at rest on an
+    event surface (its function still exactly zero a small step later: an event storm,
+    the compiled driver's rule, :func:`kidym.eom.events.storm_detail`), or an event
+    function or reset cannot be evaluated; events recurring
+    :data:`MAX_EVENTS_AT_ONE_TIME` times at one instant otherwise stop it too (a
+    guard of this loop against recurrences the rule above does not see).
+
+    Returns
+    -------
+    tuple
+        ``(success, status, message, nfev, t, y, events, fault)``; ``events`` as the
+        compiled engine's ``result.stats["events"]``; ``fault`` the
+        :class:`~kidym.simulation.faults.Fault` that stopped the run, or ``None``.
+    """
+    t, y = t0, np.asarray(y0, dtype=float)
+    ts: list[np.ndarray] = []
+    ys: list[np.ndarray] = []
+    ev_t: list[float] = []
+    ev_k: list[int] = []
+    ev_y: list[np.ndarray] = []
+    ev_after: list[np.ndarray] = []   # the state the events of an instant left
+    nfev, status, message, ok = 0, 0, "reached the end", True
+    fault: faults.Fault | None = None
+    repeats = 0
+    due: list[int] = []   # the events handled at the last instant
+    reset_applied = False   # whether their resets changed the state
+    zeno = faults.ZenoWatch(t1 - t0)
+    values = _checked(evf.values, "an event function")
+    reset = _checked(evf.reset, "an event's reset")
+
+    def watch(k: int, t_start: float, g_start: float):
+        def g(tt: float, yy: np.ndarray) -> float:
+            return g_start if tt == t_start else float(values(tt, yy, p)[k])
+        g.terminal = True  # type: ignore[attr-defined]
+        g.direction = evf.directions[k]  # type: ignore[attr-defined]
+        return g
+
+    try:
+        while True:
+            g0 = values(t, y, p)
+            handled = np.zeros(len(g0), dtype=bool)
+            handled[list(due)] = True
+            if np.any(g0 == 0.0) or handled.any():
+                # a function exactly zero at the start (a reset onto the event surface)
+                # counts with the sign it takes just after (CVODE and ARKODE mask it until
+                # it leaves zero): no root at the start, and its next crossing is seen.
+                # So does that of an event just handled: its root, located within the
+                # root finder's tolerance, may lie a few ulps short of the surface, and a
+                # reset that does not move the state off it (a mode switch, a record)
+                # would find it again at once, again and again
+                dt = 1e-8 * max(1.0, abs(t))
+                ahead = values(t + dt, y + dt * fun(t, y), p)
+                stuck = [k for k in range(len(g0)) if g0[k] == 0.0 and ahead[k] == 0.0]
+                if reset_applied and stuck:
+                    # the resets left the state at rest on an event surface: it would
+                    # recur at once, again and again — the compiled driver's rule (-104)
+                    fault = faults.Fault(faults.EVENT_STORM, storm_detail(evf.names[stuck[0]]),
+                                         t, y, STORM_HINT)
+                    break
+                g0 = np.where((g0 == 0.0) | handled, ahead, g0)
+            seg_times = times[(times >= t) & (times <= t1)]
+            if t >= t1:
+                ts.append(seg_times)
+                ys.append(np.repeat(y[:, None], seg_times.size, axis=1))
+                break
+            from scipy.integrate import solve_ivp  # (a compiled run does without SciPy)
+
+            sol = solve_ivp(fun, (t, t1), y, method=method, t_eval=seg_times, rtol=rtol,
+                            atol=atol, max_step=max_step, dense_output=True,
+                            **({"jac": jac} if jac is not None else {}),
+                            events=[watch(k, t, g0[k]) for k in range(len(g0))])
+            nfev += sol.nfev
+            sol_t = np.asarray(sol.t, dtype=float)
+            sol_y = np.asarray(sol.y, dtype=float).reshape(len(y), sol_t.size)
+            if sol.status != 1:
+                ts.append(sol_t)
+                ys.append(sol_y)
+                ok, status, message = sol.success, sol.status, sol.message
+                break
+            i = next(i for i, te in enumerate(sol.t_events) if te.size)
+            te, ye = float(sol.t_events[i][0]), np.array(sol.y_events[i][0], dtype=float)
+            keep = sol_t < te
+            ts.append(sol_t[keep])
+            ys.append(sol_y[:, keep])
+            # due with it: crossed by te + δ, δ the root finders' time tolerance (ARKODE's)
+            tn = te + 100 * np.finfo(float).eps * max(abs(te), te - t)
+            g1 = values(tn, np.asarray(sol.sol(tn), dtype=float), p)
+            due = [k for k in range(len(evf.names))
+                   if k == i or crossed(evf.directions[k], g0[k], g1[k])]
+            for k in due:
+                ev_t.append(te)
+                ev_k.append(k)
+                ev_y.append(ye)
+            if any(evf.actions[k] == TERMINAL for k in due):
+                ev_after += [ye] * len(due)
+                ts.append(np.array([te]))   # the results end at the event, its row kept
+                ys.append(ye[:, None])
+                status, message = 1, f"stopped by a terminal event at t = {te!r}"
+                break
+            t_inf = zeno.add(te, len(due))
+            if t_inf is not None:
+                ev_after += [ye] * len(due)   # stopped before the resets
+                names_in_run = [evf.names[k] for tt, k in zip(ev_t, ev_k)
+                                if tt > zeno.run_start]
+                fault = faults.zeno_fault(names_in_run, te, ye, count=zeno.run_events,
+                                          window_start=zeno.run_start, t_inf=t_inf)
+                break
+            reset_applied = any(evf.actions[k] == RESET for k in due)
+            for k in due:
+                if evf.actions[k] == RESET:
+                    ye = reset(k, te, ye, p)
+            ev_after += [ye] * len(due)
+            repeats = repeats + 1 if te == t else 0
+            if repeats > MAX_EVENTS_AT_ONE_TIME:
+                fault = faults.Fault(
+                    faults.EVENT_STORM,
+                    f"events ({', '.join(evf.names[k] for k in due)}) recur at the same "
+                    f"time without the motion advancing (an event storm, {repeats} times)",
+                    te, ye, STORM_HINT)
+                break
+            t, y = te, ye
+    except _EventFaultError as exc:
+        fault = exc.fault
+    except _AbortError:   # the right-hand side failed outside a step (``fun`` above)
+        ok, status, message = False, -1, "the right-hand side failed"
+    if fault is not None:
+        ok, status = False, -1
+    n_y = len(y0)
+    ev_after += ev_y[len(ev_after):]   # a reset that failed changed nothing
+    events = {"t": np.array(ev_t), "name": [evf.names[k] for k in ev_k],
+              "state": np.array(ev_y).reshape(len(ev_y), n_y),
+              "state_after": np.array(ev_after).reshape(len(ev_after), n_y)}
+    t_out = np.concatenate(ts) if ts else np.empty(0)
+    y_out = np.concatenate(ys, axis=1) if ys else np.empty((n_y, 0))
+    return ok, status, message, nfev, t_out, y_out, events, fault
+
+
+def run_numpy(system: NumpySystem, spec: RunSpec, options: RunOptions
+              ) -> tuple[Result, SimulationError | None]:
+    """Integrate a prepared run with SciPy's ``solve_ivp`` (the NumPy engine's run).
+
+    Returns the result (partial, for a failed run) and the error that stopped it, or
+    ``None``; :func:`kidym.simulate` finishes the result and raises the error.
+    """
+    method, rtol, atol, max_step = options.method, options.rtol, options.atol, \
+        options.max_step
+    partitioning, jacobian = options.partitioning, options.jacobian
+    ali3 = options.ali3
+    quaternion_stabilization = options.quaternion_stabilization
+    model = system.equations.model
+    stab = spec.stabilization
+    if partitioning is not None and stab.method == "baumgarte":
+        raise ValueError("constraints='baumgarte' stabilizes the augmented route; the "
+                         "minimal form (formulation='minimal') holds Φ = 0 and Φ't = 0 at "
+                         "every evaluation: leave constraints at 'projection'")
+    t0, t1, times, p, y0, adjusted = (spec.t0, spec.t1, spec.times, spec.p, spec.y0,
+                                      spec.adjusted)
+    if system.equations.constraints is not None:
+        system = dataclasses.replace(system, stabilization=stab)
+    system = system.with_inputs(spec.inputs)
+    failure: SimulationError | None = None
+    groups = quaternion_groups(system)
+
+    def fun(t: float, y: np.ndarray) -> np.ndarray:
+        nonlocal failure
+        try:
+            ydot = system.rhs(t, y, p)
+            if quaternion_stabilization:
+                for idx in groups.values():
+                    lam = y[idx]
+                    ydot[idx] -= quaternion_stabilization * (lam @ lam - 1.0) * lam
+            return ydot
+        except SimulationError as exc:
+            failure = exc
+            raise _AbortError from exc
+
+    run_events = all_events(system.equations, options.events)
+    evf = EventFunctions.build(system.equations, run_events) if run_events else None
+    if evf is not None and spec.inputs is not None:
+        evf = dataclasses.replace(evf, inputs=spec.inputs)
+    recorded: dict = {}
+    solver = _watched(method)
+    fault: faults.Fault | None = None
+    started = _time.perf_counter()
+    # implicit methods get the analytic Jacobian (kidym.simulation.jacobian); with external
+    # inputs (whose derivatives by the state are unknown) SciPy's finite differences
+    jac = None
+    if (method in IMPLICIT_METHODS and jacobian != "fd" and partitioning is None
+            and spec.inputs is None):
+        jfun = analytic_jacobian(system.equations)
+
+        def jac(t: float, y: np.ndarray) -> np.ndarray:
+            return jfun(t, y, p, system.stabilization)
+
+    def segment(ta: float, tb: float, ya: np.ndarray, seg_times: np.ndarray) -> tuple:
+        if evf is None:
+            from scipy.integrate import solve_ivp  # (a compiled run does without SciPy)
+
+            sol = solve_ivp(fun, (ta, tb), ya, method=solver, t_eval=seg_times,
+                            rtol=rtol, atol=atol, max_step=max_step,
+                            **({"jac": jac} if jac is not None else {}))
+            return sol.success, sol.status, sol.message, sol.nfev, sol.t, sol.y, {}, None
+        return _solve_with_events(
+            fun, evf, p, ta, tb, ya, seg_times, state_names=system.state_names,
+            method=solver, rtol=rtol, atol=atol, max_step=max_step, jac=jac)
+
+    if spec.inputs is not None and spec.inputs.breakpoints(t0, t1).size:
+        segment = _restarting(segment, spec.inputs.breakpoints(t0, t1), spec.inputs.window)
+    projections = 0
+    minimal_stats: dict = {}
+    continued = False
+    try:
+        if ali3:
+            (ok, status, message, nfev, t_out, y_out, minimal_stats, fault) = run_ali3(
+                system, p, t0, t1, y0, times, method=solver, rtol=rtol, atol=atol,
+                max_step=max_step, tol=min(stab.tolerance * 1e-3, 1e-15))
+        elif partitioning is not None:
+            (ok, status, message, nfev, t_out, y_out, minimal_stats, fault) = run_minimal(
+                system, p, t0, t1, y0, times, options=partitioning,
+                tol=min(stab.tolerance * 1e-3, 1e-15), method=solver, rtol=rtol, atol=atol,
+                max_step=max_step)
+        elif system.equations.constraints is not None and stab.method == "projection":
+            (ok, status, message, nfev, t_out, y_out, recorded, fault, projections
+             ) = _projected_run(system, segment, p, t0, t1, y0, times, stab.tolerance)
+        else:
+            ok, status, message, nfev, t_out, y_out, recorded, fault = segment(
+                t0, t1, y0, times)
+    except _AbortError:   # at the start: the solver's first evaluations failed
+        ok, status, message, nfev = False, -1, "the right-hand side failed", 0
+        start = times[times <= t0]
+        t_out, y_out = start, np.repeat(y0[:, None], start.size, axis=1)
+    wall = _time.perf_counter() - started
+    error = None
+    watch = current_watch()
+    stopped = watch is not None and watch.stopped   # Ctrl-C: no passage check, no diagnosis
+    if system.equations.constraints is not None and not ali3 and not stopped:
+        # a passage through a singular position is the first cause of a failure too
+        def refine(ta: float, tb: float, ya: np.ndarray, seg_times: np.ndarray) -> tuple:
+            from scipy.integrate import solve_ivp
+
+            sol = solve_ivp(lambda tt, yy: system.rhs(tt, yy, p), (ta, tb), ya,
+                            method=method, t_eval=seg_times, rtol=rtol, atol=atol,
+                            max_step=max_step)
+            return sol.t, sol.y.T
+
+        t_out, y_out, error = _passage_check(system, t_out, y_out, p, refine)
+        if error is not None:
+            ok, status, message = False, -1, str(error)
+    if not ok and error is None:
+        if stopped:   # Ctrl-C, whichever route was running
+            last = solver.last
+            t_last, y_last = ((float(last.t), np.asarray(last.y, dtype=float))
+                              if last is not None else
+                              (float(t_out[-1]), y_out[:, -1]) if len(t_out) else (t0, y0))
+            fault = faults.Fault(faults.INTERRUPTED, STOPPED, t_last, y_last)
+        if fault is None:
+            fault = _numpy_fault(failure, solver.last, str(message), system.state_names)
+        if failure is not None and failure.kind == INPUT_FAULT:   # the callback's own error
+            error = failure
+        else:
+            error = faults.diagnose(
+                fault, state_names=system.state_names, t0=t0, y0=y0, groups=groups,
+                mass=lambda t, y: system.dynamics(t, y, p)[1],
+                method=method, speed_names=[str(w) for w in system.equations.speeds])
+        status, message = -1, str(error)
+    if (error is not None and error.kind == faults.CONSTRAINTS and partitioning is None
+        and not ali3 and len(t_out) and continuable(
+            system.equations, events=run_events, stabilization=stab)):
+        # a loop at a singular position (the monitor, or a singular augmented solve): go on
+        # across it with the formulation that passes it
+        (ok, status, message, more, t_more, y_more, minimal_stats, fault
+         ) = continue_run(system, p, float(t_out[-1]), y_out[:, -1], t1, times,
+                          method=solver, rtol=rtol, atol=atol, max_step=max_step,
+                          tol=min(stab.tolerance * 1e-3, 1e-15), reference=(t0, y0))
+        minimal_stats["formulation_choice"] = CONTINUED_WHY.format(t=error.time)
+        nfev += more
+        t_out = np.concatenate([t_out, t_more])
+        y_out = np.concatenate([y_out, y_more], axis=1)
+        continued, error = True, None
+        wall = _time.perf_counter() - started
+        if fault is not None:
+            error = faults.diagnose(
+                fault, state_names=system.state_names, t0=t0, y0=y0, groups=groups,
+                mass=lambda t, y: system.rhs_function(
+                    float(t), np.asarray(y, float).tolist(), p.tolist())[1],
+                method=method, speed_names=[str(w) for w in system.equations.speeds])
+            status, message = -1, str(error)
+    stiff = (_stiffness_check(system, p, method, t0, t1, nfev, t_out, y_out, y0)
+             if method not in IMPLICIT_METHODS and error is None and not continued
+             else None)
+    constraint_stats: dict = {} if stiff is None else {"stiffness": stiff}
+    if system.equations.constraints is not None:
+        pos, vel = measure(system, t_out, y_out, p)
+        constraint_stats.update({"constraint_drift": {
+            "position": pos, "velocity": vel,
+            "stabilization": ("ali3" if ali3 else stab.method if partitioning is None
+                              else "minimal"),
+            "projections": projections, "tolerance": stab.tolerance,
+            "formulation": ("ali3" if ali3 else CONTINUED if continued
+                            else "augmented" if partitioning is None else "minimal"),
+            **minimal_stats,
+            **({"alpha": stab.alpha, "beta": stab.beta} if stab.method == "baumgarte"
+               else {})},
+            "initial_adjusted": adjusted})
+    outs = _outputs(system, t_out, y_out, p, partial=error is not None)
+    stats = {"engine": "numpy", "method": method, "rtol": rtol, "atol": atol,
+             "wall_time_s": wall, "max_step": max_step,
+             **({"events": recorded} if evf is not None else {}),
+             **({"jacobian": "fd" if jac is None else "analytic"}
+                if method in IMPLICIT_METHODS else {}),
+             **constraint_stats}
+    return assemble(model, t=t_out, Y=y_out, state_names=system.state_names,
+                    output_names=system.output_names, outputs=outs, success=ok,
+                    status=status, message=message, nfev=nfev, p=p, stats=stats,
+                    error=error), error
+
+
+def _restarting(segment: Callable[..., tuple], breaks: np.ndarray,
+                window: list) -> Callable[..., tuple]:
+    """``segment(ta, tb, ya, times)`` integrated piece by piece between the input tables'
+    ``breaks`` (:func:`kidym.simulation.inputs.pieces`): a step never straddles a kink of
+    a linear table or a jump of a held one, where the error estimate of a smooth method
+    is wrong, and each piece starts afresh. Stops at the first piece that did not reach
+    its end (a failure or a terminal event). While a piece runs, ``window`` holds its start
+    (:attr:`kidym.simulation.inputs.InputBinding.window`): the tables are evaluated on the
+    piece's own segment, extended past its end."""
+    def run(ta: float, tb: float, ya: np.ndarray, times: np.ndarray) -> tuple:
+        ts, ys, nfev, events = [], [], 0, {}
+        result: tuple = ()
+        for a, b, asked, kept in pieces(ta, tb, breaks, np.asarray(times, float)):
+            window[0] = a
+            try:
+                result = segment(a, b, ya, asked)
+            finally:
+                window[0] = None
+            ok, status, _message, n, t_out, y_out, recorded, _fault = result
+            nfev += n
+            reached = ok and status == 0 and t_out.size > kept and t_out[-1] == b
+            keep = kept if reached else min(kept, t_out.size)
+            ts.append(t_out[:keep])
+            ys.append(y_out[:, :keep])
+            for key, value in (recorded or {}).items():
+                events[key] = (value if key not in events else list(events[key]) + list(value)
+                               if isinstance(value, list) else np.concatenate([events[key],
+                                                                               value]))
+            if not reached or b == tb:
+                break
+            ya = y_out[:, -1]
+        ok, status, message, _n, _t, _y, _r, fault = result
+        return (ok, status, message, nfev, np.concatenate(ts),
+                np.concatenate(ys, axis=1), events, fault)
+
+    return run
+
+
+def _passage_check(system, t: np.ndarray, y: np.ndarray, p: np.ndarray,
+                   refine=None) -> tuple:
+    """``(t, y, error)``: the samples up to a passage through a singular position of
+    the loop and its error (:mod:`kidym.simulation.monitors`; ``refine`` integrates an
+    interval again where the samples are too coarse to decide), or all and None."""
+    passage = loop_passage(system, t, y.T, p, refine=refine)
+    if passage is None:
+        return t, y, None
+    keep = slice(0, passage.k + 1)
+    error = passage.error(system.state_names, y[:, passage.k],
+                          system.equations.constraints.names)
+    return t[keep], y[:, keep], error
+
+
+class NumpyEngine:
+    """The reference engine: SciPy's ``solve_ivp`` over the generated Python (the
+    :class:`~kidym.simulation.engine.Engine` named ``numpy``)."""
+
+    name = "numpy"
+
+    def owns(self, system: object) -> bool:
+        return isinstance(system, NumpySystem)
+
+    def check(self, options: RunOptions, system: object) -> None:
+        if options.method not in METHODS:
+            raise ValueError(f"method must be one of {METHODS}, got {options.method!r}")
+        if options.quaternion_stabilization < 0:
+            raise ValueError("quaternion_stabilization must be >= 0, got "
+                             f"{options.quaternion_stabilization}")
+
+    def system(self, eq: Equations, options: RunOptions) -> NumpySystem:
+        return NumpySystem.build(eq)
+
+    def run(self, system: NumpySystem, spec: RunSpec, options: RunOptions
+            ) -> tuple[Result, SimulationError | None]:
+        return run_numpy(system, spec, options)
+
+
+#: The NumPy engine (:data:`kidym.simulation.engine.ENGINES`).
+ENGINE = NumpyEngine()
+
+
+#: SciPy methods that use a Jacobian (given the analytic one, kidym.simulation.jacobian).
+IMPLICIT_METHODS = ("Radau", "BDF", "LSODA")
+#: Right-hand-side evaluations per step of the explicit methods.
+_STAGES = {"DOP853": 12, "RK45": 6, "RK23": 3}
+
+_JACOBIANS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def analytic_jacobian(eq: Equations) -> JacobianFunction:
+    """The analytic Jacobian of ``eq``'s right-hand side (built once per equations)."""
+    if eq not in _JACOBIANS:
+        _JACOBIANS[eq] = JacobianFunction.build(eq)
+    return _JACOBIANS[eq]
+
+
+def _stiffness_check(system: NumpySystem, p: np.ndarray, method: str, t0: float, t1: float,
+                     nfev: int, t_out: np.ndarray, y_out: np.ndarray,
+                     y0: np.ndarray) -> dict | None:
+    """After a long explicit run: is it stiff? ``ρ h > 2`` with ``ρ`` the spectral radius
+    of the analytic Jacobian (at the last state) and ``h`` the mean step means the
+    steps were held down by stability, not accuracy: say which method to use."""
+    if nfev < STIFF_CHECK_ABOVE or method not in _STAGES:
+        return None
+    t_last = float(t_out[-1]) if t_out.size else t0
+    y_last = y_out[:, -1] if t_out.size else y0
+    steps = max(1.0, nfev / _STAGES[method])
+    h = max(t_last - t0, 1e-300) / steps
+    try:
+        # (with external inputs: their values at that state, held fixed — the Jacobian
+        # of the open loop, which is what the step size of a hint is about)
+        pv = np.asarray(system._p(t_last, y_last, p), float)
+        rho = stiffness(analytic_jacobian(system.equations)(t_last, y_last, pv,
+                                                             system.stabilization))
+    except (np.linalg.LinAlgError, ValueError, ZeroDivisionError, OverflowError,
+            SimulationError):
+        return None
+    if not (rho * h > 2.0):
+        return None
+    return {"spectral_radius": rho, "mean_step": h, "method": method,
+            "hint": f"the motion is stiff (largest eigenvalue of the Jacobian |λ| = {rho:.3g} "
+                    f"1/s at t = {t_last:.6g}; the {method} steps averaged {h:.3g} s, held "
+                    "down by stability): use method='Radau' or 'BDF' (with the analytic "
+                    "Jacobian), or the compiled engine's 'BDF'"}
+
+
+def _projected_run(system: NumpySystem, segment, p: np.ndarray, t0: float, t1: float,
+                   y0: np.ndarray, times: np.ndarray, tol: float) -> tuple:
+    """Integrate from output time to output time; where the constraint drift exceeds
+    ``tol`` there, project the state onto the constraints and restart from it.
+
+    ``segment(ta, tb, ya, seg_times)`` integrates one stretch (events included) and
+    returns ``(ok, status, message, nfev, t, y, events, fault)``.
+    """
+    stops = np.unique(np.concatenate([times[(times > t0) & (times < t1)], [t1]]))
+    ts = [times[times <= t0]]
+    ys = [np.repeat(y0[:, None], ts[0].size, axis=1)]
+    events: dict = {}
+    nfev, projections = 0, 0
+    t, y = t0, y0
+    ok, status, message = True, 0, "reached the end"
+    fault = None
+    for tb in stops:
+        seg_times = times[(times > t) & (times <= tb)]
+        try:
+            ok, status, message, n, st, sy, ev, fault = segment(t, float(tb), y, seg_times)
+        except _AbortError:   # the restarted solver's first evaluations failed
+            ok, status, message = False, -1, "the right-hand side failed"
+            break
+        nfev += n
+        for k, v in ev.items():
+            events[k] = v if k not in events else (
+                np.concatenate([events[k], v]) if isinstance(v, np.ndarray) else events[k] + v)
+        st, sy = np.asarray(st, float), np.asarray(sy, float).reshape(len(y0), -1)
+        if not ok or status != 0 or st.size == 0 or st[-1] < tb:
+            ts.append(st)
+            ys.append(sy)
+            break
+        y_end = sy[:, -1]
+        _M, _F, block = system.constraint_block(tb, y_end, p)
+        if max(constraint_drift(block)) > tol:
+            y_end = project(system, float(tb), y_end, p, tol)
+            sy = sy.copy()
+            sy[:, -1] = y_end
+            projections += 1
+        ts.append(st)
+        ys.append(sy)
+        t, y = float(tb), y_end
+    t_out = np.concatenate(ts)
+    y_out = np.concatenate(ys, axis=1)
+    return ok, status, message, nfev, t_out, y_out, events, fault, projections
+
+
+def _outputs(system: NumpySystem, t: np.ndarray, y: np.ndarray, p: np.ndarray, *,
+             partial: bool) -> np.ndarray:
+    """Outputs at the output times, shape (n_t, n_out); in a partial result a row whose
+    outputs cannot be evaluated (the state where the run failed) holds NaN in the
+    outputs that cannot, as the compiled engine's (:meth:`NumpySystem.outputs_tolerant`)."""
+    rows = []
+    for k, tk in enumerate(t):
+        try:
+            rows.append(system.outputs(tk, y[:, k], p))
+        except SimulationError:
+            if not partial:
+                raise
+            rows.append(system.outputs_tolerant(tk, y[:, k], p))
+    return np.array(rows, dtype=float).reshape(len(t), len(system.output_names))
+
+
+def _numpy_fault(failure: SimulationError | None, solver, message: str,
+                 state_names: Sequence[str]) -> faults.Fault:
+    """The fault of a failed ``solve_ivp`` run: the right-hand side's own error where it
+    failed (at its stage time and state), else the solver's time and state at its last
+    accepted step, where it could not go on."""
+    if failure is not None:
+        y = np.array([failure.state[n] for n in state_names], dtype=float)
+        return faults.Fault(failure.kind or faults.NON_FINITE, failure.reason,
+                            float(failure.time), y, failure.hint)
+    kind = faults.STEP_COLLAPSE if "step size" in message else faults.INTEGRATOR
+    assert solver is not None   # it failed in a step: it was made
+    return faults.Fault(kind, message.rstrip("."), float(solver.t),
+                        np.asarray(solver.y, dtype=float))
