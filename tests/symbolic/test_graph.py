@@ -1,13 +1,16 @@
 """The named-quantity graph: chain-rule derivatives equal direct differentiation."""
 
 import random
+from pathlib import Path
 
+import pytest
 import symengine as se
 import sympy
 
 from kidym.symbolic.graph import Graph
 
 t, q1, q2, w1, w2 = se.symbols("t q1 q2 w1 w2")
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def make() -> Graph:
@@ -69,3 +72,44 @@ def test_constants_have_zero_rate():
     g = make()
     k = g.define("k", se.Symbol("m") * 2 + 1, keep=True)
     assert g.is_constant(k) and g.dt(k) == 0
+
+
+def _reachable_state(graph: Graph, expr) -> frozenset:
+    """Brute force: walk every named quantity ``expr`` reaches, collect the state."""
+    state = {graph.time, *graph.coordinates, *graph.speeds, *graph.inputs}
+    formulas = graph.definitions
+    seen, stack, out = set(), list(se.sympify(expr).free_symbols), set()
+    while stack:
+        s = stack.pop()
+        if s in seen:
+            continue
+        seen.add(s)
+        if s in state:
+            out.add(s)
+        elif s in formulas:
+            stack.extend(formulas[s].free_symbols)
+    return frozenset(out)
+
+
+@pytest.mark.parametrize("model", [
+    "chain/chain10.kdm", "andrews_squeezer/andrews_squeezer.kdm",
+    "rolling_disc/rolling_disc.kdm", "heavy_top/heavy_top.kdm",
+    "two_link_control/two_link_control.kdm", "variable_links/one_link_prescribed.kdm",
+])
+def test_dependencies_equal_a_brute_force_walk_on_example_models(model):
+    """The bitmask dependencies of every named quantity of a derived model are the
+    state symbols a walk through the formulas reaches (a second route)."""
+    import kidym
+
+    graph = kidym.derive(kidym.load(EXAMPLES / model)).graph
+    state = (graph.time, *graph.coordinates, *graph.speeds, *graph.inputs)
+    checked = 0
+    for sym, formula in graph.definitions.items():
+        expected = _reachable_state(graph, formula)
+        assert graph.dependencies(sym) == expected, sym
+        assert graph.dependencies(formula) == expected, sym
+        assert graph.is_constant(sym) == (not expected)
+        for base in state:
+            assert graph.depends_on(sym, base) == (base in expected)
+        checked += 1
+    assert checked > 50
