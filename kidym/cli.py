@@ -46,17 +46,14 @@ def _read_tasks(path: str):
     """Every task of ``path`` (one model each) and the warnings (see :data:`_READ`)."""
     import hashlib
 
-    from kidym.lang import parse_tasks
-    from kidym.lang.source import decode
+    from kidym.lang import load_tasks
 
     data = Path(path).read_bytes()
     key = (os.path.realpath(path), hashlib.sha256(data).hexdigest())
     if key not in _READ:
         warnings: list = []
-        # (as kidym.lang.load, from the bytes hashed)
-        text, _encoding = decode(data)
-        tasks = parse_tasks(text, filename=str(path), name=Path(path).stem,
-                            warnings=warnings)
+        # (as kidym.lang.load, from the bytes hashed; stored in the cache by the bytes)
+        tasks = load_tasks(path, warnings=warnings, data=data)
         _READ.clear()
         _READ[key] = (tasks, warnings)
     return _READ[key]
@@ -283,9 +280,9 @@ def _run(args: argparse.Namespace, model, out: Path, rep, formats, plotter) -> i
     from kidym.outdir import check_replaceable
 
     with rep.stage("equations"):
-        from kidym.eom.equations import derive
+        from kidym.eom.stored import derived
 
-        eq = derive(model)
+        eq = derived(model)
     requests = _plot_requests(args, eq)   # `--plot nosuch` fails before the run
     check_replaceable(out, force=args.force, keep=[args.model])  # before the run, not after
     if model.calculation in ("STATICS", "FREE_VIBRATIONS"):
