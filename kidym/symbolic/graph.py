@@ -13,6 +13,7 @@ the kinematic equations), speeds ``w`` and time ``t``. Parameters are constants.
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Iterable
 
 import symengine as se
@@ -22,6 +23,13 @@ from kidym.symbolic.derivatives import derivative
 Expr = se.Basic
 ZERO = se.Integer(0)
 ONE = se.Integer(1)
+
+
+def _unpickled(state: bytes) -> Graph:
+    """A graph whose state (a pickle of its attributes) is read on first use."""
+    graph = Graph.__new__(Graph)
+    graph.__dict__["_stored"] = state
+    return graph
 
 
 def _is_atomic(expr: Expr) -> bool:
@@ -88,6 +96,25 @@ class Graph:
         other.__dict__.update({k: v.copy() if isinstance(v, dict | set | list) else v
                                for k, v in self.__dict__.items()})
         return other
+
+    # ------------------------------------------------------------------ pickling
+    def __reduce__(self) -> tuple:
+        """Pickled as one blob, unpickled on first use (:func:`_unpickled`): a cached
+        start of a big model that reads its library's layout from the cache
+        (:mod:`kidym.eom.stored`) never touches the tens of thousands of formulas."""
+        state = self.__dict__.get("_stored")
+        if state is None:
+            state = pickle.dumps(self.__dict__, protocol=pickle.HIGHEST_PROTOCOL)
+        return (_unpickled, (state,))
+
+    def __getattr__(self, name: str) -> object:
+        # only reached when an attribute is missing: a graph read back from a pickle
+        # (_unpickled) takes its state on first use
+        stored = self.__dict__.pop("_stored", None)
+        if stored is None:
+            raise AttributeError(f"'Graph' object has no attribute {name!r}")
+        self.__dict__.update(pickle.loads(stored))
+        return getattr(self, name)
 
     # ------------------------------------------------------------------ naming
     def __contains__(self, sym: object) -> bool:

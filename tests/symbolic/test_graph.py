@@ -113,3 +113,26 @@ def test_dependencies_equal_a_brute_force_walk_on_example_models(model):
             assert graph.depends_on(sym, base) == (base in expected)
         checked += 1
     assert checked > 50
+
+
+def test_a_pickled_graph_reads_its_state_on_first_use_and_goes_on_deriving():
+    """A graph read back from a pickle (the stored equations, kidym.eom.stored) has
+    the same names and formulas, and new derivatives through them equal the
+    original's (compared expanded)."""
+    import pickle
+
+    g = make()
+    a = g.define("a", se.sin(q1) * q2)
+    b = g.define("b", a**2 + se.exp(t) * a)
+    g.dt(b)
+    h = pickle.loads(pickle.dumps(g))
+    assert "_stored" in vars(h)        # nothing read yet
+    assert h.definitions == g.definitions
+    assert h.dependencies(b) == g.dependencies(b) == {q1, q2, t}
+    for graph in (g, h):
+        c = graph.define("c", b * se.cos(q2))
+        assert str(c) == "c"
+    assert sympy.simplify(sympy.sympify(h.expand(h.dt(se.Symbol("c"))))
+                          - sympy.sympify(g.expand(g.dt(se.Symbol("c"))))) == 0
+    copy = pickle.loads(pickle.dumps(h)).copy()   # a copy of one not read yet
+    assert copy.definitions == h.definitions
