@@ -14,6 +14,7 @@ the kinematic equations), speeds ``w`` and time ``t``. Parameters are constants.
 from __future__ import annotations
 
 import pickle
+import threading
 from collections.abc import Iterable
 
 import symengine as se
@@ -23,6 +24,9 @@ from kidym.symbolic.derivatives import derivative
 Expr = se.Basic
 ZERO = se.Integer(0)
 ONE = se.Integer(1)
+
+
+_UNPICKLING = threading.Lock()
 
 
 def _unpickled(state: bytes) -> Graph:
@@ -109,12 +113,16 @@ class Graph:
 
     def __getattr__(self, name: str) -> object:
         # only reached when an attribute is missing: a graph read back from a pickle
-        # (_unpickled) takes its state on first use
-        stored = self.__dict__.pop("_stored", None)
-        if stored is None:
-            raise AttributeError(f"'Graph' object has no attribute {name!r}")
-        self.__dict__.update(pickle.loads(stored))
-        return getattr(self, name)
+        # (_unpickled) takes its state on first use (once, whichever thread asks first)
+        state = self.__dict__
+        with _UNPICKLING:
+            if "_stored" in state:
+                state.update(pickle.loads(state["_stored"]))
+                del state["_stored"]
+        try:
+            return state[name]
+        except KeyError:
+            raise AttributeError(f"'Graph' object has no attribute {name!r}") from None
 
     # ------------------------------------------------------------------ naming
     def __contains__(self, sym: object) -> bool:

@@ -136,3 +136,17 @@ def test_a_pickled_graph_reads_its_state_on_first_use_and_goes_on_deriving():
                           - sympy.sympify(g.expand(g.dt(se.Symbol("c"))))) == 0
     copy = pickle.loads(pickle.dumps(h)).copy()   # a copy of one not read yet
     assert copy.definitions == h.definitions
+
+
+def test_a_pickled_graph_read_by_threads_at_once_is_read_whole():
+    import pickle
+    from concurrent.futures import ThreadPoolExecutor
+
+    g = make()
+    x = q1
+    for k in range(200):
+        x = g.define(f"x{k}", se.sin(x) * q2 + k)
+    h = pickle.loads(pickle.dumps(g))
+    with ThreadPoolExecutor(4) as pool:
+        sizes = list(pool.map(lambda _: len(h.definitions), range(8)))
+    assert sizes == [len(g)] * 8
