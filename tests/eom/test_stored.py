@@ -113,3 +113,19 @@ def test_compiled_runs_of_stored_equations_follow_the_file(cache, tmp_path):
         assert a.stats["engine"] == "compiled"
         assert np.max(np.abs(a["a"] - b["a"])) < 1e-6
     assert cache == ["double", "double"]   # the third run read the first's equations
+
+
+def test_a_second_kidym_run_reads_the_stored_equations(cache, tmp_path):
+    """``kidym run`` derives a file once; the second run's results equal the first's
+    (the same arithmetic on equal equations, which the first test compares with a
+    fresh derivation)."""
+    from kidym import cli
+
+    path = _write(tmp_path)
+    for k in (1, 2):
+        out = tmp_path / f"out{k}"
+        assert cli.main(["run", str(path), "--out", str(out), "--no-plots", "-q",
+                         "--t-end", "0.2", "--engine", "numpy"]) == 0
+    assert cache == ["double"]
+    first, second = ((tmp_path / f"out{k}" / "results.csv").read_text() for k in (1, 2))
+    assert first == second and len(first.splitlines()) > 10
