@@ -10,8 +10,12 @@ fresh process with a fresh cache, from the model text to the first trajectory:
 * peak memory, sampled every 20 ms from ``/proc``: of the whole build (this process
   and every compiler process running at that moment, added up), and of the largest
   compiler process alone (``cc1``);
-* the cached start (a second process on the same cache: parse, derive, the cache
-  index, load), in the process (``cached s``) and its whole wall time (``c. wall``);
+* the cached start: a second process on the same cache, from the model file to the
+  first trajectory (``kidym.simulate(kidym.load(path), engine="compiled")``, 0.01 s;
+  the models and equations read back from the cache, :mod:`kidym.eom.stored`), in
+  the process (``cached s``, imports included) and its whole wall time (``c. wall``);
+  for kidym's build, the wall time of a second ``kidym run FILE --engine compiled``
+  (``c. run``, its 1000 points written; "-" for the peers, which no option selects);
 * the right-hand side's cost per evaluation (``kidym_rhs_many``, q̇ and the solve of
   ``M ẇ = F`` included, over 200 random states), the builds loaded in one process
   and timed alternately in 301 rounds of 20, the median, with their largest
@@ -137,15 +141,20 @@ def one(n: int, mode: str, cache: str) -> dict:
 
     import kidym
     from kidym.codegen import index
+    from kidym.eom.stored import derived as derive_stored
     from kidym.simulation.compiled import CompiledSystem
 
     # (``kidym.codegen.build`` is also the name of the function the package exports)
     build_module = importlib.import_module("kidym.codegen.build")
     _mode(mode)
+    path = _model_file(n, cache)
+    path.write_text(chain_text(n), encoding="utf-8")
     memory = PeakMemory()
     memory.start()
     start = time.perf_counter()
-    eq = kidym.derive(kidym.parse(chain_text(n)))
+    # as `kidym run` and kidym.simulate(kidym.load(path)): the models and equations are
+    # stored in the cache by the file's text (kidym.eom.stored)
+    eq = derive_stored(kidym.load(path))
     derived = time.perf_counter()
     key = index.equations_key(eq, flags=build_module.build_flags())
     code = kidym.codegen.generate_c(eq)
@@ -164,18 +173,35 @@ def one(n: int, mode: str, cache: str) -> dict:
             "compiler_mb": memory.largest / 2**20, "library": str(cs.path)}
 
 
-def cached_start(n: int, mode: str, cache: str) -> float:
-    """Seconds from model text to a loaded library, with the library in ``cache``
-    (``mode`` as in :func:`one`: the cache index is keyed on the generator's sizes)."""
-    os.environ["KIDYM_CACHE_DIR"] = cache
-    from make_chain import chain_text
+def _model_file(n: int, cache: str) -> Path:
+    """The n-link chain's model file, beside the cache folder of a build."""
+    return Path(cache).parent / f"chain{n}.kdm"
 
+
+def cached_start(n: int, mode: str, cache: str) -> float:
+    """Seconds from the model file to the first trajectory with the cache of :func:`one`
+    (``mode`` as there: the cache index is keyed on the generator's sizes): imports,
+    ``kidym.load``, and ``kidym.simulate`` of 0.01 s on the compiled engine."""
+    start = time.perf_counter()
+    os.environ["KIDYM_CACHE_DIR"] = cache
     import kidym
-    from kidym.simulation.compiled import CompiledSystem
 
     _mode(mode)
+    kidym.simulate(kidym.load(_model_file(n, cache)), engine="compiled", t_end=0.01,
+                   n_points=2)
+    return time.perf_counter() - start
+
+
+def cli_start(n: int, cache: str) -> float:
+    """Wall seconds of a second ``kidym run FILE --engine compiled`` (0.01 s, no plots,
+    its 1000 points written), the library, models and equations in ``cache``."""
+    out = Path(cache).parent / "run"
+    env = {**os.environ, "KIDYM_CACHE_DIR": cache, "PYTHONPATH": str(ROOT)}
     start = time.perf_counter()
-    CompiledSystem.build(kidym.derive(kidym.parse(chain_text(n))))
+    subprocess.run([sys.executable, "-m", "kidym", "run", str(_model_file(n, cache)),
+                    "--engine", "compiled", "--t-end", "0.01", "--no-plots", "-q", "--force",
+                    "--out", str(out)], check=True, env=env, capture_output=True,
+                   timeout=600)
     return time.perf_counter() - start
 
 
@@ -234,14 +260,15 @@ def _child(*args: str) -> tuple[str, float]:
 
 HEAD = (f"{'n':>4} {'build':<13}{'parts':>6}{'derive':>8}{'C gen':>8}{'compile':>9}"
         f"{'run':>6}{'total s':>9}{'wall s':>8}{'peak MB':>9}{'cc1 MB':>8}{'cached s':>9}"
-        f"{'c. wall':>8}{'rhs µs':>8}")
+        f"{'c. wall':>8}{'c. run':>8}{'rhs µs':>8}")
 
 
 def _row(n: int, mode: str, r: dict) -> str:
+    cli = f"{r['cli_s']:>8.2f}" if "cli_s" in r else f"{'-':>8}"
     return (f"{n:>4} {mode:<13}{r['parts']:>6}{r['derive_s']:>8.1f}{r['generate_s']:>8.1f}"
             f"{r['compile_s']:>9.1f}{r['run_s']:>6.2f}{r['first_s']:>9.1f}"
             f"{r['wall_s']:>8.1f}{r['peak_mb']:>9.0f}{r['compiler_mb']:>8.0f}"
-            f"{r['cached_s']:>9.2f}{r['cached_wall_s']:>8.2f}{r['rhs_us']:>8.2f}")
+            f"{r['cached_s']:>9.2f}{r['cached_wall_s']:>8.2f}{cli}{r['rhs_us']:>8.2f}")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -268,7 +295,7 @@ def main(argv: list[str] | None = None) -> None:
         print(json.dumps(rhs_costs(args.rhs)))
         return
     print(machine())
-    print(f"{time.strftime('%Y-%m-%d')}; seconds from the model text; peak MB: the build's "
+    print(f"{time.strftime('%Y-%m-%d')}; seconds from the model file; peak MB: the build's "
           "processes together; cc1 MB: the largest compiler process")
     print(HEAD)
     for n in args.sizes:
@@ -291,6 +318,8 @@ def main(argv: list[str] | None = None) -> None:
                 r["wall_s"] = wall
                 line, wall = _child("--cached", str(n), how, cache)
                 r["cached_s"], r["cached_wall_s"] = json.loads(line), wall
+                if mode == "kidym":
+                    r["cli_s"] = cli_start(n, cache)
                 rows[mode] = r
             costs = json.loads(_child("--rhs", *(r["library"] for r in rows.values()))[0])
         for (mode, r), us in zip(rows.items(), costs["rhs_us"]):

@@ -182,9 +182,9 @@ def _run(args: argparse.Namespace, model, out: Path, rep, formats, plotter) -> i
     from kidym.outdir import check_replaceable
 
     with rep.stage("equations"):
-        from kidym.eom.equations import derive
+        from kidym.eom.stored import derived
 
-        eq = derive(model)
+        eq = derived(model)
     requests = _plot_requests(args, eq)   # `--plot nosuch` fails before the run
     check_replaceable(out, force=args.force, keep=[args.model])  # before the run, not after
     if model.calculation in ("STATICS", "FREE_VIBRATIONS"):

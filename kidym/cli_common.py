@@ -56,17 +56,14 @@ def read_tasks(path: str):
     """Every task of ``path`` (one model each) and the warnings (see :data:`READ`)."""
     import hashlib
 
-    from kidym.lang import parse_tasks
-    from kidym.lang.source import decode
+    from kidym.lang import load_tasks as load_file_tasks
 
     data = Path(path).read_bytes()
     key = (os.path.realpath(path), hashlib.sha256(data).hexdigest())
     if key not in READ:
         warnings: list = []
-        # (as kidym.lang.load, from the bytes hashed)
-        text, _encoding = decode(data)
-        tasks = parse_tasks(text, filename=str(path), name=Path(path).stem,
-                            warnings=warnings)
+        # (as kidym.lang.load, from the bytes hashed; stored in the cache by the bytes)
+        tasks = load_file_tasks(path, warnings=warnings, data=data)
         READ.clear()
         READ[key] = (tasks, warnings)
     return READ[key]

@@ -45,7 +45,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from kidym.cache import cache_dir, private_cache_dir
+from kidym.cache import cache_dir, cache_secret, private_cache_dir
 from kidym.codegen.emit import CCode
 from kidym.errors import CompileError
 
@@ -240,25 +240,8 @@ def _digest_path(library: Path) -> Path:
 
 
 def _secret(folder: Path) -> bytes:
-    """The cache's secret (32 random bytes in ``folder/secret``, mode 0600), made once."""
-    path = folder / "secret"
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        pass
-    tmp = folder / f".secret-{os.getpid()}"
-    with contextlib.suppress(FileNotFoundError):   # left by a killed process of this pid
-        os.unlink(tmp)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "wb") as f:
-        f.write(os.urandom(32))
-    try:
-        os.link(tmp, path)        # the first process to publish one wins; all read it
-    except FileExistsError:
-        pass
-    finally:
-        os.unlink(tmp)
-    return path.read_bytes()
+    """The cache's secret (:func:`kidym.cache.cache_secret`)."""
+    return cache_secret(folder)
 
 
 def _digest(library: Path, bytes_from: Path | None = None) -> str:

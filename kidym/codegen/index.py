@@ -23,6 +23,7 @@ import weakref
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from kidym.cache import source_key
 from kidym.codegen import aba_c, emit
 from kidym.codegen.build import cache_dir, cached_library
 from kidym.codegen.cprint import OpCount
@@ -90,8 +91,12 @@ def _fingerprint(eq: Equations, *, events: Sequence[Event],
     if fold:
         put(sorted(eq.model.parameter_values.items()))
     put("states", *eq.coordinates, *eq.speeds, "parameters", *eq.parameters)
-    for s, f in eq.intermediates(roots):
-        put(s, f)
+    stored = source_key(eq)
+    if stored is not None:   # equations stored by their model's text (kidym.eom.stored):
+        put("stored", stored)   # that text's hash names every quantity below
+    else:
+        for s, f in eq.intermediates(roots):
+            put(s, f)
     put("roots", *roots, "outputs", *outputs, "events", *map(repr, events))
     return h.hexdigest()[:32]
 

@@ -1,6 +1,6 @@
 """The KiDyM model language: text → validated, immutable :class:`~kidym.model.Model`.
 
-``parse(text)`` and ``load(path)`` are the entry points; both raise
+``parse(text)`` and ``load(path)`` (:mod:`~kidym.lang.files`) are the entry points; both raise
 :class:`~kidym.errors.ParseError` (the text is not valid language) or
 :class:`~kidym.errors.ModelError` (it is, but does not describe a valid model),
 each carrying every diagnostic of the file.
@@ -12,6 +12,16 @@ Modules: :mod:`~kidym.lang.source` (encodings, comments, statements, locations),
 the statements is given by :mod:`kidym.model.build`.
 """
 
-from kidym.lang.parser import load, load_tasks, parse, parse_tasks
+from kidym.lang.files import load, load_tasks
 
 __all__ = ["load", "load_tasks", "parse", "parse_tasks"]
+
+
+def __getattr__(name: str):
+    """``parse`` and ``parse_tasks`` on first use (PEP 562): a model file read back from
+    the cache (:mod:`kidym.lang.files`) imports no parser."""
+    if name in ("parse", "parse_tasks"):
+        from kidym.lang import parser
+
+        return getattr(parser, name)
+    raise AttributeError(f"module 'kidym.lang' has no attribute {name!r}")

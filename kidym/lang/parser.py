@@ -30,7 +30,7 @@ from lark.visitors import Transformer_NonRecursive
 
 from kidym.errors import Diagnostic, ModelError, ParseError, source_name
 from kidym.lang import ast, keywords
-from kidym.lang.source import Chunk, LineIndex, decode, split_statements, strip_comments
+from kidym.lang.source import Chunk, LineIndex, split_statements, strip_comments
 from kidym.model.model import Model
 
 _ID = r"[^\W\d](?:[\w'@]|\$(?:\w+|\([\w \t.+\-*/^%]*\))?)*"
@@ -658,35 +658,3 @@ def _order(d: Diagnostic) -> tuple[int, int]:
     if d.span is None:
         return (1 << 30, 0)
     return (d.span.line, d.span.column)
-
-
-def load(path: str | Path, *, warnings: list[Diagnostic] | None = None) -> Model:
-    """Read a model file (UTF-8 with or without BOM, CP1251 or CP866; detected).
-
-    Parameters
-    ----------
-    path : str or Path
-        The ``.kdm`` file; the model is named after its stem.
-    warnings : list, optional
-        Receives the warning diagnostics, as in :func:`parse`.
-
-    Returns
-    -------
-    Model
-        The first task's model (see :func:`parse`).
-
-    Raises
-    ------
-    ParseError, ModelError
-        As :func:`parse`.
-    OSError
-        The file cannot be read.
-    """
-    return load_tasks(path, warnings=warnings)[0]
-
-
-def load_tasks(path: str | Path, *, warnings: list[Diagnostic] | None = None) -> list[Model]:
-    """Every task of a model file, as :func:`parse_tasks`; see :func:`load`."""
-    path = Path(path)
-    text, _encoding = decode(path.read_bytes())
-    return parse_tasks(text, filename=str(path), name=path.stem, warnings=warnings)

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kidym.eom.constraints import Stabilization
-from kidym.eom.equations import Equations, derive
+from kidym.eom.equations import Equations
+from kidym.eom.stored import derived
 from kidym.errors import CompileError, RunInterrupted, SimulationError
 from kidym.model.model import Model
 from kidym.simulation import faults
@@ -201,7 +202,7 @@ def simulate(system, *, t_end: float | None = None, t_start: float | None = None
     check_options(t_start=t_start, t_end=t_end, n_points=n_points, rtol=rtol, atol=atol,
                   max_step=max_step, t_eval=t_eval, jacobian=jacobian)
     if isinstance(system, Model):
-        system = derive(system)
+        system = derived(system)   # (stored in the cache when read from a file)
     eq = system if isinstance(system, Equations) else system.equations
     options = RunOptions(method=method, rtol=rtol, atol=atol, max_step=max_step,
                          raise_on_failure=raise_on_failure, events=tuple(events),

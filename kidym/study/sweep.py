@@ -196,7 +196,7 @@ def sweep(model: Model | str | Path, *, vary: Mapping | Study | None = None,
     check_options(t_start=t_start, t_end=t_end, n_points=n_points, rtol=rtol, atol=atol,
                   max_step=max_step, t_eval=None)
     if isinstance(model, str | Path):
-        from kidym.lang.parser import load
+        from kidym.lang.files import load
 
         model = load(model)
     study = _study(model, vary, samples, seed)

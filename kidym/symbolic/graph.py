@@ -13,6 +13,8 @@ the kinematic equations), speeds ``w`` and time ``t``. Parameters are constants.
 
 from __future__ import annotations
 
+import pickle
+import threading
 from collections.abc import Iterable
 
 import symengine as se
@@ -22,6 +24,16 @@ from kidym.symbolic.derivatives import derivative
 Expr = se.Basic
 ZERO = se.Integer(0)
 ONE = se.Integer(1)
+
+
+_UNPICKLING = threading.Lock()
+
+
+def _unpickled(state: bytes) -> Graph:
+    """A graph whose state (a pickle of its attributes) is read on first use."""
+    graph = Graph.__new__(Graph)
+    graph.__dict__["_stored"] = state
+    return graph
 
 
 def _is_atomic(expr: Expr) -> bool:
@@ -65,8 +77,14 @@ class Graph:
         for w in self.speeds:
             self._rates[w] = ZERO
         self._state = frozenset(self._rates) | frozenset(self.inputs)
+        # each state symbol (time, coordinates, speeds, inputs) is one bit; a named
+        # quantity's dependencies are the OR of its symbols' masks (an int), so that
+        # naming a quantity costs O(symbols · n/64), not O(symbols · n) set unions
+        self._order: tuple[se.Symbol, ...] = (*self._rates, *self.inputs)
+        self._bit: dict[se.Symbol, int] = {s: 1 << i for i, s in enumerate(self._order)}
         self._exprs: dict[se.Symbol, Expr] = {}
-        self._deps: dict[se.Symbol, frozenset[se.Symbol]] = {}
+        self._deps: dict[se.Symbol, int] = {}
+        self._sets: dict[int, frozenset[se.Symbol]] = {}  # a mask's symbols, memoised
         self._taken: set[str] = {str(s) for s in self._rates}
         self._dt_memo: dict[se.Symbol, Expr] = {}
         self._partial_memo: dict[tuple[se.Symbol, se.Symbol], Expr] = {}
@@ -82,6 +100,29 @@ class Graph:
         other.__dict__.update({k: v.copy() if isinstance(v, dict | set | list) else v
                                for k, v in self.__dict__.items()})
         return other
+
+    # ------------------------------------------------------------------ pickling
+    def __reduce__(self) -> tuple:
+        """Pickled as one blob, unpickled on first use (:func:`_unpickled`): a cached
+        start of a big model that reads its library's layout from the cache
+        (:mod:`kidym.eom.stored`) never touches the tens of thousands of formulas."""
+        state = self.__dict__.get("_stored")
+        if state is None:
+            state = pickle.dumps(self.__dict__, protocol=pickle.HIGHEST_PROTOCOL)
+        return (_unpickled, (state,))
+
+    def __getattr__(self, name: str) -> object:
+        # only reached when an attribute is missing: a graph read back from a pickle
+        # (_unpickled) takes its state on first use (once, whichever thread asks first)
+        state = self.__dict__
+        with _UNPICKLING:
+            if "_stored" in state:
+                state.update(pickle.loads(state["_stored"]))
+                del state["_stored"]
+        try:
+            return state[name]
+        except KeyError:
+            raise AttributeError(f"'Graph' object has no attribute {name!r}") from None
 
     # ------------------------------------------------------------------ naming
     def __contains__(self, sym: object) -> bool:
@@ -135,7 +176,7 @@ class Graph:
         sym = se.Symbol(self.fresh(label))
         self._taken.add(str(sym))
         self._exprs[sym] = expr
-        self._deps[sym] = self.dependencies(expr)
+        self._deps[sym] = self._mask(expr)
         return sym
 
     def reserve(self, name: str) -> None:
@@ -164,23 +205,33 @@ class Graph:
         self._rates[q] = se.sympify(rate)
 
     # ------------------------------------------------------------ dependencies
+    def _mask(self, expr: Expr) -> int:
+        """The state symbols ``expr`` depends on, one bit each (see ``_bit``)."""
+        mask = 0
+        deps, bit = self._deps, self._bit
+        for s in expr.free_symbols:
+            m = deps.get(s)
+            if m is None:
+                m = bit.get(s, 0)
+            mask |= m
+        return mask
+
     def dependencies(self, expr: Expr) -> frozenset[se.Symbol]:
         """State symbols (coordinates, speeds, time) that ``expr`` depends on."""
-        out: set[se.Symbol] = set()
-        for s in expr.free_symbols:
-            if s in self._deps:
-                out |= self._deps[s]
-            elif s in self._state:
-                out.add(s)
-        return frozenset(out)
+        mask = self._mask(expr)
+        out = self._sets.get(mask)
+        if out is None:
+            out = self._sets[mask] = frozenset(s for i, s in enumerate(self._order)
+                                               if mask >> i & 1)
+        return out
 
     def depends_on(self, expr: Expr, base: se.Symbol) -> bool:
         """Whether ``expr`` depends (through names) on the state symbol ``base``."""
-        return base in self.dependencies(expr)
+        return bool(self._mask(expr) & self._bit.get(base, 0))
 
     def is_constant(self, expr: Expr) -> bool:
         """Whether ``expr`` depends on no state symbol (parameters only)."""
-        return not self.dependencies(expr)
+        return not self._mask(expr)
 
     # ------------------------------------------------------------- derivatives
     def dt(self, expr: Expr) -> Expr:
@@ -223,7 +274,7 @@ class Graph:
         for s in expr.free_symbols:
             if s == base:
                 total += derivative(expr, s)
-            elif s in self._exprs and base in self._deps[s]:
+            elif s in self._exprs and self._deps[s] & self._bit.get(base, 0):
                 d = self._partial(s, base)
                 if d != 0:
                     total += derivative(expr, s) * d
