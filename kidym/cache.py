@@ -190,6 +190,19 @@ def write_stored(kind: str, key: str, value: object) -> bool:
 _SOURCES: dict[int, tuple[weakref.ref, str]] = {}
 
 
+def stored_as_read(kind: str, key: str, value: object) -> object:
+    """Store ``value`` (:func:`write_stored`) and return it as a later process will read
+    it back: the unpickled copy. SymEngine orders the terms of a sum it unpickles in
+    its own way, so a first run that went on with ``value`` itself would generate C
+    (and round) differently from every run after it; with the copy, the first run and
+    the cached ones are the same computation. ``value`` itself where it cannot be
+    stored."""
+    if not write_stored(kind, key, value):
+        return value
+    again = read_stored(kind, key)
+    return value if again is None else again
+
+
 def remember_source(obj: object, key: str) -> None:
     """Record that ``obj`` (this very object, not an equal one) was made from the
     source hashed as ``key`` (:func:`source_key`)."""

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import hashlib
 
-from kidym.cache import read_stored, remember_source, source_key, write_stored
+from kidym.cache import read_stored, remember_source, source_key, stored_as_read
 from kidym.eom.equations import Equations, derive
 from kidym.model.model import Model
 
@@ -51,7 +51,7 @@ def derived(model: Model, **options: str) -> Equations:
     key = hashlib.sha256(repr((source, sorted(options.items()))).encode()).hexdigest()
     eq = read_stored("equations", key)
     if not isinstance(eq, Equations) or eq.model.name != model.name:
-        eq = derive(model, **options)
-        write_stored("equations", key, eq)
+        # (the first run goes on with the copy the later ones read: the same C)
+        eq = stored_as_read("equations", key, derive(model, **options))
     remember_source(eq, key)
     return eq

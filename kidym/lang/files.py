@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from kidym.cache import code_fingerprint, read_stored, remember_source, write_stored
+from kidym.cache import code_fingerprint, read_stored, remember_source, stored_as_read
 from kidym.errors import Diagnostic
 from kidym.lang.source import decode
 from kidym.model.model import Model
@@ -67,7 +67,8 @@ def load_tasks(path: str | Path, *, warnings: list[Diagnostic] | None = None,
         text, _encoding = decode(data)
         found = []
         models = parse_tasks(text, filename=str(path), name=path.stem, warnings=found)
-        write_stored("tasks", key, (models, found))
+        # (the first run goes on with the copy the later ones read: the same formulas)
+        models, found = stored_as_read("tasks", key, (models, found))
     if warnings is not None:
         warnings.extend(found)
     for k, model in enumerate(models):
