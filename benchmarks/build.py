@@ -125,11 +125,11 @@ def _mode(mode: str) -> None:
     """Set the generator up as ``mode`` builds: ``kidym`` as kidym does, ``dense`` the
     dense solve of the formed ``M`` (as kidym built every model before the recursion,
     routines split in parts), ``one`` the dense solve with every routine one function."""
-    emit = importlib.import_module("kidym.codegen.emit")
+    emitter = importlib.import_module("kidym.codegen.emitter")
     if mode in ("dense", "one"):
         importlib.import_module("kidym.codegen.aba_c").RECURSIVE_FROM = 10**9
     if mode == "one":
-        emit.SPLIT_ABOVE = 10**9
+        emitter.SPLIT_ABOVE = 10**9
         importlib.import_module("kidym.codegen.build").COMPILE_TIMEOUT = 3600
 
 

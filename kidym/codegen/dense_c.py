@@ -6,7 +6,7 @@ factors, overwriting ``b`` by ``x``. The augmented solve and the projection
 (:mod:`kidym.codegen.constraints_c`), the controls' solve (:mod:`kidym.codegen.controls_c`)
 and the analytic Jacobian (:mod:`kidym.codegen.jacobian_c`) use it; a factor is reused
 for several right-hand sides. The mass matrix alone is solved by ``kd_solve``
-(:mod:`kidym.codegen.emit`), a Cholesky / ``L D Lᵀ`` factorisation written for its
+(:mod:`kidym.codegen.mass_c`), a Cholesky / ``L D Lᵀ`` factorisation written for its
 symmetry and its zero entries.
 
 A pivot is refused (return 1) when it is not above ``1e-13`` of the largest entry of

@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from kidym.cache import source_key
-from kidym.codegen import aba_c, emit
+from kidym.codegen import aba_c, emitter
 from kidym.codegen.build import cache_dir, cached_library
 from kidym.codegen.cprint import OpCount
 from kidym.codegen.emit import CCode
@@ -58,7 +58,8 @@ def equations_key(eq: Equations, *, events: Sequence[Event] = (),
     (``jacobian``: with the analytic Jacobian, :func:`kidym.codegen.generate_c`)."""
     # the sizes that decide how routines are split and long sums summed (module settings
     # a benchmark or a test may change) shape the source as much as the equations do
-    sizes = (emit.SPLIT_ABOVE, emit.PART_STATEMENTS, emit.SUM_TERMS, aba_c.RECURSIVE_FROM)
+    sizes = (emitter.SPLIT_ABOVE, emitter.PART_STATEMENTS, emitter.SUM_TERMS,
+             aba_c.RECURSIVE_FROM)
     events = all_events(eq, events)   # the model's own (СОБЫТИЯ) first, as generate_c
     options = repr((list(map(repr, events)), fold, list(flags), sizes, bool(jacobian)))
     known = _KEYS.setdefault(eq, {})

@@ -140,11 +140,11 @@ def test_a_big_routine_split_into_parts_computes_the_same(monkeypatch, kidym_cac
     workspace: the right-hand side, ``M``, ``F`` and the outputs must be those of the
     same routines as one function to 1e-12 (without fused multiply-adds the two run the
     same operations, in another order of statements), and those of the NumPy engine."""
-    emit_module = importlib.import_module("kidym.codegen.emit")
+    emitter_module = importlib.import_module("kidym.codegen.emitter")
     eq = kidym.derive(kidym.parse(chain_text(6)))
     whole = CompiledSystem.build(eq, native=False)
-    monkeypatch.setattr(emit_module, "PART_STATEMENTS", 40)
-    monkeypatch.setattr(emit_module, "SPLIT_ABOVE", 40)
+    monkeypatch.setattr(emitter_module, "PART_STATEMENTS", 40)
+    monkeypatch.setattr(emitter_module, "SPLIT_ABOVE", 40)
     code = generate_c(eq)
     assert len(code.parts) >= 3 and all("kidym_rhs_part" in x or "kidym_out_part" in x
                                          for x in code.parts)
@@ -172,10 +172,10 @@ def test_a_big_routine_split_into_parts_computes_the_same(monkeypatch, kidym_cac
 def test_long_sums_are_summed_in_parts(monkeypatch, kidym_cache):  # noqa: F811
     """A sum of more than SUM_TERMS terms (the 60-link chain's energy't has 10 000) is
     written as partial sums: the same values, no line longer than a few terms."""
-    emit_module = importlib.import_module("kidym.codegen.emit")
+    emitter_module = importlib.import_module("kidym.codegen.emitter")
     eq = kidym.derive(kidym.parse(chain_text(3)))
     plain = generate_c(eq)
-    monkeypatch.setattr(emit_module, "SUM_TERMS", 3)
+    monkeypatch.setattr(emitter_module, "SUM_TERMS", 3)
     code = generate_c(eq)
     longest = max(len(line) for line in code.source.splitlines() if " = " in line)
     assert longest < max(len(line) for line in plain.source.splitlines() if " = " in line)
@@ -198,13 +198,13 @@ def test_the_dependency_order_keeps_a_value_near_its_uses():
     """Two independent chains written interleaved (a0 b0 a1 b1 …): cut in statement
     order every value would cross parts; in dependency order each chain is whole, its
     statements after those they need."""
-    emit_module = importlib.import_module("kidym.codegen.emit")
+    emitter_module = importlib.import_module("kidym.codegen.emitter")
     a = [se.Symbol(f"a{k}") for k in range(5)]
     b = [se.Symbol(f"b{k}") for k in range(5)]
     defined = [s for pair in zip(a, b) for s in pair] + [None, None]
     uses = ([{se.Symbol("q")}, {se.Symbol("q")}]
             + [u for k in range(1, 5) for u in ({a[k - 1]}, {b[k - 1]})] + [{a[4]}, {b[4]}])
-    order = emit_module.dependency_order(defined, uses)
+    order = emitter_module.dependency_order(defined, uses)
     assert sorted(order) == list(range(len(defined)))
     assert [defined[i] for i in order] == [*a, None, *b, None]
 
@@ -212,7 +212,7 @@ def test_the_dependency_order_keeps_a_value_near_its_uses():
 def test_the_source_is_the_same_in_every_process():
     """Byte-identical C for the same model (the cache key): hoisted constants once were
     dummies whose hashes, and so SymEngine's order of terms, changed from run to run."""
-    script = ("import hashlib, kidym, kidym.codegen.emit as e\n"
+    script = ("import hashlib, kidym, kidym.codegen.emitter as e\n"
               "from make_chain import chain_text\n"
               "e.PART_STATEMENTS = e.SPLIT_ABOVE = 40\n"
               "code = kidym.codegen.generate_c(kidym.derive(kidym.parse(chain_text(4))))\n"

@@ -225,7 +225,7 @@ def test_output_modes_against_the_closed_form():
 
 
 def test_mass_matrix_blocks_are_solved_apart():
-    from kidym.codegen.emit import mass_matrix_blocks
+    from kidym.codegen.mass_c import mass_matrix_blocks
 
     # the biped's legs hang from a fixed pelvis: two independent 6x6 blocks
     biped = kidym.derive(kidym.load(EXAMPLES / "biped" / "biped.kdm"))
