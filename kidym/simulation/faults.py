@@ -358,8 +358,13 @@ def massless_motion(M: np.ndarray, names: Sequence[str]) -> list[tuple[str, floa
     s = 1.0 / np.sqrt(d)
     _, vecs = np.linalg.eigh(0.5 * (M + M.T) * np.outer(s, s))
     v = vecs[:, 0] * s
-    v = v / v[np.argmax(np.abs(v))]
-    order = np.argsort(-np.abs(v), kind="stable")
+    # normalised by its first largest component in the speeds' order, the components
+    # largest first and equal ones in that order: equal magnitudes (ξ' = −η') come out
+    # the same whichever the rounding made a hair larger
+    mag = np.abs(v)
+    first = int(np.flatnonzero(mag >= mag.max() * (1.0 - 1e-6))[0])
+    v = v / v[first]
+    order = sorted(range(len(v)), key=lambda k: (-round(float(abs(v[k])), 6), k))
     return [(names[k], float(v[k])) for k in order if abs(v[k]) > 1e-3]
 
 
