@@ -15,7 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from kidym.eom.constraints import Stabilization
-from kidym.eom.equations import Equations, derive
+from kidym.eom.equations import Equations
+from kidym.eom.stored import derived
 from kidym.errors import RunInterrupted
 from kidym.model.model import Model
 from kidym.simulation.compiled import CompiledSystem, to_result, with_constraints
@@ -73,7 +74,7 @@ def simulate_batch(system: Model | Equations | CompiledSystem, *,
     check_options(t_start=t_start, t_end=t_end, n_points=n_points, rtol=rtol, atol=atol,
                   max_step=max_step, t_eval=t_eval)
     if isinstance(system, Model):
-        system = derive(system)
+        system = derived(system)   # (as kidym.simulate: stored by its file's text)
     if isinstance(system, Equations):
         # BDF's Newton matrix: with the analytic Jacobian (docs/compiled.md)
         system = CompiledSystem.build(system, jacobian=method == "BDF")

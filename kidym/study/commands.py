@@ -35,11 +35,11 @@ def cmd_sweep(args: argparse.Namespace, pairs, load) -> int:
     check_replaceable(out, force=args.force, keep=[args.model])
     import scipy.io  # noqa: F401 (the file's writer, loaded before the runs: Ctrl-C writes at once)
 
-    from kidym.eom.equations import derive
+    from kidym.eom.stored import derived
     from kidym.simulation.compiled import CompiledSystem
     from kidym.study.sweep import recorded_quantities
 
-    system = CompiledSystem.build(derive(model), jacobian=args.method == "BDF")
+    system = CompiledSystem.build(derived(model), jacobian=args.method == "BDF")
     if args.quantity is not None and args.quantity not in recorded_quantities(system):
         raise ValueError(f"--quantity {args.quantity}: not recorded; quantities: "
                          + ", ".join(recorded_quantities(system)))

@@ -185,7 +185,7 @@ def sweep(model: Model | str | Path, *, vary: Mapping | Study | None = None,
     CompileError
         If the model cannot be compiled.
     """
-    from kidym.eom.equations import derive
+    from kidym.eom.stored import derived
     from kidym.simulation.spec import check_options
 
     executor = executor or ("dask" if scheduler is not None else "threads")
@@ -201,7 +201,8 @@ def sweep(model: Model | str | Path, *, vary: Mapping | Study | None = None,
         model = load(model)
     study = _study(model, vary, samples, seed)
     if system is None:
-        system = CompiledSystem.build(derive(model), jacobian=method == "BDF")
+        # (the equations a run of the same model file uses: kidym.eom.stored)
+        system = CompiledSystem.build(derived(model), jacobian=method == "BDF")
     model = system.equations.model
     _check_names(model, system, study, parameters or {}, initial or {})
     for what, given in (("parameter", parameters or {}), ("initial value of", initial or {})):

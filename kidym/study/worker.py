@@ -52,6 +52,10 @@ class Package:
         Their SHA-256 (also the package's identity on a worker).
     cpu : str
         The processor fingerprint the library was built on.
+    key : str
+        The library's key in the cache index (:func:`kidym.codegen.index.equations_key`
+        of the client's equations): a worker sharing the cache finds the very library
+        by it, whatever order its own parse gives the terms of a sum (``""``: none).
     """
 
     source: str
@@ -64,6 +68,7 @@ class Package:
     library: bytes
     sha256: str
     cpu: str
+    key: str = ""
 
 
 def package(system: CompiledSystem) -> Package:
@@ -90,10 +95,15 @@ def package(system: CompiledSystem) -> Package:
         task = int(k) - 1 if k.isdigit() else -1
         if not 0 <= task < len(tasks) or tasks[task].name != model.name:
             raise ValueError(f"model `{model.name}` is not a task of its file as read again")
+    from kidym.codegen import index
+    from kidym.codegen.build import BASE_FLAGS, build_flags
+
     data = Path(system.path).read_bytes()
+    key = index.equations_key(system.equations, flags=build_flags(BASE_FLAGS),
+                              jacobian=system.has_jacobian)
     return Package(model.source, model.filename, model.name, task, base,
                    system.has_jacobian, system.code, data, hashlib.sha256(data).hexdigest(),
-                   cpu_fingerprint())
+                   cpu_fingerprint(), key)
 
 
 #: The compiled system of each package this process has seen, and how it was obtained.
@@ -130,6 +140,11 @@ def _load(pkg: Package) -> tuple[CompiledSystem, str]:
     else:
         model = parse_tasks(pkg.source, filename=pkg.filename, name=pkg.base)[pkg.task]
     eq = derive(model)
+    hit = index.lookup(pkg.key) if pkg.key else None
+    if hit is not None:   # the client's very library, in the cache this worker shares
+        code, path = hit
+        if code.sources == pkg.code.sources:
+            return CompiledSystem.from_library(eq, code, path), "cache"
     key = index.equations_key(eq, flags=build_flags(BASE_FLAGS), jacobian=pkg.jacobian)
     if index.lookup(key) is not None:
         return CompiledSystem.build(eq, jacobian=pkg.jacobian), "cache"
