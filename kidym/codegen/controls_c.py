@@ -11,7 +11,7 @@ u`` into ``F[0..n_w)`` and ``u`` after it. It returns 1 where ``M`` or ``Γ`` is
 (a constraint the controls cannot reach: a row of ``Γ`` whose part outside the span of
 the rows before it, ``|R_ρρ|``, is below :data:`kidym.eom.controls.RANK_TOLERANCE` of
 ``|G_ρ| |X_H|``, NumPy's test, for either shape); the Python side then names the
-constraint (:func:`kidym.simulation.compiled.simulate_compiled`).
+constraint (:func:`kidym.simulation.compiled_runs.simulate_compiled`).
 """
 
 from __future__ import annotations

@@ -19,7 +19,8 @@ from kidym.eom.equations import Equations
 from kidym.eom.stored import derived
 from kidym.errors import RunInterrupted
 from kidym.model.model import Model
-from kidym.simulation.compiled import CompiledSystem, to_result, with_constraints
+from kidym.simulation.compiled import CompiledSystem
+from kidym.simulation.compiled_runs import to_result, with_constraints
 from kidym.simulation.result import Result
 from kidym.simulation.spec import output_times, prepare_run, run_span
 from kidym.simulation.watch import POLL_S, Watch, watching

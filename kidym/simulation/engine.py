@@ -26,7 +26,7 @@ from kidym.simulation.spec import RunOptions, RunSpec
 #: Engine name → the module whose ``ENGINE`` it is.
 ENGINES = {
     "numpy": "kidym.simulation.simulate",
-    "compiled": "kidym.simulation.compiled",
+    "compiled": "kidym.simulation.compiled_runs",
 }
 #: What ``engine=`` accepts: the engines, and ``auto`` (the dispatcher chooses).
 ENGINE_CHOICES = (*ENGINES, "auto")

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from kidym.eom.constraints import Stabilization
-from kidym.simulation.compiled import CompiledSystem, simulate_compiled
+from kidym.simulation.compiled import CompiledSystem
+from kidym.simulation.compiled_runs import simulate_compiled
 from kidym.simulation.watch import current as current_watch
 
 #: The reason recorded for a run of a study that Ctrl-C kept from starting.
