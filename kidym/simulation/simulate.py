@@ -21,7 +21,15 @@ from kidym.eom.constraints import drift as constraint_drift
 from kidym.eom.controls import ControlSolveError, solve_controls
 from kidym.eom.controls import split as split_controls
 from kidym.eom.equations import Equations
-from kidym.eom.events import RESET, STORM_HINT, TERMINAL, all_events, storm_detail
+from kidym.eom.events import (
+    MAX_ERROR_TEST_FAILURES,
+    RESET,
+    STORM_HINT,
+    SWITCH_HINT,
+    TERMINAL,
+    all_events,
+    storm_detail,
+)
 from kidym.errors import SimulationError
 from kidym.simulation import faults
 from kidym.simulation.constrained import measure, project
@@ -300,16 +308,28 @@ TINY_STEPS = 100
 #: The message of a NumPy run stopped on request (Ctrl-C).
 STOPPED = "stopped on request"
 
+#: The start of the message of a NumPy run whose step failed its error test
+#: :data:`~kidym.eom.events.MAX_ERROR_TEST_FAILURES` times.
+ERROR_TEST = "the error test failed"
+
 
 def _watched(method: str) -> type:
     """SciPy's solver class ``method``, watched: its last instance is ``.last`` (the
     solver's own time and state when it fails); an abort in the right-hand side
     (:class:`_AbortError`) fails the step instead of escaping, so that ``solve_ivp``
     returns the outputs up to the last accepted step; :data:`TINY_STEPS` steps in a
-    row shorter than 10 ulps of ``t`` fail as a collapsed step size."""
+    row shorter than 10 ulps of ``t`` fail as a collapsed step size, and so does a
+    step of an explicit Runge-Kutta method whose error test failed
+    :data:`~kidym.eom.events.MAX_ERROR_TEST_FAILURES` times (the compiled engine's
+    rule, SUNDIALS' ``mxnef``; an attempt costs the method's ``n_stages``
+    evaluations). The implicit methods (Radau, BDF, LSODA) mix error-test and Newton
+    failures in their evaluation count and are not watched so; the tiny-step rule
+    covers them."""
     import scipy.integrate
 
     base = getattr(scipy.integrate, method)
+    # SciPy's RK23, RK45, DOP853: n_stages evaluations per attempt of a step
+    stages = base.n_stages if method in _STAGES else 0
 
     class Watched(base):  # type: ignore[misc, valid-type]
         last = None
@@ -327,11 +347,18 @@ def _watched(method: str) -> type:
                     self.status = "failed"
                     return STOPPED
                 watch.reached(t)
+            y, nfev = self.y, self.nfev
             try:
                 message = super().step()
             except _AbortError:
                 self.status = "failed"
                 return "the right-hand side failed"
+            failed = (self.nfev - nfev) // stages - 1 if stages else 0
+            if self.status == "running" and failed >= MAX_ERROR_TEST_FAILURES:
+                # where the compiled engine stops: the start of the step it cannot take
+                self.t, self.y, self.status = t, y, "failed"
+                return (f"{ERROR_TEST} {failed} times in one step (the limit is "
+                        f"{MAX_ERROR_TEST_FAILURES}, MAX_ERROR_TEST_FAILURES)")
             if self.status == "running":
                 self.tiny = self.tiny + 1 if abs(self.t - t) < 10 * abs(np.spacing(t)) else 0
                 if self.tiny >= TINY_STEPS:
@@ -875,7 +902,9 @@ def _numpy_fault(failure: SimulationError | None, solver, message: str,
         y = np.array([failure.state[n] for n in state_names], dtype=float)
         return faults.Fault(failure.kind or faults.NON_FINITE, failure.reason,
                             float(failure.time), y, failure.hint)
-    kind = faults.STEP_COLLAPSE if "step size" in message else faults.INTEGRATOR
+    switch = message.startswith(ERROR_TEST)
+    kind = (faults.STEP_COLLAPSE if "step size" in message or switch
+            else faults.INTEGRATOR)
     assert solver is not None   # it failed in a step: it was made
     return faults.Fault(kind, message.rstrip("."), float(solver.t),
-                        np.asarray(solver.y, dtype=float))
+                        np.asarray(solver.y, dtype=float), SWITCH_HINT if switch else "")
