@@ -1,0 +1,81 @@
+"""Step collapse at a switching force, by one rule in both engines (issue 27).
+
+A mass driven by a bang-bang force, ``x'' = -a sign(x)`` with a = 1e9 from x = x0 = 1e-3
+at rest, oscillates between ±x0 with speed ±√(2 a x0) at x = 0. Between the switches
+the motion is a parabola, which every Runge-Kutta method integrates exactly; only a
+step across a switch fails its error test, again and again. Without a limit the NumPy
+engine went on for more than 20 minutes with steps of about 1e-10 s; the compiled one
+stopped (SUNDIALS' ``mxnef``). Both now stop after
+:data:`kidym.eom.events.MAX_ERROR_TEST_FAILURES` failed error tests in one step, with
+the same kind of failure, the time, the state and what to try.
+
+Checked independently of kidym: the energy of the exact motion, ``x't²/2 + a|x| = a
+x0``, holds at every output up to the stop and at the reported state (the stop is a
+step across a switch of the exact motion); the wall time is bounded by a subprocess
+timeout, generous against the seconds the runs take.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kidym.eom.events import MAX_ERROR_TEST_FAILURES
+from tests.codegen.shared import kidym_cache  # noqa: F401
+
+A, X0 = 1e9, 1e-3
+BANG_BANG = f"m = 1; Slider | Sx(x) | m, 0, 0, 0; Pf.x = -{A:g}*sign(x);"
+ROOT = Path(__file__).resolve().parents[2]
+
+#: Run in a child process: the run must end (within the timeout) and say why.
+CHILD = """
+import json, sys
+import kidym
+r = kidym.simulate(kidym.parse(sys.argv[1]), engine=sys.argv[2], method=sys.argv[3],
+                   t_end=0.1, n_points=1001, initial={"x": float(sys.argv[4])},
+                   raise_on_failure=False)
+print(json.dumps({"success": r.success, "failure": r.failure, "t": r.t.tolist(),
+                  "x": r["x"].tolist(), "v": r["x't"].tolist()}))
+"""
+
+
+def _energy_error(x, v) -> np.ndarray:
+    """Relative departure from the exact motion's energy ``a x0`` (per unit mass)."""
+    x, v = np.asarray(x, float), np.asarray(v, float)
+    return np.abs(v**2 / 2 + A * np.abs(x) - A * X0) / (A * X0)
+
+
+@pytest.mark.parametrize(("engine", "method"), [("numpy", "DOP853"), ("numpy", "RK23"),
+                                                ("compiled", "ERK8")])
+def test_a_bang_bang_force_stops_with_a_step_collapse_in_both_engines(engine, method):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-c", CHILD, BANG_BANG, engine, method, str(X0)],
+                         capture_output=True, text=True, env=env, cwd=ROOT, timeout=60)
+    assert out.returncode == 0, out.stderr
+    r = json.loads(out.stdout.splitlines()[-1])
+    failure = r["failure"]
+    assert not r["success"] and failure is not None
+    # one kind and one wording in both engines, with the limit and the advice
+    assert failure["kind"] == "step-size-collapse"
+    assert failure["message"].startswith("the step size collapsed (")
+    message = failure["message"]
+    assert "the error test failed" in message and "times in one step" in message
+    assert f"{MAX_ERROR_TEST_FAILURES}" in message and "MAX_ERROR_TEST_FAILURES" in message
+    assert "sign(" in failure["hint"] and "event" in failure["hint"]
+    # stopped inside the span, at a state of the exact motion (energy to 1e-3: the
+    # compiled run keeps it to about 1e-4 over its ~1e4 switches at the default rtol, a
+    # 10x margin; the NumPy runs stop at one of the first switches, far closer)
+    assert 0.0 < failure["time"] < 0.1
+    state = failure["state"]
+    assert set(state) == {"x", "x't"}
+    assert _energy_error(state["x"], state["x't"]) < 1e-3
+    # the outputs up to the stop (the NumPy runs: the start only): the exact motion's
+    # energy, at times before the stop
+    assert 0 < len(r["t"]) and r["t"][-1] <= failure["time"]
+    assert np.max(_energy_error(r["x"], r["v"])) < 1e-3
