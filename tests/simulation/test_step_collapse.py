@@ -79,3 +79,10 @@ def test_a_bang_bang_force_stops_with_a_step_collapse_in_both_engines(engine, me
     # energy, at times before the stop
     assert 0 < len(r["t"]) and r["t"][-1] <= failure["time"]
     assert np.max(_energy_error(r["x"], r["v"])) < 1e-3
+
+
+def test_the_docs_give_the_limit_of_the_code():
+    """docs/output.md states the rule with the number both engines use."""
+    text = (ROOT / "docs" / "output.md").read_text(encoding="utf-8")
+    assert f"failed its error test {MAX_ERROR_TEST_FAILURES} times" in text
+    assert f"took {MAX_ERROR_TEST_FAILURES + 1} attempts or more" in text
