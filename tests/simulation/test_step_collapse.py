@@ -45,6 +45,25 @@ print(json.dumps({"success": r.success, "failure": r.failure, "t": r.t.tolist(),
 """
 
 
+def _child(text: str, engine: str, method: str) -> dict:
+    """The run of ``text`` in a child process that must end within 60 s."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-c", CHILD, text, engine, method, str(X0)],
+                         capture_output=True, text=True, env=env, cwd=ROOT, timeout=60)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.splitlines()[-1])
+
+
+def _is_a_step_collapse(failure: dict | None) -> None:
+    """One kind and one wording in both engines, with the limit and the advice."""
+    assert failure is not None and failure["kind"] == "step-size-collapse"
+    message = failure["message"]
+    assert message.startswith("the step size collapsed (")
+    assert "the error test failed" in message and "times in one step" in message
+    assert f"{MAX_ERROR_TEST_FAILURES}" in message and "MAX_ERROR_TEST_FAILURES" in message
+    assert "sign(" in failure["hint"] and "event" in failure["hint"]
+
+
 def _energy_error(x, v) -> np.ndarray:
     """Relative departure from the exact motion's energy ``a x0`` (per unit mass)."""
     x, v = np.asarray(x, float), np.asarray(v, float)
@@ -54,20 +73,10 @@ def _energy_error(x, v) -> np.ndarray:
 @pytest.mark.parametrize(("engine", "method"), [("numpy", "DOP853"), ("numpy", "RK23"),
                                                 ("compiled", "ERK8")])
 def test_a_bang_bang_force_stops_with_a_step_collapse_in_both_engines(engine, method):
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    out = subprocess.run([sys.executable, "-c", CHILD, BANG_BANG, engine, method, str(X0)],
-                         capture_output=True, text=True, env=env, cwd=ROOT, timeout=60)
-    assert out.returncode == 0, out.stderr
-    r = json.loads(out.stdout.splitlines()[-1])
+    r = _child(BANG_BANG, engine, method)
     failure = r["failure"]
-    assert not r["success"] and failure is not None
-    # one kind and one wording in both engines, with the limit and the advice
-    assert failure["kind"] == "step-size-collapse"
-    assert failure["message"].startswith("the step size collapsed (")
-    message = failure["message"]
-    assert "the error test failed" in message and "times in one step" in message
-    assert f"{MAX_ERROR_TEST_FAILURES}" in message and "MAX_ERROR_TEST_FAILURES" in message
-    assert "sign(" in failure["hint"] and "event" in failure["hint"]
+    assert not r["success"]
+    _is_a_step_collapse(failure)
     # stopped inside the span, at a state of the exact motion (energy to 1e-3: the
     # compiled run keeps it to about 1e-4 over its ~1e4 switches at the default rtol, a
     # 10x margin; the NumPy runs stop at one of the first switches, far closer)
@@ -79,6 +88,15 @@ def test_a_bang_bang_force_stops_with_a_step_collapse_in_both_engines(engine, me
     # energy, at times before the stop
     assert 0 < len(r["t"]) and r["t"][-1] <= failure["time"]
     assert np.max(_energy_error(r["x"], r["v"])) < 1e-3
+
+
+@pytest.mark.parametrize(("engine", "method"), [("numpy", "DOP853"), ("compiled", "ERK8")])
+def test_a_time_dependent_bang_bang_force_stops_the_same_way(engine, method):
+    # the force's size varies with t (between a and 3a): the same switch at x = 0
+    r = _child(f"m = 1; Slider | Sx(x) | m, 0, 0, 0; Pf.x = -{A:g}*(2 + sin(t))*sign(x);",
+               engine, method)
+    assert not r["success"] and 0.0 < r["failure"]["time"] < 0.1
+    _is_a_step_collapse(r["failure"])
 
 
 def test_the_docs_give_the_limit_of_the_code():
