@@ -627,8 +627,12 @@ typedef struct {
 
 /* Failed error tests within one step after which the solver stops (ARK_ERR_FAILURE,
  * CV_ERR_FAILURE): kidym.eom.events.MAX_ERROR_TEST_FAILURES, emitted with the model,
- * the rule the NumPy engine applies to SciPy's explicit Runge-Kutta methods. */
+ * the rule the NumPy engine applies to SciPy's explicit Runge-Kutta methods; the cut
+ * of a step after each failure beyond the second (ERROR_TEST_CUT,
+ * SMALL_ERROR_TEST_FAILURES: ARKODE's defaults, set explicitly). */
 extern const int kidym_max_error_test_fails;
+extern const int kidym_small_error_test_fails;
+extern const double kidym_error_test_cut;
 
 static int kd_create(kd_solver *s, int method, SUNContext ctx, double t0, N_Vector y,
                      kd_data *d, double rtol, double atol, double max_step, long max_steps,
@@ -701,6 +705,8 @@ static int kd_create(kd_solver *s, int method, SUNContext ctx, double t0, N_Vect
         flag |= ERKStepSetErrFile(s->mem, NULL);
         flag |= ERKStepSetMaxNumSteps(s->mem, max_steps);
         flag |= ERKStepSetMaxErrTestFails(s->mem, kidym_max_error_test_fails);
+        flag |= ERKStepSetSmallNumEFails(s->mem, kidym_small_error_test_fails);
+        flag |= ERKStepSetMaxEFailGrowth(s->mem, kidym_error_test_cut);
         if (max_step > 0) flag |= ERKStepSetMaxStep(s->mem, max_step);
         flag |= ERKStepSetStopTime(s->mem, t_end);
         if (nev) {

@@ -142,6 +142,17 @@ ZENO_TOLERANCE = 1e-9
 #: A force that switches inside a step (``sign``, a bang-bang control) makes the
 #: error tests fail until the step is short enough to hold the switch.
 MAX_ERROR_TEST_FAILURES = 7
+#: After :data:`SMALL_ERROR_TEST_FAILURES` failures in a step, each further one cuts
+#: the step at least by this factor (ARKODE's ``etamxf`` and ``small_nef``, their
+#: defaults, set explicitly for its explicit methods): a step that fails
+#: :data:`MAX_ERROR_TEST_FAILURES` times has been cut by
+#: ``ERROR_TEST_CUT ** (MAX_ERROR_TEST_FAILURES - SMALL_ERROR_TEST_FAILURES)`` (about
+#: 2e-3) or more. SciPy cuts a failed step less (often by 0.7 or 0.9), so the NumPy
+#: engine stops a step only when it failed that many times *and* had to be cut that
+#: far: a mild switch (``-sign(x)`` of unit mass) that SciPy holds after seven mild
+#: cuts, and ARKODE after fewer deep ones, passes in both.
+ERROR_TEST_CUT = 0.3
+SMALL_ERROR_TEST_FAILURES = 2
 #: What to try when the error test keeps failing: the usual cause in a model.
 SWITCH_HINT = ("a force that switches abruptly with the state (sign(…), a bang-bang "
                "control, a large gain) makes every step across the switch fail its error "

@@ -22,8 +22,10 @@ from kidym.eom.controls import ControlSolveError, solve_controls
 from kidym.eom.controls import split as split_controls
 from kidym.eom.equations import Equations
 from kidym.eom.events import (
+    ERROR_TEST_CUT,
     MAX_ERROR_TEST_FAILURES,
     RESET,
+    SMALL_ERROR_TEST_FAILURES,
     STORM_HINT,
     SWITCH_HINT,
     TERMINAL,
@@ -320,9 +322,10 @@ def _watched(method: str) -> type:
     returns the outputs up to the last accepted step; :data:`TINY_STEPS` steps in a
     row shorter than 10 ulps of ``t`` fail as a collapsed step size, and so does a
     step of an explicit Runge-Kutta method whose error test failed
-    :data:`~kidym.eom.events.MAX_ERROR_TEST_FAILURES` times (the compiled engine's
-    rule, SUNDIALS' ``mxnef``; an attempt costs the method's ``n_stages``
-    evaluations). The implicit methods (Radau, BDF, LSODA) mix error-test and Newton
+    :data:`~kidym.eom.events.MAX_ERROR_TEST_FAILURES` times while it was cut as far as
+    ARKODE cuts a step in as many failures (:data:`~kidym.eom.events.ERROR_TEST_CUT`;
+    the compiled engine's rule, SUNDIALS' ``mxnef``; an attempt costs the method's
+    ``n_stages`` evaluations). The implicit methods (Radau, BDF, LSODA) mix error-test and Newton
     failures in their evaluation count and are not watched so; the tiny-step rule
     covers them."""
     import scipy.integrate
@@ -330,6 +333,8 @@ def _watched(method: str) -> type:
     base = getattr(scipy.integrate, method)
     # SciPy's RK23, RK45, DOP853: n_stages evaluations per attempt of a step
     stages = base.n_stages if method in _STAGES else 0
+    # the cut of a step that failed MAX_ERROR_TEST_FAILURES times in ARKODE, at least
+    deepest = ERROR_TEST_CUT ** (MAX_ERROR_TEST_FAILURES - SMALL_ERROR_TEST_FAILURES)
 
     class Watched(base):  # type: ignore[misc, valid-type]
         last = None
@@ -348,13 +353,17 @@ def _watched(method: str) -> type:
                     return STOPPED
                 watch.reached(t)
             y, nfev = self.y, self.nfev
+            # the first try of the step (SciPy's RK: h_abs within the bounds, to t_bound)
+            first = (min(max(self.h_abs, 10 * abs(np.spacing(t))), self.max_step,
+                         abs(self.t_bound - t)) if stages else 0.0)
             try:
                 message = super().step()
             except _AbortError:
                 self.status = "failed"
                 return "the right-hand side failed"
             failed = (self.nfev - nfev) // stages - 1 if stages else 0
-            if self.status == "running" and failed >= MAX_ERROR_TEST_FAILURES:
+            if (self.status == "running" and failed >= MAX_ERROR_TEST_FAILURES
+                    and abs(self.t - t) <= deepest * first):
                 # where the compiled engine stops: the start of the step it cannot take
                 self.t, self.y, self.status = t, y, "failed"
                 return (f"{ERROR_TEST} {failed} times in one step (the limit is "
@@ -617,6 +626,10 @@ def run_numpy(system: NumpySystem, spec: RunSpec, options: RunOptions
                 t0, t1, y0, times)
     except _AbortError:   # at the start: the solver's first evaluations failed
         ok, status, message, nfev = False, -1, "the right-hand side failed", 0
+        start = times[times <= t0]
+        t_out, y_out = start, np.repeat(y0[:, None], start.size, axis=1)
+    if not ok and not len(t_out):
+        # the first step failed (SciPy then returns lists, not arrays): the start
         start = times[times <= t0]
         t_out, y_out = start, np.repeat(y0[:, None], start.size, axis=1)
     wall = _time.perf_counter() - started
