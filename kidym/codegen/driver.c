@@ -625,6 +625,15 @@ typedef struct {
                                restart (ReInit sets its own to zero) */
 } kd_solver;
 
+/* Failed error tests within one step after which the solver stops (ARK_ERR_FAILURE,
+ * CV_ERR_FAILURE): kidym.eom.events.MAX_ERROR_TEST_FAILURES, emitted with the model,
+ * the rule the NumPy engine applies to SciPy's explicit Runge-Kutta methods; the cut
+ * of a step after each failure beyond the second (ERROR_TEST_CUT,
+ * SMALL_ERROR_TEST_FAILURES: ARKODE's defaults, set explicitly). */
+extern const int kidym_max_error_test_fails;
+extern const int kidym_small_error_test_fails;
+extern const double kidym_error_test_cut;
+
 static int kd_create(kd_solver *s, int method, SUNContext ctx, double t0, N_Vector y,
                      kd_data *d, double rtol, double atol, double max_step, long max_steps,
                      double t_end, int nev, int *dirs, const double *table, int jacobian) {
@@ -649,6 +658,7 @@ static int kd_create(kd_solver *s, int method, SUNContext ctx, double t0, N_Vect
         flag |= CVodeSetUserData(s->mem, d);
         flag |= CVodeSetErrFile(s->mem, NULL);  /* failures are reported to the caller */
         flag |= CVodeSetMaxNumSteps(s->mem, max_steps);
+        flag |= CVodeSetMaxErrTestFails(s->mem, kidym_max_error_test_fails);
         if (max_step > 0) flag |= CVodeSetMaxStep(s->mem, max_step);
         flag |= CVodeSetStopTime(s->mem, t_end);
         if (method == 0) {
@@ -694,6 +704,9 @@ static int kd_create(kd_solver *s, int method, SUNContext ctx, double t0, N_Vect
         if (s->out_mode == KD_OUT_EXTENSION) flag |= ERKStepSetInterpolantDegree(s->mem, 3);
         flag |= ERKStepSetErrFile(s->mem, NULL);
         flag |= ERKStepSetMaxNumSteps(s->mem, max_steps);
+        flag |= ERKStepSetMaxErrTestFails(s->mem, kidym_max_error_test_fails);
+        flag |= ERKStepSetSmallNumEFails(s->mem, kidym_small_error_test_fails);
+        flag |= ERKStepSetMaxEFailGrowth(s->mem, kidym_error_test_cut);
         if (max_step > 0) flag |= ERKStepSetMaxStep(s->mem, max_step);
         flag |= ERKStepSetStopTime(s->mem, t_end);
         if (nev) {

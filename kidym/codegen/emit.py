@@ -58,7 +58,16 @@ from kidym.codegen.emitter import UNUSED, Emitter
 from kidym.codegen.jacobian_c import jacobian_roots, jacobian_source
 from kidym.codegen.mass_c import UNROLL_MAX, mass_matrix_blocks, solve_c, solve_count, solve_ldl
 from kidym.eom.equations import Equations
-from kidym.eom.events import ZENO_RUN, ZENO_TOLERANCE, Event, all_events, parse_expression
+from kidym.eom.events import (
+    ERROR_TEST_CUT,
+    MAX_ERROR_TEST_FAILURES,
+    SMALL_ERROR_TEST_FAILURES,
+    ZENO_RUN,
+    ZENO_TOLERANCE,
+    Event,
+    all_events,
+    parse_expression,
+)
 from kidym.symbolic.identifiers import comment_text
 
 Expr = se.Basic
@@ -389,6 +398,10 @@ def generate_c(eq: Equations, *, outputs: Mapping[str, Expr] | None = None,
            # the Zeno rule of both engines, defined once (kidym.eom.events)
            f"const int kidym_zeno_run = {ZENO_RUN};\n"
            f"const double kidym_zeno_tolerance = {ZENO_TOLERANCE!r};",
+           # the step-collapse rule of both engines (kidym.eom.events)
+           f"const int kidym_max_error_test_fails = {MAX_ERROR_TEST_FAILURES};\n"
+           f"const int kidym_small_error_test_fails = {SMALL_ERROR_TEST_FAILURES};\n"
+           f"const double kidym_error_test_cut = {ERROR_TEST_CUT!r};",
            "const int kidym_layout[7] = {KIDYM_NQ, KIDYM_NW, KIDYM_NY, KIDYM_NP, KIDYM_NC, "
            "KIDYM_NOUT, KIDYM_NEV};",
            f"const int kidym_event_direction[] = {arr(directions)};",

@@ -6,8 +6,10 @@ terminal stop or state reset; the model's own (``СОБЫТИЯ``, resolved by
 (:func:`all_events`). The rules every engine applies to them are defined here once:
 the actions (:data:`RECORD`, :data:`TERMINAL`, :data:`RESET`, as in the generated C),
 events accumulating in time (Zeno behaviour: :data:`ZENO_RUN`, :data:`ZENO_TOLERANCE`,
-which the generated C is given as ``kidym_zeno_run``, ``kidym_zeno_tolerance``) and
-what to try on an event storm (:data:`STORM_HINT`). The engines' side — locating,
+which the generated C is given as ``kidym_zeno_run``, ``kidym_zeno_tolerance``),
+what to try on an event storm (:data:`STORM_HINT`) and the step collapse at a force
+that switches without an event (:data:`MAX_ERROR_TEST_FAILURES`, the C's
+``kidym_max_error_test_fails``; :data:`SWITCH_HINT`). The engines' side — locating,
 recording, resetting — is :mod:`kidym.simulation.events`; the C side is emitted by
 :mod:`kidym.codegen.emit`.
 """
@@ -133,3 +135,28 @@ ZENO_RUN = 5
 #: (``max(t_end - t_start, |t|)``) — well before the intervals reach the root
 #: finders' tolerance (100 ulps), where the motion would go through the event surface.
 ZENO_TOLERANCE = 1e-9
+
+#: Failed error tests within one step after which both engines stop with a collapsed
+#: step size (SUNDIALS' ``mxnef``, whose default is this number, set explicitly in the
+#: generated C; in the NumPy engine, counted for SciPy's explicit Runge-Kutta methods).
+#: A force that switches inside a step (``sign``, a bang-bang control) makes the
+#: error tests fail until the step is short enough to hold the switch.
+MAX_ERROR_TEST_FAILURES = 7
+#: After :data:`SMALL_ERROR_TEST_FAILURES` failures in a step, each further one cuts
+#: the step at least by this factor (ARKODE's ``etamxf`` and ``small_nef``, their
+#: defaults, set explicitly for its explicit methods): a step that fails
+#: :data:`MAX_ERROR_TEST_FAILURES` times has been cut by
+#: ``ERROR_TEST_CUT ** (MAX_ERROR_TEST_FAILURES - SMALL_ERROR_TEST_FAILURES)`` (about
+#: 2e-3) or more. SciPy cuts a failed step less (often by 0.7 or 0.9), so the NumPy
+#: engine stops a step only when it failed that many times *and* had to be cut that
+#: far: a mild switch (``-sign(x)`` of unit mass) that SciPy holds after seven mild
+#: cuts, and ARKODE after fewer deep ones, passes in both.
+ERROR_TEST_CUT = 0.3
+SMALL_ERROR_TEST_FAILURES = 2
+#: What to try when the error test keeps failing: the usual cause in a model.
+SWITCH_HINT = ("a force that switches abruptly with the state (sign(…), a bang-bang "
+               "control, a large gain) makes every step across the switch fail its error "
+               "test: smooth the switch (e.g. tanh(x/ε) for sign(x)), or split the motion "
+               "at it with an event (СОБЫТИЯ) that resets a mode coordinate "
+               "(docs/language.md §5.10); or try a stiff method (method='BDF'), looser "
+               "rtol/atol, or end the run earlier (t_end)")

@@ -17,13 +17,11 @@ import numpy as np
 
 from kidym.eom.constraints import Stabilization
 from kidym.eom.equations import Equations
-from kidym.eom.events import STORM_HINT, storm_detail
+from kidym.eom.events import MAX_ERROR_TEST_FAILURES, STORM_HINT, SWITCH_HINT, storm_detail
 from kidym.errors import SimulationError
 from kidym.simulation import compiled_inputs, faults
 from kidym.simulation.compiled import CompiledSystem
-from kidym.simulation.compiled_calls import (
-    NOT_FINITE,
-)
+from kidym.simulation.compiled_calls import NOT_FINITE
 from kidym.simulation.compiled_methods import (  # noqa: F401 (the engine's method names)
     COMPILED_METHODS,
     ERK8_TOL_EXPONENT,
@@ -42,7 +40,8 @@ from kidym.simulation.spec import RunOptions, RunSpec
 
 #: SUNDIALS failures in which the step size has shrunk to nothing, and what they mean.
 _STEP_COLLAPSE_FLAGS = {
-    "ERR_FAILURE": "the error test failed repeatedly or at the smallest step",
+    "ERR_FAILURE": f"the error test failed {MAX_ERROR_TEST_FAILURES} times in one step "
+                   "(MAX_ERROR_TEST_FAILURES) or at the smallest step",
     "CONV_FAILURE": "the corrector failed to converge repeatedly or at the smallest step",
     "TOO_MUCH_WORK": "the largest number of steps was taken before the next output time",
 }
@@ -79,7 +78,8 @@ def _fault(system: CompiledSystem, raw: dict) -> faults.Fault:
     flag = raw["message"]
     for key, meaning in _STEP_COLLAPSE_FLAGS.items():
         if key in flag:
-            return faults.Fault(faults.STEP_COLLAPSE, f"{flag}: {meaning}", t, y)
+            return faults.Fault(faults.STEP_COLLAPSE, f"{flag}: {meaning}", t, y,
+                                SWITCH_HINT if key == "ERR_FAILURE" else "")
     return faults.Fault(faults.INTEGRATOR, f"{flag} (status {status})", t, y)
 
 

@@ -252,7 +252,7 @@ def diagnose(fault: Fault, *, state_names: Sequence[str], t0: float, y0: np.ndar
     if fault.kind == NON_FINITE:
         return error(NON_FINITE, fault.detail or "the right-hand side is not finite")
     if fault.kind == STEP_COLLAPSE:
-        return error(STEP_COLLAPSE, f"the step size collapsed ({fault.detail})")
+        return error(STEP_COLLAPSE, f"the step size collapsed ({fault.detail})", fault.hint)
     return error(INTEGRATOR, f"the integrator{f' ({method})' if method else ''} failed: "
                              f"{fault.detail}")
 

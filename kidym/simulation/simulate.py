@@ -11,7 +11,17 @@ import numpy as np
 
 from kidym.eom.constraints import drift as constraint_drift
 from kidym.eom.equations import Equations
-from kidym.eom.events import RESET, STORM_HINT, TERMINAL, all_events, storm_detail
+from kidym.eom.events import (
+    ERROR_TEST_CUT,
+    MAX_ERROR_TEST_FAILURES,
+    RESET,
+    SMALL_ERROR_TEST_FAILURES,
+    STORM_HINT,
+    SWITCH_HINT,
+    TERMINAL,
+    all_events,
+    storm_detail,
+)
 from kidym.errors import SimulationError
 from kidym.simulation import faults
 from kidym.simulation.constrained import measure, project
@@ -69,19 +79,37 @@ TINY_STEPS = 100
 #: The message of a NumPy run stopped on request (Ctrl-C).
 STOPPED = "stopped on request"
 
+#: The start of the message of a NumPy run whose step failed its error test
+#: :data:`~kidym.eom.events.MAX_ERROR_TEST_FAILURES` times.
+ERROR_TEST = "the error test failed"
+
 
 def _watched(method: str) -> type:
     """SciPy's solver class ``method``, watched: its last instance is ``.last`` (the
     solver's own time and state when it fails); an abort in the right-hand side
     (:class:`AbortError`) fails the step instead of escaping, so that ``solve_ivp``
     returns the outputs up to the last accepted step; :data:`TINY_STEPS` steps in a
-    row shorter than 10 ulps of ``t`` fail as a collapsed step size."""
+    row shorter than 10 ulps of ``t`` fail as a collapsed step size, and so does a
+    step of an explicit Runge-Kutta method whose error test failed
+    :data:`~kidym.eom.events.MAX_ERROR_TEST_FAILURES` times while it was cut as far as
+    ARKODE cuts a step in as many failures (:data:`~kidym.eom.events.ERROR_TEST_CUT`;
+    the compiled engine's rule, SUNDIALS' ``mxnef``; an attempt costs the method's
+    ``n_stages`` evaluations). The implicit methods (Radau, BDF, LSODA) mix error-test and Newton
+    failures in their evaluation count and are not watched so; the tiny-step rule
+    covers them."""
     import scipy.integrate
 
     base = getattr(scipy.integrate, method)
+    # SciPy's RK23, RK45, DOP853: n_stages evaluations per attempt of a step
+    stages = base.n_stages if method in _STAGES else 0
+    # the cut of a step that failed MAX_ERROR_TEST_FAILURES times in ARKODE, at least
+    deepest = ERROR_TEST_CUT ** (MAX_ERROR_TEST_FAILURES - SMALL_ERROR_TEST_FAILURES)
 
     class Watched(base):  # type: ignore[misc, valid-type]
         last = None
+        #: whether the error-test rule applies (not in the formulations that pass a
+        #: loop's singular positions, whose own checks name what happens there)
+        error_tests = bool(stages)
 
         def __init__(self, *args, **kwargs) -> None:
             super().__init__(*args, **kwargs)
@@ -96,11 +124,22 @@ def _watched(method: str) -> type:
                     self.status = "failed"
                     return STOPPED
                 watch.reached(t)
+            y, nfev = self.y, self.nfev
+            # the first try of the step (SciPy's RK: h_abs within the bounds, to t_bound)
+            first = (min(max(self.h_abs, 10 * abs(np.spacing(t))), self.max_step,
+                         abs(self.t_bound - t)) if self.error_tests else 0.0)
             try:
                 message = super().step()
             except AbortError:
                 self.status = "failed"
                 return "the right-hand side failed"
+            failed = (self.nfev - nfev) // stages - 1 if self.error_tests else 0
+            if (self.status == "running" and failed >= MAX_ERROR_TEST_FAILURES
+                    and abs(self.t - t) <= deepest * first):
+                # where the compiled engine stops: the start of the step it cannot take
+                self.t, self.y, self.status = t, y, "failed"
+                return (f"{ERROR_TEST} {failed} times in one step (the limit is "
+                        f"{MAX_ERROR_TEST_FAILURES}, MAX_ERROR_TEST_FAILURES)")
             if self.status == "running":
                 self.tiny = self.tiny + 1 if abs(self.t - t) < 10 * abs(np.spacing(t)) else 0
                 if self.tiny >= TINY_STEPS:
@@ -312,6 +351,9 @@ def run_numpy(system: NumpySystem, spec: RunSpec, options: RunOptions
         evf = dataclasses.replace(evf, inputs=spec.inputs)
     recorded: dict = {}
     solver = _watched(method)
+    # the minimal form and ali3 stop or pass a loop's singular positions by their own
+    # checks; an error test failing there is theirs to name
+    solver.error_tests = solver.error_tests and not ali3 and partitioning is None
     fault: faults.Fault | None = None
     started = _time.perf_counter()
     # implicit methods get the analytic Jacobian (kidym.simulation.jacobian); with external
@@ -361,6 +403,10 @@ def run_numpy(system: NumpySystem, spec: RunSpec, options: RunOptions
         ok, status, message, nfev = False, -1, "the right-hand side failed", 0
         start = times[times <= t0]
         t_out, y_out = start, np.repeat(y0[:, None], start.size, axis=1)
+    if not ok and not len(t_out):
+        # the first step failed (SciPy then returns lists, not arrays): the start
+        start = times[times <= t0]
+        t_out, y_out = start, np.repeat(y0[:, None], start.size, axis=1)
     wall = _time.perf_counter() - started
     error = None
     watch = current_watch()
@@ -400,6 +446,7 @@ def run_numpy(system: NumpySystem, spec: RunSpec, options: RunOptions
             system.equations, events=run_events, stabilization=stab)):
         # a loop at a singular position (the monitor, or a singular augmented solve): go on
         # across it with the formulation that passes it
+        solver.error_tests = False
         (ok, status, message, more, t_more, y_more, minimal_stats, fault
          ) = continue_run(system, p, float(t_out[-1]), y_out[:, -1], t1, times,
                           method=solver, rtol=rtol, atol=atol, max_step=max_step,
@@ -644,7 +691,9 @@ def _numpy_fault(failure: SimulationError | None, solver, message: str,
         y = np.array([failure.state[n] for n in state_names], dtype=float)
         return faults.Fault(failure.kind or faults.NON_FINITE, failure.reason,
                             float(failure.time), y, failure.hint)
-    kind = faults.STEP_COLLAPSE if "step size" in message else faults.INTEGRATOR
+    switch = message.startswith(ERROR_TEST)
+    kind = (faults.STEP_COLLAPSE if "step size" in message or switch
+            else faults.INTEGRATOR)
     assert solver is not None   # it failed in a step: it was made
     return faults.Fault(kind, message.rstrip("."), float(solver.t),
-                        np.asarray(solver.y, dtype=float))
+                        np.asarray(solver.y, dtype=float), SWITCH_HINT if switch else "")
