@@ -140,7 +140,8 @@ REFINE_DEPTH = 3
 
 
 def loop_passage(system, t: np.ndarray, Y: np.ndarray, p: np.ndarray, *,
-                 refine=None, depth: int = REFINE_DEPTH) -> Passage | None:
+                 refine=None, depth: int = REFINE_DEPTH, edges: bool = False
+                 ) -> Passage | None:
     """The first passage through a singular position in a run's samples, or None.
 
     Where the samples of an interval cannot exclude a passage (rule 2's distance test:
@@ -165,6 +166,11 @@ def loop_passage(system, t: np.ndarray, Y: np.ndarray, p: np.ndarray, *,
         the states in rows; it may return fewer rows (a failure).
     depth : int
         How many times an interval may still be refined.
+    edges : bool
+        Whether a minimum of ``r`` at the first or the last sample counts as one inside
+        (rule 3): for samples that go on from a motion checked before them (the compiled
+        phase of ``formulation="ali3"`` checks its windows of samples one by one, and a
+        window may start just before a passage, its first sample the lowest).
 
     Returns
     -------
@@ -208,6 +214,11 @@ def loop_passage(system, t: np.ndarray, Y: np.ndarray, p: np.ndarray, *,
     # block's determinant vanishes to an even order and need not change sign
     dips = {j for k in range(1, len(t) - 1) if r[k] <= r[k - 1] and r[k] <= r[k + 1]
             for j in (k - 1, k)}
+    if edges and len(t) > 1:
+        if r[0] <= r[1]:
+            dips.add(0)
+        if r[-1] <= r[-2]:
+            dips.add(len(t) - 2)
     for k in range(len(t) - 1):
         cols = pivot_columns(Gs[k], rank)
         flipped = _signed_volume(Gs[k], cols) * _signed_volume(Gs[k + 1], cols) <= 0

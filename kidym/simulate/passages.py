@@ -43,7 +43,7 @@ from kidym.eom.constraints import Stabilization, solve_augmented
 from kidym.errors import SimulationError
 from kidym.simulate import faults
 from kidym.simulate.constrained import project
-from kidym.simulate.monitors import pivot_columns, singular_ratio
+from kidym.simulate.monitors import loop_passage, pivot_columns, singular_ratio
 
 #: ``σ_ρ/σ_1`` of ``G`` below which the bridge carries the motion.
 NEAR = 0.05
@@ -421,11 +421,30 @@ def compiled_phase(system, p, t, y, t1, watch, emit, *, pending, method, rtol, a
                 break
             watch.seen(r_k)
             last = k
+        # the monitor's rule on the samples (:func:`loop_passage`): the loop may jump to
+        # another branch between two samples without coming near a sample's threshold
+        # or flipping the best block (the spring four-bar onto the branch with its crank
+        # held at 0); the bridge goes on from the sample before such an interval
+        passage = loop_passage(system, ts[:last + 1], Ys[:last + 1], p,
+                               refine=_refine(system, p, method=method, rtol=rtol,
+                                              atol=atol, max_step=max_step),
+                               edges=True)
+        if passage is not None:
+            last, near = passage.k, True
         emit(ts[last], _samples(ts[:last + 1], Ys[:last + 1]))
         t, y = float(ts[last]), np.array(Ys[last])
         if near:
             return t, y, True, nfev, None
     return t, y, False, nfev, None
+
+
+def _refine(system, p: np.ndarray, **options):
+    """The compiled loop from a state with finer output times (the monitor's ``refine``)."""
+    def refine(ta: float, tb: float, ya: np.ndarray, times: np.ndarray) -> tuple:
+        del tb
+        sub = system.integrate(ya, p, times, t0=ta, **options)
+        return sub["t"], sub["y"]
+    return refine
 
 
 def _samples(ts: np.ndarray, Ys: np.ndarray):
