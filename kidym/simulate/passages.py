@@ -291,6 +291,7 @@ def run_ali3(system, p: np.ndarray, t0: float, t1: float, y0: np.ndarray, times:
                     continue
             # the bridge: ALI3-P steps until the position is passed and G is regular
             tb0 = t
+            y = project(system, t, y, p, tol)   # (a NumPy step's dense state is not on Φ = 0)
             q, v, a, lam = bridge.start(t, y)
             _r, cols, det = geometry(t, y)
             crossed = False
@@ -374,13 +375,36 @@ def numpy_phase(system, p, t, y, t1, watch, emit, *, pending, method, rtol, atol
                       np.linspace(t, solver.t, STEP_CHECKS + 2)[1:-1]), default=np.inf)
         if (min(r_new, inside) < watch.near
                 or det * float(np.linalg.det(G_new[:, cols])) <= 0):
-            near = True   # reject the step: bridge from the state before it
+            # reject the step: bridge from the last of its dense states (a bridge step
+            # apart) before the position, not from its start — a long step would leave
+            # a long bridge, whose trapezoidal error grows with its length
+            t_ok = _last_regular(system, p, watch, t, float(solver.t), dense, cols, det,
+                                 min(BRIDGE_FACTOR * rtol ** (1.0 / 3.0), max_step))
+            if t_ok > t:
+                emit(t_ok, dense)
+                t, y = t_ok, np.asarray(dense(t_ok), float)
+            near = True
             break
         emit(solver.t, dense)
         t, y = float(solver.t), np.array(solver.y)
         watch.seen(r_new)
         _r, cols, det = watch.geometry(t, y)
     return t, y, near, solver.nfev, fault
+
+
+def _last_regular(system, p, watch, ta: float, tb: float, dense, cols: list[int],
+                  det: float, spacing: float) -> float:
+    """The last time of the step ``[ta, tb]`` (points ``spacing`` apart, its dense
+    output) up to which no point is near a singular position or flips the best block."""
+    t_ok = ta
+    for tk in np.linspace(ta, tb, max(int(np.ceil((tb - ta) / spacing)), 1) + 1)[1:-1]:
+        yk = dense(tk)
+        r_k, _c, _d = watch.geometry(tk, yk)
+        G = system.constraint_block(tk, yk, p)[2].G
+        if r_k < watch.near or det * float(np.linalg.det(G[:, cols])) <= 0:
+            break
+        t_ok = float(tk)
+    return t_ok
 
 
 #: Points inside each step of the NumPy phase where ``σ_ρ/σ_1`` is checked.
@@ -428,7 +452,7 @@ def compiled_phase(system, p, t, y, t1, watch, emit, *, pending, method, rtol, a
         passage = loop_passage(system, ts[:last + 1], Ys[:last + 1], p,
                                refine=_refine(system, p, method=method, rtol=rtol,
                                               atol=atol, max_step=max_step),
-                               edges=True)
+                               edges=True, largest=watch.reference)
         if passage is not None:
             last, near = passage.k, True
         emit(ts[last], _samples(ts[:last + 1], Ys[:last + 1]))
