@@ -325,12 +325,63 @@ def run_ali3(system, p: np.ndarray, t0: float, t1: float, y0: np.ndarray, times:
         y_bad = np.array([exc.state[k] for k in system.state_names], dtype=float)
         fault = faults.Fault(exc.kind or faults.NON_FINITE, exc.reason, exc.time, y_bad,
                              exc.hint or "")
+    if fault is None:
+        # the monitor's rule on the samples of the augmented phases, as on any run: a
+        # jump to another branch that the phase's own checks let through is a failure
+        keep, fault = _phase_passage(system, p, out_t, out_y, bridges, watch.reference,
+                                     _phase_refine(phase, system, p, method=method,
+                                                   rtol=rtol, atol=atol,
+                                                   max_step=max_step))
+        out_t, out_y = out_t[:keep], out_y[:keep]
     if fault is not None:
         ok, status, message = False, -1, fault.detail
     stats = {"bridges": bridges, "bridge_step": h_bridge, "near": NEAR,
              "bridge_evaluations": bridge.evaluations}
     y_out = np.array(out_y, dtype=float).T.reshape(len(y0), len(out_t))
     return ok, status, message, nfev, np.array(out_t, dtype=float), y_out, stats, fault
+
+
+def _phase_passage(system, p: np.ndarray, ts: list, Ys: list, bridges: list,
+                   largest: float, refine) -> tuple:
+    """``(samples kept, fault)``: the first passage that :func:`loop_passage` finds in
+    the samples between bridges (intervals that no bridge overlaps), the samples up to
+    the one before it; or all samples and None."""
+    n = len(ts)
+    free = [not any(a < ts[k + 1] and ts[k] < b for a, b in bridges) for k in range(n - 1)]
+    k = 0
+    while k < n - 1:
+        if not free[k]:
+            k += 1
+            continue
+        j = k
+        while j < n - 1 and free[j]:
+            j += 1
+        passage = loop_passage(system, np.array(ts[k:j + 1], float),
+                               np.array(Ys[k:j + 1], float), p, refine=refine,
+                               edges=True, largest=largest)
+        if passage is not None:
+            i = k + passage.k
+            error = passage.error(system.state_names, Ys[i],
+                                  system.equations.constraints.names)
+            return i + 1, faults.Fault(faults.CONSTRAINTS, error.reason, error.time,
+                                       np.array(Ys[i], float), error.hint or "")
+        k = j
+    return n, None
+
+
+def _phase_refine(phase, system, p: np.ndarray, *, method, rtol: float, atol: float,
+                  max_step: float):
+    """The monitor's ``refine``: the augmented run of ``phase``'s engine again."""
+    if phase is compiled_phase:
+        return _refine(system, p, method=method, rtol=rtol, atol=atol, max_step=max_step)
+
+    def refine(ta: float, tb: float, ya: np.ndarray, times: np.ndarray) -> tuple:
+        from scipy.integrate import solve_ivp
+
+        sol = solve_ivp(_rhs(system, p), (ta, tb), ya, method=method, t_eval=times,
+                        rtol=rtol, atol=atol, max_step=max_step)
+        return sol.t, sol.y.T
+    return refine
 
 
 class _Watch:
