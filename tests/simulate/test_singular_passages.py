@@ -460,3 +460,30 @@ def test_a_badly_scaled_constraint_jacobian_is_no_singular_position(engine):
     exact = parallelogram_motion(l=1.0, m=1.0, g=9.81, theta0=-1.0, omega0=0.0,
                                  times=result.t)
     assert angle_error(result.values["q1"], exact) < 100 * 1e-8
+
+
+def test_the_monitor_sees_a_branch_jump_at_the_first_sample_of_a_window(spring_eq):
+    # the spring four-bar's parallelogram motion up to 0.6 s (q = (θ, -θ, θ), θ from the
+    # exact motion), then the branch that meets it at q = 0 with the crank held at 0 and
+    # coupler and rocker folded together (q = (0, φ, φ)): what the compiled phase of a
+    # run continued from 0.6 s did at rtol 1e-6. Checked window by window, the jump is
+    # in the first interval of a window, where r has no minimum inside.
+    from kidym.simulate.monitors import loop_passage
+    from kidym.simulate.simulate import NumpySystem
+
+    system = NumpySystem.build(spring_eq)
+    p = system.parameter_vector()
+    t = np.array([0.0, 0.2, 0.4, 0.5, 0.6])
+    theta = parallelogram_motion(**SPRING, times=t)
+    phys = [np.array([a, -a, a, 0.0, 0.0, 0.0]) for a in theta]
+    held = [np.array([0.0, f, f, 0.0, 0.0, 0.0]) for f in (-0.116, -0.396, -0.705)]
+    window_t = np.array([0.6, 0.64, 0.68, 0.72])
+    window = np.array([phys[-1], *held])
+    assert loop_passage(system, window_t, window, p) is None   # (the rule alone: no dip)
+    passage = loop_passage(system, window_t, window, p, edges=True)
+    assert passage is not None and passage.t_before == 0.6 and passage.t_after == 0.64
+    # the whole run's samples: r has its minimum at 0.6, the intervals on both sides
+    # of it are tested (without refine, the one before it cannot be cleared either)
+    whole = loop_passage(system, np.concatenate([t, window_t[1:]]),
+                         np.array([*phys, *held]), p)
+    assert whole is not None and whole.t_after <= 0.64
