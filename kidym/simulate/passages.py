@@ -314,11 +314,15 @@ def run_ali3(system, p: np.ndarray, t0: float, t1: float, y0: np.ndarray, times:
                 # past the position: the best block flipped (one rank lost) or ``r``
                 # was below NEAR (several ranks lost: the block's determinant vanishes
                 # to an even order and need not change sign)
+                # (or past the interval where the monitor's rule saw a passage: the
+                # motion may have passed the position between two bridge steps)
                 crossed = (crossed or r < watch.near
-                           or det * float(np.linalg.det(G[:, cols])) <= 0)
+                           or det * float(np.linalg.det(G[:, cols])) <= 0
+                           or (watch.until is not None and t >= watch.until))
                 if crossed and r >= watch.near:
                     break
             bridges.append((tb0, t))
+            watch.until = None
             if t < t1:
                 y = project(system, t, y, p, tol)
     except SimulationError as exc:
@@ -390,6 +394,9 @@ class _Watch:
 
     def __init__(self, geometry, r0: float) -> None:
         self.geometry, self.reference = geometry, r0
+        #: The end of an interval where the monitor's rule saw a passage (a bridge
+        #: carries the motion at least to it), or None.
+        self.until: float | None = None
 
     @property
     def near(self) -> float:
@@ -421,16 +428,30 @@ def numpy_phase(system, p, t, y, t1, watch, emit, *, pending, method, rtol, atol
         G_new = system.constraint_block(solver.t, solver.y, p)[2].G
         dense = solver.dense_output()
         # a step may leap over a position where several ranks are lost (no sign change
-        # of the best block, ``r`` regular at both ends): ``r`` inside it, too
-        inside = min((watch.geometry(tk, dense(tk))[0] for tk in
-                      np.linspace(t, solver.t, STEP_CHECKS + 2)[1:-1]), default=np.inf)
-        if (min(r_new, inside) < watch.near
+        # of the best block, ``r`` regular at both ends): ``r`` inside it, too, at
+        # points no farther apart than the compiled phase's samples, and the monitor's
+        # rule on them (A02 with N = 2 at rtol 1e-7 stepped across θ = -π unseen)
+        h_bridge = min(BRIDGE_FACTOR * rtol ** (1.0 / 3.0), max_step)
+        points = np.linspace(t, solver.t, max(STEP_CHECKS, int(np.ceil(
+            (solver.t - t) / (CHECK_FACTOR * h_bridge)))) + 2)
+        states = np.array([y, *(dense(tk) for tk in points[1:-1]), solver.y], float)
+        inside = min(watch.geometry(tk, yk)[0] for tk, yk in
+                     zip(points[1:-1], states[1:-1], strict=True))
+        passage = None
+        if not (min(r_new, inside) < watch.near
+                or det * float(np.linalg.det(G_new[:, cols])) <= 0):
+            passage = loop_passage(system, points, states, p, edges=True,
+                                   largest=watch.reference)
+        if (passage is not None or min(r_new, inside) < watch.near
                 or det * float(np.linalg.det(G_new[:, cols])) <= 0):
             # reject the step: bridge from the last of its dense states (a bridge step
             # apart) before the position, not from its start — a long step would leave
             # a long bridge, whose trapezoidal error grows with its length
             t_ok = _last_regular(system, p, watch, t, float(solver.t), dense, cols, det,
-                                 min(BRIDGE_FACTOR * rtol ** (1.0 / 3.0), max_step))
+                                 h_bridge)
+            if passage is not None:
+                t_ok = min(t_ok, float(points[passage.k]))
+                watch.until = float(points[passage.k + 1])
             if t_ok > t:
                 emit(t_ok, dense)
                 t, y = t_ok, np.asarray(dense(t_ok), float)
@@ -506,6 +527,7 @@ def compiled_phase(system, p, t, y, t1, watch, emit, *, pending, method, rtol, a
                                edges=True, largest=watch.reference)
         if passage is not None:
             last, near = passage.k, True
+            watch.until = passage.t_after   # (the bridge carries the motion past it)
         emit(ts[last], _samples(ts[:last + 1], Ys[:last + 1]))
         t, y = float(ts[last]), np.array(Ys[last])
         if near:
