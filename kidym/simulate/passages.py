@@ -441,7 +441,9 @@ def numpy_phase(system, p, t, y, t1, watch, emit, *, pending, method, rtol, atol
         if not (min(r_new, inside) < watch.near
                 or det * float(np.linalg.det(G_new[:, cols])) <= 0):
             passage = loop_passage(system, points, states, p, edges=True,
-                                   largest=watch.reference)
+                                   largest=watch.reference, refine=_phase_refine(
+                                       numpy_phase, system, p, method=method, rtol=rtol,
+                                       atol=atol, max_step=max_step))
         if (passage is not None or min(r_new, inside) < watch.near
                 or det * float(np.linalg.det(G_new[:, cols])) <= 0):
             # reject the step: bridge from the last of its dense states (a bridge step
