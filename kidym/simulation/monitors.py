@@ -15,7 +15,8 @@ The rule, at the output samples ``t_k`` (positions ``q_k``):
 
 1. ``r_k = σ_ρ / σ_1`` of ``G(q_k)``, with ``ρ`` the rank of ``G`` at the start
    (redundant constraints keep their rank); ``r_k < SAMPLE_RATIO`` is a singular
-   position at a sample;
+   position at a sample (each threshold here at most ``RELATIVE`` times the largest
+   ``r`` of the run: a badly scaled ``G`` is not singular);
 2. ``D_k``: the ``ρ`` columns of ``G(q_k)`` that a column-pivoted elimination picks
    (the best-conditioned dependent block). If ``det G(q_{k+1})[:, D_k]`` has the
    other sign than ``det G(q_k)[:, D_k]``, the motion crossed a position where that
@@ -30,8 +31,9 @@ The rule, at the output samples ``t_k`` (positions ``q_k``):
    re-partitions) is no failure;
 3. where ``G`` loses more than one rank at once (the N-four-bar with N ≥ 2 loses N)
    the best block's determinant vanishes to an even order and need not change sign:
-   so the intervals on both sides of every sample where ``r`` has a local minimum are
-   tested as in 2. as well (a jump to a branch that meets this one only at the
+   so the intervals on both sides of every sample where ``r`` has a local minimum (a
+   neighbour higher by more than rounding, ``DIP_FALL``) are tested as in 2. as
+   well (a jump to a branch that meets this one only at the
    singular position, such as the kite branch of a parallelogram, leaves samples on
    both sides that the straight line between them does not bring close to it: the
    distance test catches it).
@@ -57,6 +59,17 @@ from kidym.simulation import faults
 SAMPLE_RATIO = 1e-8
 #: ``σ_ρ/σ_1`` below which the line between two samples passes a singular position.
 PASSAGE_RATIO = 1e-3
+#: Both thresholds are at most this fraction of the largest ``σ_ρ/σ_1`` of the run: a
+#: badly scaled Jacobian (a floating base's translations beside the joints' short lever
+#: arms: Cassie's ratio is about 7e-4 everywhere) is not a singular position
+#: (``formulation="ali3"``'s bridges use the same fraction, ``passages.NEAR``).
+RELATIVE = 0.05
+#: A local minimum of ``r`` at a sample is a dip (rule 3) where a neighbour's ``r`` is at
+#: least this factor above it: the rounding-level ups and downs of a nearly constant
+#: ``r`` are no dips. (Not more: a jump to another branch at a passage between two
+#: samples may leave ``r`` at the sample after it only a few per cent above the one
+#: before — the spring four-bar onto the branch with its crank held at 0, 9 %.)
+DIP_FALL = 1.0 + 1e-6
 #: Points on the line between two samples where ``r`` is evaluated.
 LINE_POINTS = 33
 
@@ -140,7 +153,8 @@ REFINE_DEPTH = 3
 
 
 def loop_passage(system, t: np.ndarray, Y: np.ndarray, p: np.ndarray, *,
-                 refine=None, depth: int = REFINE_DEPTH) -> Passage | None:
+                 refine=None, depth: int = REFINE_DEPTH, edges: bool = False,
+                 largest: float = 0.0) -> Passage | None:
     """The first passage through a singular position in a run's samples, or None.
 
     Where the samples of an interval cannot exclude a passage (rule 2's distance test:
@@ -165,6 +179,14 @@ def loop_passage(system, t: np.ndarray, Y: np.ndarray, p: np.ndarray, *,
         the states in rows; it may return fewer rows (a failure).
     depth : int
         How many times an interval may still be refined.
+    edges : bool
+        Whether a minimum of ``r`` at the first or the last sample counts as one inside
+        (rule 3): for samples that go on from a motion checked before them (the compiled
+        phase of ``formulation="ali3"`` checks its windows of samples one by one, and a
+        window may start just before a passage, its first sample the lowest).
+    largest : float
+        The largest ``σ_ρ/σ_1`` seen before these samples (of the run that a refined
+        interval or a window belongs to): the thresholds are relative to it as well.
 
     Returns
     -------
@@ -194,8 +216,11 @@ def loop_passage(system, t: np.ndarray, Y: np.ndarray, p: np.ndarray, *,
         rows = pivot_columns(Gs[0].T.copy(), rank)
         Gs = [G[sorted(rows)] for G in Gs]
     r = np.array([singular_ratio(G, rank) for G in Gs])
+    largest = max(largest, float(r.max()))
+    sample_ratio = min(SAMPLE_RATIO, RELATIVE * largest)
+    passage_ratio = min(PASSAGE_RATIO, RELATIVE * largest)
     for k in range(len(t)):
-        if r[k] < SAMPLE_RATIO:
+        if r[k] < sample_ratio:
             return Passage(max(k - 1, 0), float(t[max(k - 1, 0)]), float(t[k]),
                            float(r[k]), at_sample=k == 0)
     q = np.asarray(Y, float)[:, :n_q]
@@ -207,16 +232,21 @@ def loop_passage(system, t: np.ndarray, Y: np.ndarray, p: np.ndarray, *,
     # a local minimum of r at a sample: where G loses more than one rank, the best
     # block's determinant vanishes to an even order and need not change sign
     dips = {j for k in range(1, len(t) - 1) if r[k] <= r[k - 1] and r[k] <= r[k + 1]
-            for j in (k - 1, k)}
+            and max(r[k - 1], r[k + 1]) >= DIP_FALL * r[k] for j in (k - 1, k)}
+    if edges and len(t) > 1:
+        if DIP_FALL * r[0] <= r[1]:
+            dips.add(0)
+        if DIP_FALL * r[-1] <= r[-2]:
+            dips.add(len(t) - 2)
     for k in range(len(t) - 1):
         cols = pivot_columns(Gs[k], rank)
         flipped = _signed_volume(Gs[k], cols) * _signed_volume(Gs[k + 1], cols) <= 0
         if not flipped and k not in dips:
             continue
         low = _line_minimum(system, t[k], t[k + 1], Y[k], Y[k + 1], p, rank)
-        if low < PASSAGE_RATIO or min(r[k], r[k + 1]) < lipschitz * dq[k]:
+        if low < passage_ratio or min(r[k], r[k + 1]) < lipschitz * dq[k]:
             if refine is not None and depth > 0:
-                fine = _refined(system, refine, t[k], t[k + 1], Y[k], p, depth)
+                fine = _refined(system, refine, t[k], t[k + 1], Y[k], p, depth, largest)
                 if fine is None:
                     continue   # the finer samples show no passage in this interval
                 low = min(low, fine.ratio)
@@ -226,7 +256,7 @@ def loop_passage(system, t: np.ndarray, Y: np.ndarray, p: np.ndarray, *,
 
 
 def _refined(system, refine, ta: float, tb: float, ya: np.ndarray, p: np.ndarray,
-             depth: int) -> Passage | None:
+             depth: int, largest: float) -> Passage | None:
     """The rule on the interval ``[ta, tb]`` integrated again with finer output times;
     a sub-run that ends early counts as a passage not excluded."""
     times = np.linspace(ta, tb, REFINE_POINTS)
@@ -237,7 +267,7 @@ def _refined(system, refine, ta: float, tb: float, ya: np.ndarray, p: np.ndarray
     if len(ts) < len(times):
         return Passage(0, float(ta), float(tb), 0.0, at_sample=False)
     return loop_passage(system, np.asarray(ts, float), np.asarray(Ys, float), p,
-                        refine=refine, depth=depth - 1)
+                        refine=refine, depth=depth - 1, largest=largest)
 
 
 def _line_minimum(system, ta: float, tb: float, ya: np.ndarray, yb: np.ndarray,

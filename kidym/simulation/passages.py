@@ -43,7 +43,7 @@ from kidym.eom.constraints import Stabilization, solve_augmented
 from kidym.errors import SimulationError
 from kidym.simulation import faults
 from kidym.simulation.constrained import project
-from kidym.simulation.monitors import pivot_columns, singular_ratio
+from kidym.simulation.monitors import loop_passage, pivot_columns, singular_ratio
 
 #: ``σ_ρ/σ_1`` of ``G`` below which the bridge carries the motion.
 NEAR = 0.05
@@ -291,6 +291,7 @@ def run_ali3(system, p: np.ndarray, t0: float, t1: float, y0: np.ndarray, times:
                     continue
             # the bridge: ALI3-P steps until the position is passed and G is regular
             tb0 = t
+            y = project(system, t, y, p, tol)   # (a NumPy step's dense state is not on Φ = 0)
             q, v, a, lam = bridge.start(t, y)
             _r, cols, det = geometry(t, y)
             crossed = False
@@ -313,17 +314,29 @@ def run_ali3(system, p: np.ndarray, t0: float, t1: float, y0: np.ndarray, times:
                 # past the position: the best block flipped (one rank lost) or ``r``
                 # was below NEAR (several ranks lost: the block's determinant vanishes
                 # to an even order and need not change sign)
+                # (or past the interval where the monitor's rule saw a passage: the
+                # motion may have passed the position between two bridge steps)
                 crossed = (crossed or r < watch.near
-                           or det * float(np.linalg.det(G[:, cols])) <= 0)
+                           or det * float(np.linalg.det(G[:, cols])) <= 0
+                           or (watch.until is not None and t >= watch.until))
                 if crossed and r >= watch.near:
                     break
             bridges.append((tb0, t))
+            watch.until = None
             if t < t1:
                 y = project(system, t, y, p, tol)
     except SimulationError as exc:
         y_bad = np.array([exc.state[k] for k in system.state_names], dtype=float)
         fault = faults.Fault(exc.kind or faults.NON_FINITE, exc.reason, exc.time, y_bad,
                              exc.hint or "")
+    if fault is None:
+        # the monitor's rule on the samples of the augmented phases, as on any run: a
+        # jump to another branch that the phase's own checks let through is a failure
+        keep, fault = _phase_passage(system, p, out_t, out_y, bridges, watch.reference,
+                                     _phase_refine(phase, system, p, method=method,
+                                                   rtol=rtol, atol=atol,
+                                                   max_step=max_step))
+        out_t, out_y = out_t[:keep], out_y[:keep]
     if fault is not None:
         ok, status, message = False, -1, fault.detail
     stats = {"bridges": bridges, "bridge_step": h_bridge, "near": NEAR,
@@ -332,12 +345,58 @@ def run_ali3(system, p: np.ndarray, t0: float, t1: float, y0: np.ndarray, times:
     return ok, status, message, nfev, np.array(out_t, dtype=float), y_out, stats, fault
 
 
+def _phase_passage(system, p: np.ndarray, ts: list, Ys: list, bridges: list,
+                   largest: float, refine) -> tuple:
+    """``(samples kept, fault)``: the first passage that :func:`loop_passage` finds in
+    the samples between bridges (intervals that no bridge overlaps), the samples up to
+    the one before it; or all samples and None."""
+    n = len(ts)
+    free = [not any(a < ts[k + 1] and ts[k] < b for a, b in bridges) for k in range(n - 1)]
+    k = 0
+    while k < n - 1:
+        if not free[k]:
+            k += 1
+            continue
+        j = k
+        while j < n - 1 and free[j]:
+            j += 1
+        passage = loop_passage(system, np.array(ts[k:j + 1], float),
+                               np.array(Ys[k:j + 1], float), p, refine=refine,
+                               edges=True, largest=largest)
+        if passage is not None:
+            i = k + passage.k
+            error = passage.error(system.state_names, Ys[i],
+                                  system.equations.constraints.names)
+            return i + 1, faults.Fault(faults.CONSTRAINTS, error.reason, error.time,
+                                       np.array(Ys[i], float), error.hint or "")
+        k = j
+    return n, None
+
+
+def _phase_refine(phase, system, p: np.ndarray, *, method, rtol: float, atol: float,
+                  max_step: float):
+    """The monitor's ``refine``: the augmented run of ``phase``'s engine again."""
+    if phase is compiled_phase:
+        return _refine(system, p, method=method, rtol=rtol, atol=atol, max_step=max_step)
+
+    def refine(ta: float, tb: float, ya: np.ndarray, times: np.ndarray) -> tuple:
+        from scipy.integrate import solve_ivp
+
+        sol = solve_ivp(_rhs(system, p), (ta, tb), ya, method=method, t_eval=times,
+                        rtol=rtol, atol=atol, max_step=max_step)
+        return sol.t, sol.y.T
+    return refine
+
+
 class _Watch:
     """``σ_ρ/σ_1`` against :data:`NEAR` times the largest seen: ``near`` is the
     threshold, :meth:`seen` raises it with an accepted state's ratio."""
 
     def __init__(self, geometry, r0: float) -> None:
         self.geometry, self.reference = geometry, r0
+        #: The end of an interval where the monitor's rule saw a passage (a bridge
+        #: carries the motion at least to it), or None.
+        self.until: float | None = None
 
     @property
     def near(self) -> float:
@@ -369,18 +428,57 @@ def numpy_phase(system, p, t, y, t1, watch, emit, *, pending, method, rtol, atol
         G_new = system.constraint_block(solver.t, solver.y, p)[2].G
         dense = solver.dense_output()
         # a step may leap over a position where several ranks are lost (no sign change
-        # of the best block, ``r`` regular at both ends): ``r`` inside it, too
-        inside = min((watch.geometry(tk, dense(tk))[0] for tk in
-                      np.linspace(t, solver.t, STEP_CHECKS + 2)[1:-1]), default=np.inf)
-        if (min(r_new, inside) < watch.near
+        # of the best block, ``r`` regular at both ends): ``r`` inside it, too, at
+        # points no farther apart than the compiled phase's samples, and the monitor's
+        # rule on them (A02 with N = 2 at rtol 1e-7 stepped across θ = -π unseen)
+        h_bridge = min(BRIDGE_FACTOR * rtol ** (1.0 / 3.0), max_step)
+        points = np.linspace(t, solver.t, max(STEP_CHECKS, int(np.ceil(
+            (solver.t - t) / (CHECK_FACTOR * h_bridge)))) + 2)
+        states = np.array([y, *(dense(tk) for tk in points[1:-1]), solver.y], float)
+        inside = min(watch.geometry(tk, yk)[0] for tk, yk in
+                     zip(points[1:-1], states[1:-1], strict=True))
+        passage = None
+        if not (min(r_new, inside) < watch.near
                 or det * float(np.linalg.det(G_new[:, cols])) <= 0):
-            near = True   # reject the step: bridge from the state before it
+            passage = loop_passage(system, points, states, p, edges=True,
+                                   largest=watch.reference, refine=_phase_refine(
+                                       numpy_phase, system, p, method=method, rtol=rtol,
+                                       atol=atol, max_step=max_step))
+        if (passage is not None or min(r_new, inside) < watch.near
+                or det * float(np.linalg.det(G_new[:, cols])) <= 0):
+            # reject the step: bridge from the last of its dense states (a bridge step
+            # apart) before the position, not from its start — a long step would leave
+            # a long bridge, whose trapezoidal error grows with its length
+            t_ok = _last_regular(system, p, watch, t, float(solver.t), dense, cols, det,
+                                 h_bridge)
+            if passage is not None:
+                t_ok = min(t_ok, float(points[passage.k]))
+                watch.until = float(points[passage.k + 1])
+            if t_ok > t:
+                emit(t_ok, dense)
+                t, y = t_ok, np.asarray(dense(t_ok), float)
+            near = True
             break
         emit(solver.t, dense)
         t, y = float(solver.t), np.array(solver.y)
         watch.seen(r_new)
         _r, cols, det = watch.geometry(t, y)
     return t, y, near, solver.nfev, fault
+
+
+def _last_regular(system, p, watch, ta: float, tb: float, dense, cols: list[int],
+                  det: float, spacing: float) -> float:
+    """The last time of the step ``[ta, tb]`` (points ``spacing`` apart, its dense
+    output) up to which no point is near a singular position or flips the best block."""
+    t_ok = ta
+    for tk in np.linspace(ta, tb, max(int(np.ceil((tb - ta) / spacing)), 1) + 1)[1:-1]:
+        yk = dense(tk)
+        r_k, _c, _d = watch.geometry(tk, yk)
+        G = system.constraint_block(tk, yk, p)[2].G
+        if r_k < watch.near or det * float(np.linalg.det(G[:, cols])) <= 0:
+            break
+        t_ok = float(tk)
+    return t_ok
 
 
 #: Points inside each step of the NumPy phase where ``σ_ρ/σ_1`` is checked.
@@ -421,11 +519,31 @@ def compiled_phase(system, p, t, y, t1, watch, emit, *, pending, method, rtol, a
                 break
             watch.seen(r_k)
             last = k
+        # the monitor's rule on the samples (:func:`loop_passage`): the loop may jump to
+        # another branch between two samples without coming near a sample's threshold
+        # or flipping the best block (the spring four-bar onto the branch with its crank
+        # held at 0); the bridge goes on from the sample before such an interval
+        passage = loop_passage(system, ts[:last + 1], Ys[:last + 1], p,
+                               refine=_refine(system, p, method=method, rtol=rtol,
+                                              atol=atol, max_step=max_step),
+                               edges=True, largest=watch.reference)
+        if passage is not None:
+            last, near = passage.k, True
+            watch.until = passage.t_after   # (the bridge carries the motion past it)
         emit(ts[last], _samples(ts[:last + 1], Ys[:last + 1]))
         t, y = float(ts[last]), np.array(Ys[last])
         if near:
             return t, y, True, nfev, None
     return t, y, False, nfev, None
+
+
+def _refine(system, p: np.ndarray, **options):
+    """The compiled loop from a state with finer output times (the monitor's ``refine``)."""
+    def refine(ta: float, tb: float, ya: np.ndarray, times: np.ndarray) -> tuple:
+        del tb
+        sub = system.integrate(ya, p, times, t0=ta, **options)
+        return sub["t"], sub["y"]
+    return refine
 
 
 def _samples(ts: np.ndarray, Ys: np.ndarray):
