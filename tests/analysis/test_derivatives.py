@@ -14,7 +14,7 @@ import symengine as se
 
 import kidym
 from kidym.analysis.derivatives import SUBSTITUTED_POINTS, StateDerivatives, Substitution
-from kidym.simulation.simulate import parameter_vector
+from kidym.simulation.layout import parameter_vector
 
 from .test_linearize import FOUR_BAR, RHEONOMIC
 
