@@ -59,6 +59,21 @@ SDF_BEGIN, SDF_END = "<!-- robots-sdf-table:begin -->", "<!-- robots-sdf-table:e
 SDF_ROBOTS = {"cassie_v2": "cassie_description/robots/cassie_v2.sdf"}
 
 
+def kidym_rhs_over(cs, Y: np.ndarray, p: np.ndarray):
+    """A call of the library's ``kidym_rhs`` at every state of ``Y`` (rows, contiguous),
+    pointers made beforehand: what the RHS column times."""
+    c = cs.constants(p)
+    out = np.empty(cs.n_y)
+    ptrs = [Y[k].ctypes.data for k in range(len(Y))]
+
+    def run_kidym(rhs=cs.lib.kidym_rhs, ptrs=ptrs, pp=p.ctypes.data, cp=c.ctypes.data,
+                  op=out.ctypes.data, keep=(Y, p, c, out)):
+        for yp in ptrs:
+            rhs(0.0, yp, pp, cp, op)
+
+    return run_kidym
+
+
 def measure(name: str, n_states: int = 100, n_rhs: int = 200) -> dict:
     path = robots_dir() / ROBOTS[name]
     start = time.perf_counter()
@@ -75,15 +90,7 @@ def measure(name: str, n_states: int = 100, n_rhs: int = 200) -> dict:
     rng = np.random.default_rng(0)
     Y = np.ascontiguousarray([ref.random_state(rng) for _ in range(n_rhs)])
     p = cs.parameter_vector()
-    c = cs.constants(p)
-    out = np.empty(cs.n_y)
-    ptrs = [Y[k].ctypes.data for k in range(len(Y))]
-    rhs = cs.lib.kidym_rhs
-
-    def run_kidym(rhs=rhs, ptrs=ptrs, pp=p.ctypes.data, cp=c.ctypes.data,
-                  op=out.ctypes.data):
-        for yp in ptrs:
-            rhs(0.0, yp, pp, cp, op)
+    run_kidym = kidym_rhs_over(cs, Y, p)
 
     pin = ref.pin
     qs = [ref.configuration(y[:ref.n_q]) for y in Y]
@@ -204,15 +211,7 @@ def measure_sdf(name: str, n_states: int = 100, n_rhs: int = 200) -> dict:
                  / np.linalg.cond(kkt))):
             worst[key] = max(worst[key], float(err))
     Y = np.ascontiguousarray(Y[:n_rhs])
-    c = cs.constants(p)
-    out = np.empty(cs.n_y)
-    ptrs = [Y[k].ctypes.data for k in range(len(Y))]
-    rhs = cs.lib.kidym_rhs
-
-    def run_kidym(rhs=rhs, ptrs=ptrs, pp=p.ctypes.data, cp=c.ctypes.data,
-                  op=out.ctypes.data):
-        for yp in ptrs:
-            rhs(0.0, yp, pp, cp, op)
+    run_kidym = kidym_rhs_over(cs, Y, p)
 
     plant, ctx = ref.plant, ref.context
     states = [(ref.Pq @ y[:n], P @ y[n:]) for y in Y]
