@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -93,7 +93,7 @@ def simulate(system, *, t_end: float | None = None, t_start: float | None = None
              constraints: Stabilization | str = "projection",
              jacobian: str = "auto",
              formulation: str | Partitioning = "augmented",
-             inputs: Mapping[str, object] | None = None) -> Result:
+             inputs: Mapping[object, object] | Callable | None = None) -> Result:
     """Integrate the equations of motion over time.
 
     Parameters
@@ -106,11 +106,14 @@ def simulate(system, *, t_end: float | None = None, t_start: float | None = None
     initial : mapping of str to float, optional
         Initial values by state name (``x``, ``x't``) overriding the model's; any
         state given nowhere starts at 0.
-    inputs : mapping of str to callable or InputTable, optional
+    inputs : mapping of str to callable or InputTable, or callable, optional
         Values of the model's external inputs (``ВХОДЫ := u;``), every one bound: a
         callable ``f(t, state) -> float`` (``state`` a dict of the state's names), an
         :class:`~kidym.simulation.inputs.InputTable` or a pair ``(times, values)`` (linear
-        interpolation); see :mod:`kidym.simulation.inputs` and docs/guide.md.
+        interpolation). One controller for several inputs: a key that is a tuple of names,
+        ``{("u1", "u2"): f}``, or ``inputs=f`` alone for all of them in the order of
+        ``ВХОДЫ``, ``f(t, state)`` returning their values as a sequence; see
+        :mod:`kidym.simulation.inputs` and docs/guide.md.
     parameters : mapping of str to float, optional
         Parameter values overriding the model's.
     t_eval : sequence of float, optional

@@ -4,8 +4,10 @@
 arrays and the callbacks as one C function pointer to Python (``ctypes.CFUNCTYPE``), for
 the calling thread and for the duration of a ``with`` block; the library's loop runs in
 that thread (``ctypes`` calls do), so concurrent runs on one library each see their own
-binding. An exception in a callback is kept, the callback returns 1, its slots get NaN
-and the run stops as not finite; :attr:`Bound.error` is then the callback's own
+binding. One call from C fills every callback's slots, a callback giving several
+inputs called once (:meth:`~kidym.simulation.inputs.InputBinding.called`). An exception
+in a callback is kept, the callback returns 1, its slots get NaN and the run stops as
+not finite; :attr:`Bound.error` is then the callback's own
 :class:`~kidym.errors.SimulationError`, naming the input and the time, which the engine
 raises instead. The cost of a callback is a C → Python transition and the dict of the
 state per call (``benchmarks/input_callbacks.py``).
@@ -19,7 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from kidym.errors import SimulationError
-from kidym.simulation.inputs import INTERPOLATIONS, InputBinding, InputTable, call_input
+from kidym.simulation.inputs import INTERPOLATIONS, InputBinding, InputTable
 
 #: ``int callback(double t, const double *y, double *u)``: 0 ok, 1 failed.
 CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_double, ctypes.POINTER(ctypes.c_double),
@@ -40,13 +42,12 @@ class Bound:
 
 def _callback(binding: InputBinding, holder: Bound) -> CALLBACK:
     names, n_y = binding.state_names, len(binding.state_names)
-    calls = [(k, binding.names[k], binding.sources[k]) for k in binding.callbacks]
 
     def call(t: float, y, u) -> int:
         try:
             state = dict(zip(names, y[:n_y]))
-            for k, name, fn in calls:
-                u[k] = call_input(name, fn, t, state)
+            for k, v in binding.called(t, state):   # (each callback once: a vector
+                u[k] = v                            # callback fills all its slots)
             return 0
         except SimulationError as exc:   # (call_input turns any Exception into one)
             if holder.error is None:

@@ -23,6 +23,11 @@ Choices (docs/guide.md, "External inputs"):
 * a callback gets ``(t, state)``, ``state`` a dict of the state's names, and returns a
   finite number; an exception in it stops the run with a
   :class:`~kidym.errors.SimulationError` naming the time, the state and the input;
+* one callback may give several inputs at once, as a controller gives its vector
+  ``u(t, q, w)``: ``inputs={("u1", "u2"): f}`` or ``inputs=f`` for all the model's inputs
+  in the order of ``ВХОДЫ``; ``f(t, state)`` returns a sequence of that many finite
+  numbers, is called once per evaluation (in C: one call from the loop fills every
+  slot), and a sequence of another length is an error naming the inputs and the time;
 * an input declared and not bound, or bound and not declared, is an error before the run.
 """
 
@@ -30,6 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import functools
 import itertools
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -157,7 +163,16 @@ class InputTable:
         return cls(a[:, 0], a[:, 1], interpolation, source=str(path))
 
 
-Source = InputTable | Callable[[float, Mapping[str, float]], float]
+@dataclass(frozen=True, eq=False)
+class VectorInput:
+    """One callback giving the inputs ``names`` at once: ``fn(t, state)`` returns a
+    sequence of ``len(names)`` finite numbers, in that order."""
+
+    fn: Callable[[float, Mapping[str, float]], Sequence[float]]
+    names: tuple[str, ...]
+
+
+Source = InputTable | VectorInput | Callable[[float, Mapping[str, float]], float]
 
 
 @dataclass(frozen=True, eq=False)
@@ -175,18 +190,36 @@ class InputBinding:
         """Indices of the inputs given by callbacks."""
         return tuple(k for k, s in enumerate(self.sources) if not isinstance(s, InputTable))
 
+    @functools.cached_property
+    def calls(self) -> tuple[tuple[tuple[int, ...], Source], ...]:
+        """The callbacks, each once: ``(indices of the inputs it gives, source)``."""
+        seen: dict[int, tuple[list[int], Source]] = {}
+        for k in self.callbacks:
+            src = self.sources[k]
+            seen.setdefault(id(src), ([], src))[0].append(k)
+        return tuple((tuple(ks), src) for ks, src in seen.values())
+
+    def called(self, t: float, state: dict[str, float]) -> list[tuple[int, float]]:
+        """``(index, value)`` of every input given by a callback at ``(t, state)``, each
+        callback called once; a :class:`SimulationError` for a callback that raises or
+        returns what is not its number (or its sequence of numbers)."""
+        out: list[tuple[int, float]] = []
+        for ks, src in self.calls:
+            if isinstance(src, VectorInput):
+                out += zip(ks, call_vector_input(src, t, state))
+            else:
+                out.append((ks[0], call_input(self.names[ks[0]], src, t, state)))
+        return out
+
     def values(self, t: float, y: Sequence[float]) -> list[float]:
         """The inputs at ``(t, y)`` (``y`` the state, longer is cut); a callback that
         raises or returns anything but a finite number is a :class:`SimulationError`."""
-        out: list[float] = []
-        state: dict[str, float] | None = None
-        for name, src in zip(self.names, self.sources):
-            if isinstance(src, InputTable):
-                out.append(src(t, self.window[0]))
-                continue
-            if state is None:
-                state = dict(zip(self.state_names, (float(v) for v in y)))
-            out.append(call_input(name, src, float(t), state))
+        out = [src(t, self.window[0]) if isinstance(src, InputTable) else math.nan
+               for src in self.sources]
+        if self.calls:
+            state = dict(zip(self.state_names, (float(v) for v in y)))
+            for k, v in self.called(float(t), state):
+                out[k] = v
         return out
 
     def breakpoints(self, t0: float, t1: float) -> np.ndarray:
@@ -225,21 +258,90 @@ def call_input(name: str, fn: Callable, t: float, state: dict[str, float]) -> fl
     return value
 
 
-def bind_inputs(model, state_names: Sequence[str], inputs: Mapping[str, object] | None,
+def call_vector_input(src: VectorInput, t: float, state: dict[str, float]) -> list[float]:
+    """``src.fn(t, state)`` as ``len(src.names)`` finite floats; a
+    :class:`SimulationError` naming the inputs and the time otherwise."""
+    names = ", ".join(f"`{n}`" for n in src.names)
+    hint = (f"the callback bound to the inputs {names} is called with (t, state), state a "
+            f"dict of the state's names; it returns {len(src.names)} finite numbers, in "
+            "that order")
+    try:
+        v = src.fn(t, state)
+    except Exception as exc:   # any fault of user code stops the run, named
+        err = SimulationError(f"the callback of the inputs {names} raised "
+                              f"{type(exc).__name__}: {exc}", time=t, state=state, hint=hint,
+                              kind=INPUT_FAULT)
+        raise err from exc
+    try:
+        a = np.asarray(v, dtype=float)
+    except (TypeError, ValueError):
+        a = None
+    if a is None or a.shape != (len(src.names),):
+        got = f"shape {a.shape}" if a is not None else repr(v)
+        raise SimulationError(f"the callback of the inputs {names} returned {got}, not "
+                              f"{len(src.names)} numbers (one per input)", time=t,
+                              state=state, hint=hint, kind=INPUT_FAULT)
+    bad = np.flatnonzero(~np.isfinite(a))
+    if bad.size:
+        raise SimulationError(f"the callback of the inputs {names} returned {a[bad[0]]} for "
+                              f"`{src.names[bad[0]]}`", time=t, state=state, hint=hint,
+                              kind=INPUT_FAULT)
+    return a.tolist()
+
+
+def _by_name(model, inputs) -> dict[str, object]:
+    """``inputs`` as name → source: a callable for all the inputs becomes a
+    :class:`VectorInput` of them, a tuple of names its own; a name given twice is an
+    error."""
+    if inputs is None:
+        return {}
+    if callable(inputs) and not isinstance(inputs, Mapping):
+        if not model.inputs:
+            raise ValueError(f"inputs= is a callback, but model `{model.name}` has no "
+                             "inputs (`INPUTS := u;` declares one)")
+        inputs = {tuple(model.inputs): inputs}
+    if not isinstance(inputs, Mapping):
+        raise ValueError(f"inputs= is a mapping of input names to sources, or one callable "
+                         f"f(t, state) returning the vector of all inputs; got a "
+                         f"{type(inputs).__name__}")
+    out: dict[str, object] = {}
+    for key, src in inputs.items():
+        if isinstance(key, tuple):
+            if not key or not all(isinstance(n, str) for n in key):
+                raise ValueError(f"inputs= key {key!r}: a tuple of input names")
+            if not callable(src) or isinstance(src, InputTable):
+                raise ValueError(f"the inputs {key} share one source, so it is a callable "
+                                 f"f(t, state) returning {len(key)} numbers; got a "
+                                 f"{type(src).__name__}")
+            names, src = key, VectorInput(src, key)
+        else:
+            names = (key,)
+        for n in names:
+            if n in out:
+                raise ValueError(f"input `{n}` is bound twice in inputs=")
+            out[n] = src
+    return out
+
+
+def bind_inputs(model, state_names: Sequence[str],
+                inputs: Mapping[object, object] | Callable | None,
                 t0: float, t1: float) -> InputBinding | None:
     """Check ``inputs`` against the model's ``ВХОДЫ`` and the span; ``None`` without inputs.
 
     A value is an :class:`InputTable`, a pair ``(t, values)`` (a linear table) or a
-    callable ``f(t, state) -> float``.
+    callable ``f(t, state) -> float``; a key that is a tuple of names binds them to one
+    callable returning their values in that order, and ``inputs`` a callable alone binds
+    every input of the model, in the order of ``ВХОДЫ``, to it.
 
     Raises
     ------
     ValueError
         An input declared and not bound, a name bound that the model does not declare,
-        a table that does not cover ``[t0, t1]`` or is not a table, a value of another type.
+        or twice, a table that does not cover ``[t0, t1]`` or is not a table, a value of
+        another type.
     """
     declared = tuple(model.inputs)
-    given = dict(inputs or {})
+    given = _by_name(model, inputs)
     extra = [k for k in given if k not in declared]
     if extra:
         listed = ", ".join(f"`{n}`" for n in declared) or "none"
@@ -259,7 +361,9 @@ def bind_inputs(model, state_names: Sequence[str], inputs: Mapping[str, object] 
         src = given[name]
         if isinstance(src, tuple) and len(src) == 2:
             src = InputTable(*src, source=f"input `{name}`")
-        if isinstance(src, InputTable):
+        if isinstance(src, VectorInput):
+            pass
+        elif isinstance(src, InputTable):
             if src.t[0] > t0 or src.t[-1] < t1:
                 raise ValueError(f"the table of input `{name}` covers t = {src.t[0]:g} … "
                                  f"{src.t[-1]:g}, not the run's span {t0:g} … {t1:g}: extend "

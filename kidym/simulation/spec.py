@@ -11,7 +11,7 @@ it, so that the same bad input gives the same error from each.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -198,7 +198,7 @@ def prepare_run(system, *, parameters: Mapping[str, float] | None = None,
                 t_start: float | None = None, t_end: float | None = None,
                 t_eval: Sequence[float] | None = None, n_points: int = 501,
                 constraints: Stabilization | str = "projection",
-                inputs: Mapping[str, object] | None = None) -> RunSpec:
+                inputs: Mapping[object, object] | Callable | None = None) -> RunSpec:
     """Set up one run of ``system`` (either engine's): the one preparation of a run.
 
     Parameters
@@ -213,8 +213,9 @@ def prepare_run(system, *, parameters: Mapping[str, float] | None = None,
     constraints : Stabilization or str
         For a model with constraints: the stabilization, whose tolerance sets that of
         the consistent start.
-    inputs : mapping of str to callable or InputTable, optional
-        The values of the model's external inputs (:func:`kidym.simulation.inputs.bind_inputs`).
+    inputs : mapping or callable, optional
+        The values of the model's external inputs (:func:`kidym.simulation.inputs.bind_inputs`:
+        tables, callbacks, one callback for several).
 
     Returns
     -------

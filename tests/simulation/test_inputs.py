@@ -352,3 +352,65 @@ def test_ctrl_c_in_a_callback_is_a_keyboard_interrupt(engine: str) -> None:
 
     with pytest.raises(KeyboardInterrupt):
         kidym.simulate(_input_model(None), engine=engine, inputs={"U": controller})
+
+
+#: The model with two inputs: `U` on the cart, `V` a torque on the rod.
+TWO = MODEL.replace("+ 0.5*U", "+ V")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("how", ["all", "tuple"])
+def test_one_controller_for_two_inputs_is_the_formulas(engine: str, how: str) -> None:
+    """A controller returning the vector (U, V) = (-4 x - ẋ, 0.5 sin 3t), bound as
+    ``inputs=f`` or ``inputs={("U", "V"): f}``, against both written as formulas."""
+    ref = kidym.simulate(kidym.parse(TWO.replace("U", "(-4*x - x't)")
+                                     .replace("+ V", "+ 0.5*sin(3*t)")),
+                         engine=engine, rtol=RTOL, atol=ATOL)
+
+    def controller(t: float, s: dict) -> tuple[float, float]:
+        return -4 * s["x"] - s["x't"], 0.5 * math.sin(3 * t)
+
+    inputs = controller if how == "all" else {("U", "V"): controller}
+    res = kidym.simulate(kidym.parse(TWO + "INPUTS := U, V;\n"), engine=engine, rtol=RTOL,
+                         atol=ATOL, inputs=inputs)
+    _bound(res, ref)
+
+
+def test_a_vector_callback_is_called_once_per_evaluation() -> None:
+    """Both engines fill the inputs through ``InputBinding.called`` (the NumPy engine's
+    ``values``, the C loop's one callback): a vector callback beside a table is called
+    once for its two inputs."""
+    from kidym.simulation.inputs import bind_inputs
+
+    model = kidym.parse(TWO + "INPUTS := V, U, W;\nPw.x = W;\n")
+    calls = []
+    binding = bind_inputs(model, ("x", "phi", "x't", "phi't"),
+                          {("U", "W"): lambda t, s: calls.append(t) or (t, 2 * s["x"]),
+                           "V": InputTable([0, 2], [1, 3])}, 0.0, 2.0)
+    assert binding.values(0.5, [0.25, 0, 0, 0]) == [1.5, 0.5, 0.5]   # V, U, W
+    assert calls == [0.5]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_vector_of_the_wrong_length_names_the_inputs_and_the_time(engine: str) -> None:
+    model = kidym.parse(TWO + "INPUTS := U, V;\n")
+    with pytest.raises(SimulationError, match=r"callback of the inputs `U`, `V` returned "
+                       r"shape \(3,\), not 2 numbers") as info:
+        kidym.simulate(model, engine=engine,
+                       inputs=lambda t, s: [0.0, 0.0] if t < 0.4 else [0.0, 0.0, 1.0])
+    assert 0.4 <= info.value.time < 2.0
+    with pytest.raises(SimulationError, match=r"returned nan for `V`"):
+        kidym.simulate(model, engine=engine,
+                       inputs=lambda t, s: [0.0, 0.0] if t < 0.4 else [0.0, math.nan])
+
+
+def test_vector_binding_errors() -> None:
+    model = kidym.parse(TWO + "INPUTS := U, V;\n")
+    with pytest.raises(ValueError, match="input `U` is bound twice"):
+        kidym.simulate(model, inputs={("U", "V"): lambda t, s: (0, 0), "U": lambda t, s: 0})
+    with pytest.raises(ValueError, match=r"`X` is not an input of model"):
+        kidym.simulate(model, inputs={("U", "X"): lambda t, s: (0, 0)})
+    with pytest.raises(ValueError, match=r"share one source, so it is a callable"):
+        kidym.simulate(model, inputs={("U", "V"): InputTable([0, 2], [0, 1])})
+    with pytest.raises(ValueError, match="has no inputs"):
+        kidym.simulate(kidym.parse(MODEL.replace("U", "1")), inputs=lambda t, s: [])
