@@ -1,14 +1,18 @@
-"""Batch runs: many initial conditions or parameter sets of one model at once.
+"""Batch runs: many initial conditions, parameter sets or inputs of one model at once.
 
 The runs go to a thread pool, one compiled integration per task; ``ctypes``
-releases the GIL for the foreign call, so they run in parallel on all cores.
+releases the GIL for the foreign call, so they run in parallel on all cores. Each run
+is prepared as one run is (:func:`~kidym.simulation.spec.prepare_run`) and integrated
+as :func:`kidym.simulate` integrates it in the compiled engine
+(:func:`~kidym.simulation.compiled_runs.run_compiled`), its external inputs bound to
+the library for its own thread.
 """
 
 from __future__ import annotations
 
 import os
 import time as _time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
@@ -20,7 +24,8 @@ from kidym.eom.stored import derived
 from kidym.errors import RunInterrupted
 from kidym.model.model import Model
 from kidym.simulation.compiled import CompiledSystem
-from kidym.simulation.compiled_runs import to_result, with_constraints
+from kidym.simulation.compiled_runs import run_compiled
+from kidym.simulation.inputs import InputBinding
 from kidym.simulation.result import Result
 from kidym.simulation.spec import output_times, prepare_run, run_span
 from kidym.simulation.watch import POLL_S, Watch, watching
@@ -32,8 +37,10 @@ def simulate_batch(system: Model | Equations | CompiledSystem, *,
                    t_end: float | None = None, t_start: float | None = None,
                    t_eval: Sequence[float] | None = None, n_points: int = 501,
                    method: str = "ERK8", rtol: float = 1e-9, atol: float = 1e-12,
-                   max_step: float = np.inf, workers: int | None = None) -> BatchResult:
-    """Simulate one model for many initial conditions and/or parameter sets.
+                   max_step: float = np.inf, workers: int | None = None,
+                   inputs: Mapping | Callable | Sequence[Mapping | Callable] | None = None
+                   ) -> BatchResult:
+    """Simulate one model for many initial conditions, parameter sets and/or inputs.
 
     Parameters
     ----------
@@ -45,6 +52,11 @@ def simulate_batch(system: Model | Equations | CompiledSystem, *,
         Parameter overrides per run. If both ``initial`` and ``parameters`` are
         given they must have the same length (run k uses entry k of each); a
         missing one means the model's values for every run.
+    inputs : mapping or callable, or a sequence of them, optional
+        The external inputs (``ВХОДЫ``) as :func:`kidym.simulate` takes them (tables,
+        callbacks, one callback for several): one binding shared by every run, or a
+        list of one per run (of the length of the other lists, when given). Each run's
+        callbacks are called in its own thread.
     t_end, t_start, t_eval, n_points, method, rtol, atol, max_step
         As in :func:`kidym.simulate` with ``engine="compiled"``.
     workers : int, optional
@@ -77,19 +89,27 @@ def simulate_batch(system: Model | Equations | CompiledSystem, *,
     if isinstance(system, Model):
         system = derived(system)   # (as kidym.simulate: stored by its file's text)
     if isinstance(system, Equations):
-        # BDF's Newton matrix: with the analytic Jacobian (docs/compiled.md)
-        system = CompiledSystem.build(system, jacobian=method == "BDF")
+        # BDF's Newton matrix: with the analytic Jacobian (docs/compiled.md), which
+        # knows nothing of a callback's dependence on the state
+        system = CompiledSystem.build(system, jacobian=method == "BDF"
+                                      and not system.model.inputs)
     initial = list(initial or [])
     parameters = list(parameters or [])
-    n = max(len(initial), len(parameters))
+    per_run = isinstance(inputs, Sequence) and not isinstance(inputs, str)
+    lists = {"initial conditions": initial, "parameter sets": parameters,
+             "input bindings": list(inputs) if per_run else []}
+    given = {what: len(v) for what, v in lists.items() if v}
+    n = max(given.values(), default=0)
     if n == 0:
-        raise ValueError("give a list of initial conditions and/or parameter sets")
-    if initial and parameters and len(initial) != len(parameters):
-        raise ValueError(f"{len(initial)} initial conditions but {len(parameters)} parameter "
-                         "sets: give lists of equal length (run k uses entry k of each)")
+        raise ValueError("give a list of initial conditions, parameter sets and/or input "
+                         "bindings")
+    if len(set(given.values())) > 1:
+        said = " but ".join(f"{k} {what}" for what, k in given.items())
+        raise ValueError(f"{said}: give lists of equal length (run k uses entry k of each)")
     model = system.equations.model
     initial = initial or [{}] * n
     parameters = parameters or [{}] * n
+    bindings = list(inputs) if per_run else [inputs] * n
     spans = {model.time_span(pp): pp for pp in parameters}
     if len(spans) > 1 and (t_start is None or t_end is None) and t_eval is None:
         raise ValueError(f"the time span of model `{model.name}` is a formula of parameters "
@@ -100,15 +120,16 @@ def simulate_batch(system: Model | Equations | CompiledSystem, *,
     # each run prepared as one run is (initial values written as formulas of parameters
     # follow its parameters; with constraints, its dependent values solved)
     specs = [prepare_run(system, parameters=pp, initial=ic, t_start=t0, t_end=t1,
-                         t_eval=times, constraints=Stabilization())
-             for ic, pp in zip(initial, parameters)]
+                         t_eval=times, constraints=Stabilization(), inputs=uu)
+             for ic, pp, uu in zip(initial, parameters, bindings)]
     y0s = np.array([s.y0 for s in specs])
     ps = np.array([s.p for s in specs])
     labels = ["; ".join(f"{what} " + ", ".join(f"{k}={v:g}" for k, v in given.items())
                         for what, given in (("parameters", pp), ("initial", ic)) if given)
               for ic, pp in zip(initial, parameters)]
     return run_batch(system, t0=t0, times=times, y0s=y0s, ps=ps, method=method, rtol=rtol,
-                     atol=atol, max_step=max_step, workers=workers, labels=labels)
+                     atol=atol, max_step=max_step, workers=workers, labels=labels, t1=t1,
+                     inputs=[s.inputs for s in specs])
 
 
 @dataclass(frozen=True, eq=False)
@@ -155,11 +176,13 @@ def run_batch(system: CompiledSystem, *, t0: float, times: np.ndarray,
                    y0s: np.ndarray, ps: np.ndarray, method: str = "ERK8",
                    rtol: float = 1e-9, atol: float = 1e-12, max_step: float = np.inf,
                    workers: int | None = None,
-                   labels: Sequence[str] | None = None) -> BatchResult:
+                   labels: Sequence[str] | None = None, t1: float | None = None,
+                   inputs: Sequence[InputBinding | None] | None = None) -> BatchResult:
     """Run ``len(y0s)`` simulations in parallel threads (the GIL is released in C).
 
     A run that fails does not stop the others: its partial result and its message,
     which names the run (``labels[k]``, what it was given), are in the batch.
+    ``inputs``: each run's bound external inputs (:attr:`RunSpec.inputs`), or None.
     """
     n = len(y0s)
     workers = workers or os.cpu_count() or 1
@@ -168,12 +191,16 @@ def run_batch(system: CompiledSystem, *, t0: float, times: np.ndarray,
     if system.equations.constraints is not None:
         system.set_stabilization(stab)
 
+    t1 = float(times[-1]) if t1 is None else float(t1)
+    bindings = list(inputs) if inputs is not None else [None] * n
+
     def one(k: int, watch: Watch) -> Result:
         with watching(watch=watch):   # (Ctrl-C: the run stops where it is)
-            raw = system.integrate(y0s[k], ps[k], times, t0=t0, method=method, rtol=rtol,
-                                   atol=atol, max_step=max_step)
-        result = to_result(system, raw, ps[k], rtol=rtol, atol=atol, max_step=max_step)
-        result = with_constraints(system, raw, ps[k], stab, result)
+            # (as kidym.simulate runs it; its inputs bound for this thread)
+            result, _error = run_compiled(system, t0=t0, t1=t1, y0=y0s[k], p=ps[k],
+                                          times=times, method=method, rtol=rtol, atol=atol,
+                                          max_step=max_step, constraints=stab,
+                                          inputs=bindings[k])
         watch.ran()
         return result
 

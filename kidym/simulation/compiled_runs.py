@@ -10,6 +10,7 @@ the library — is :mod:`kidym.simulation.compiled`.
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import math
 import time as _time
 
@@ -273,7 +274,8 @@ def run_compiled(system: CompiledSystem, *, t0: float, t1: float, y0: np.ndarray
         if held.interrupt is not None:   # Ctrl-C in a callback: the run stopped, raise it
             raise held.interrupt
         if held.error is not None:   # the callback's own error, not the NaN it left
-            return result, held.error
+            return dataclasses.replace(result, message=str(held.error),
+                                       failure=held.error.to_dict()), held.error
         return result, error
     cons = system.equations.constraints
     stab = constraints if constraints is not None else Stabilization()

@@ -1,4 +1,5 @@
-"""``kidym sweep MODEL --vary NAME=START:STOP:COUNT … [--samples N] [--scheduler ADDRESS]``."""
+"""``kidym sweep MODEL --vary NAME=START:STOP:COUNT … [--samples N] [--scheduler ADDRESS]
+[--input NAME=FILE.csv …]``."""
 
 from __future__ import annotations
 
@@ -30,6 +31,9 @@ def cmd_sweep(args: argparse.Namespace, pairs, load) -> int:
     if args.samples is not None and not args.vary:
         raise ValueError("--samples draws from the ranges of --vary NAME=LOW:HIGH; give them")
     study = from_options(args.vary, samples=args.samples, seed=args.seed) if args.vary else None
+    from kidym.cli_common import input_tables
+
+    inputs = input_tables(args.input)   # (a bad file: one line, before anything runs)
     model = load(args.model)
     out = Path(args.out) if args.out else Path("kidym-out") / f"{model.name}-sweep"
     check_replaceable(out, force=args.force, keep=[args.model])
@@ -39,7 +43,8 @@ def cmd_sweep(args: argparse.Namespace, pairs, load) -> int:
     from kidym.simulation.compiled import CompiledSystem
     from kidym.study.sweep import recorded_quantities
 
-    system = CompiledSystem.build(derived(model), jacobian=args.method == "BDF")
+    system = CompiledSystem.build(derived(model),
+                                  jacobian=args.method == "BDF" and not model.inputs)
     if args.quantity is not None and args.quantity not in recorded_quantities(system):
         raise ValueError(f"--quantity {args.quantity}: not recorded; quantities: "
                          + ", ".join(recorded_quantities(system)))
@@ -52,7 +57,7 @@ def cmd_sweep(args: argparse.Namespace, pairs, load) -> int:
                        initial=pairs(args.initial, "--initial"), t_end=args.t_end,
                        n_points=args.points, method=args.method, rtol=args.rtol,
                        atol=args.atol, workers=args.workers, scheduler=args.scheduler,
-                       executor="dask" if args.scheduler else "threads")
+                       executor="dask" if args.scheduler else "threads", inputs=inputs)
     except RunInterrupted as exc:
         # Ctrl-C: the study so far is written whole (sweep.nc marked partial, runs.csv
         # with each run's status and reason), no plots; one line; exit status 130
@@ -125,6 +130,9 @@ def add_parser(sub, pairs, load, add_force) -> None:
                    help="fix a parameter for every run (repeatable)")
     p.add_argument("--initial", action="append", metavar="NAME=VALUE",
                    help="fix an initial value for every run (repeatable)")
+    p.add_argument("--input", action="append", metavar="NAME=FILE.csv",
+                   help="an external input (ВХОДЫ) of every run from a table of time and "
+                        "value, interpolated linearly (repeatable)")
     p.add_argument("--t-end", type=float, default=None, help="end time (default: the model's)")
     p.add_argument("--points", type=output_points, default=201,
                    help="output times per run (201)")

@@ -16,6 +16,7 @@ import numpy as np
 from kidym.eom.constraints import Stabilization
 from kidym.simulation.compiled import CompiledSystem
 from kidym.simulation.compiled_runs import simulate_compiled
+from kidym.simulation.inputs import InputBinding
 from kidym.simulation.watch import current as current_watch
 
 #: The reason recorded for a run of a study that Ctrl-C kept from starting.
@@ -42,6 +43,10 @@ class Job:
         What is recorded, in order.
     method, rtol, atol, max_step
         As :func:`kidym.simulate` with ``engine="compiled"``.
+    inputs : tuple of InputBinding or None, shape (m,)
+        Each run's external inputs (``ВХОДЫ``) as its preparation bound them; empty for
+        a model without inputs. Pickled with the job for a Dask worker: tables always,
+        callbacks where (cloud)pickle can (:func:`kidym.study.sweep.sweep` checks first).
     """
 
     rows: np.ndarray
@@ -55,6 +60,7 @@ class Job:
     rtol: float = 1e-9
     atol: float = 1e-12
     max_step: float = np.inf
+    inputs: tuple[InputBinding | None, ...] = ()
 
 
 @dataclass(frozen=True, eq=False)
@@ -106,7 +112,7 @@ def run_job(system: CompiledSystem, job: Job, *, route: str = "here") -> JobOutp
         r = simulate_compiled(system, t0=job.t0, t1=job.t1, y0=job.y0s[i], p=job.ps[i],
                               times=job.times, method=job.method, rtol=job.rtol,
                               atol=job.atol, max_step=job.max_step, raise_on_failure=False,
-                              constraints=stab)
+                              constraints=stab, inputs=job.inputs[i] if job.inputs else None)
         n = len(r.t)
         for j, q in enumerate(job.quantities):
             if q in r.values:

@@ -13,6 +13,11 @@ to an executor:
 
 Every run is recorded: a run whose parameters are impossible (a negative mass) or
 whose integration fails keeps NaN from where it stopped, status -1 and the reason.
+
+External inputs (``ВХОДЫ``) are bound per run by its preparation, as
+:func:`kidym.simulate` binds them, and travel with the jobs: to a Dask worker they are
+pickled (cloudpickle, as Dask sends a task), so tables always go and a callback goes
+where it pickles — one that does not is an error naming the input before any run.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ import dataclasses
 import math
 import os
 import time as _time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,6 +36,7 @@ from kidym.eom.constraints import Stabilization
 from kidym.errors import ModelError, RunInterrupted, SimulationError
 from kidym.model.model import Model
 from kidym.simulation.compiled import CompiledSystem
+from kidym.simulation.inputs import bind_inputs
 from kidym.simulation.layout import finite_number
 from kidym.simulation.spec import prepare_run
 from kidym.simulation.watch import POLL_S, Watch, watching
@@ -135,7 +141,8 @@ def sweep(model: Model | str | Path, *, vary: Mapping | Study | None = None,
           t_start: float | None = None, n_points: int = 201, method: str = "ERK8",
           rtol: float = 1e-9, atol: float = 1e-12, max_step: float = np.inf,
           executor: str | None = None, workers: int | None = None, scheduler=None,
-          chunk_size: int | None = None, system: CompiledSystem | None = None
+          chunk_size: int | None = None, system: CompiledSystem | None = None,
+          inputs: Mapping | Callable | Sequence[Mapping | Callable] | None = None
           ) -> SweepResult:
     """Run a parameter study of ``model`` with the compiled engine.
 
@@ -166,6 +173,11 @@ def sweep(model: Model | str | Path, *, vary: Mapping | Study | None = None,
         Runs per task (default: about four tasks per Dask worker, sixteen per thread).
     system : CompiledSystem, optional
         The model's library, if already built.
+    inputs : mapping or callable, or a sequence of them, optional
+        The external inputs (``ВХОДЫ``) as :func:`kidym.simulate` takes them: one
+        binding for every run, or one per run of the study (in its order). With
+        ``"dask"`` they are pickled to the workers: tables always; a callback that
+        cannot be pickled is a ``ValueError`` naming its input (it runs on threads).
 
     Returns
     -------
@@ -201,16 +213,25 @@ def sweep(model: Model | str | Path, *, vary: Mapping | Study | None = None,
         model = load(model)
     study = _study(model, vary, samples, seed)
     if system is None:
-        # (the equations a run of the same model file uses: kidym.eom.stored)
-        system = CompiledSystem.build(derived(model), jacobian=method == "BDF")
+        # (the equations a run of the same model file uses: kidym.eom.stored; no
+        # analytic Jacobian with inputs: it knows nothing of a callback's dependence)
+        system = CompiledSystem.build(derived(model),
+                                      jacobian=method == "BDF" and not model.inputs)
     model = system.equations.model
     _check_names(model, system, study, parameters or {}, initial or {})
     for what, given in (("parameter", parameters or {}), ("initial value of", initial or {})):
         for name, value in given.items():   # (a fixed value that is no number: every run's)
             finite_number(value, f"{what} `{name}`")
     quantities = recorded_quantities(system)
-    t0, t1, y0s, ps, setup_errors = _starts(system, model, study, parameters or {},
-                                            initial or {}, t_start, t_end)
+    per_run = isinstance(inputs, Sequence) and not isinstance(inputs, str)
+    if per_run and len(inputs) != study.n_runs:
+        raise ValueError(f"{len(inputs)} input bindings for a study of {study.n_runs} runs: "
+                         "give one per run, in the study's order, or one for all")
+    t0, t1, y0s, ps, setup_errors, bound = _starts(
+        system, model, study, parameters or {}, initial or {}, t_start, t_end,
+        list(inputs) if per_run else [inputs] * study.n_runs)
+    if executor == "dask" and model.inputs:
+        _check_picklable(bound)
     times = np.linspace(t0, t1, n_points)
     todo = np.array([k for k in range(study.n_runs) if k not in setup_errors], dtype=int)
     options = {"method": method, "rtol": rtol, "atol": atol,
@@ -229,7 +250,9 @@ def sweep(model: Model | str | Path, *, vary: Mapping | Study | None = None,
     size = chunk_size or max(1, math.ceil(len(todo) / (per_slot * n_slots)))
     jobs = [Job(rows=todo[i:i + size], y0s=y0s[todo[i:i + size]], ps=ps[todo[i:i + size]],
                 t0=t0, t1=t1, times=times, quantities=quantities, method=method, rtol=rtol,
-                atol=atol, max_step=max_step) for i in range(0, len(todo), size)]
+                atol=atol, max_step=max_step,
+                inputs=tuple(bound[k] for k in todo[i:i + size]) if model.inputs else ())
+            for i in range(0, len(todo), size)]
     started = _time.perf_counter()
     watch = None
     try:
@@ -371,15 +394,42 @@ def recorded_quantities(system: CompiledSystem) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _check_picklable(bound: list) -> None:
+    """A ``ValueError`` naming the first input whose callback cannot be sent to a Dask
+    worker (pickled as Dask pickles a task: cloudpickle)."""
+    import cloudpickle
+
+    seen: set[int] = set()
+    for binding in bound:
+        if binding is None:
+            continue
+        for ks, src in binding.calls:
+            if id(src) in seen:
+                continue
+            seen.add(id(src))
+            try:
+                cloudpickle.dumps(src)
+            except Exception as exc:   # (pickling fails with any type of error)
+                names = ", ".join(f"`{binding.names[k]}`" for k in ks)
+                raise ValueError(
+                    f"the callback of input {names} cannot be sent to the Dask workers: "
+                    f"it does not pickle ({type(exc).__name__}: {exc}); give the input as "
+                    "a table (InputTable), make the callback picklable (a function of a "
+                    "module, holding no open file, lock or library), or run the study on "
+                    "threads (executor='threads')") from exc
+
+
 def _starts(system: CompiledSystem, model: Model, study: Study, parameters: Mapping,
-            initial: Mapping, t_start, t_end):
-    """``t0, t1``, the start states and parameter vectors of every run, and the runs
-    that cannot start (index → reason: impossible parameters, no consistent start)."""
+            initial: Mapping, t_start, t_end, inputs: list):
+    """``t0, t1``, the start states and parameter vectors of every run, the runs that
+    cannot start (index → reason: impossible parameters, no consistent start) and
+    every run's bound inputs (``None`` without)."""
     params = set(model.parameter_values)
     n_y, n_p = len(system.state_names), len(model.parameter_values)
     y0s = np.full((study.n_runs, n_y), np.nan)
     ps = np.full((study.n_runs, n_p), np.nan)
     errors: dict[int, str] = {}
+    bound: list = [None] * study.n_runs
     spans = set()
     per_run = []
     for k, row in enumerate(study.table):
@@ -402,9 +452,12 @@ def _starts(system: CompiledSystem, model: Model, study: Study, parameters: Mapp
     for k, (pp, ic) in enumerate(per_run):
         if k in errors:
             continue
+        # inputs bound wrong (missing, unknown, a table short of the span) are the
+        # study's error, not a run's
+        bind_inputs(model, system.state_names, inputs[k], t0, t1)
         try:   # each run prepared as one run is
             spec = prepare_run(system, parameters=pp, initial=ic, t_start=t0, t_end=t1,
-                               n_points=2, constraints=Stabilization())
+                               n_points=2, constraints=Stabilization(), inputs=inputs[k])
         except ModelError:   # (the model's, not the run's: as kidym.simulate says it)
             raise
         except (ValueError, SimulationError, ZeroDivisionError, np.linalg.LinAlgError) as exc:
@@ -412,7 +465,8 @@ def _starts(system: CompiledSystem, model: Model, study: Study, parameters: Mapp
             continue
         y0, p = spec.y0, spec.p
         y0s[k], ps[k] = y0, p
-    return t0, t1, y0s, ps, errors
+        bound[k] = spec.inputs
+    return t0, t1, y0s, ps, errors, bound
 
 
 def _assemble(study: Study, model_name: str, times: np.ndarray, quantities: tuple[str, ...],
