@@ -267,3 +267,103 @@ def test_the_file_is_what_xarray_writes_of_to_dataset(tmp_path, kind) -> None:
     assert got.attrs == want.attrs
     for name in want.variables:
         assert {k: v for k, v in got[name].attrs.items()} == dict(want[name].attrs), name
+
+
+#: A spring-mass pushed by the input `U` (a time-dependent model: the damping changes
+#: with t), and its breakpoints and values; `_PIECEWISE` the same table as a formula.
+INPUT_MODEL = ("m = 2; k = 3;\nCart | Sx(x) | m, 0, 0, 0;\nCk.x = k;\n"
+               "Pd.x = -0.1*(1 + t/4)*x't;\nPu.x = U;\nINITIAL := x(0.1);\nTIME := t(0, 2);\n")
+_T, _V = [0.0, 0.5, 1.25, 2.0], [0.0, 1.0, -0.5, 0.25]
+_PIECEWISE = "(t < 0.5 ? 2*t ! (t < 1.25 ? 1 - 2*(t - 0.5) ! -0.5 + (t - 1.25)))"
+RTOL, ATOL = 1e-10, 1e-12
+
+
+def _close(a: np.ndarray, b: np.ndarray) -> None:
+    """Two routes to one motion at rtol = RTOL: within 1e3 · rtol of the scale (the stated
+    margin of the global error of two adaptive runs over this short span)."""
+    assert np.max(np.abs(a - b)) <= 1e3 * RTOL * max(1.0, float(np.max(np.abs(b))))
+
+
+def test_a_sweep_with_a_table_input_is_the_single_runs_and_the_formula() -> None:
+    """`k` varied, `U` one table for every run: each run equals the same run alone, and
+    the same motion with the table written as a formula of t (no input at all)."""
+    model = kidym.parse(INPUT_MODEL + "INPUTS := U;\n", name="driven")
+    table = kidym.InputTable(_T, _V)
+    r = kidym.sweep(model, vary={"k": [1.0, 3.0, 9.0]}, inputs={"U": table}, n_points=41,
+                    rtol=RTOL, atol=ATOL, workers=2)
+    assert r.status.tolist() == [0, 0, 0]
+    formula = kidym.parse(INPUT_MODEL.replace("= U", f"= {_PIECEWISE}"), name="formula")
+    for j, k in enumerate([1.0, 3.0, 9.0]):
+        alone = kidym.simulate(model, engine="compiled", parameters={"k": k}, n_points=41,
+                               rtol=RTOL, atol=ATOL, inputs={"U": table})
+        np.testing.assert_array_equal(r["x"][j], alone["x"])
+        _close(r["x"][j], kidym.simulate(formula, engine="compiled", parameters={"k": k},
+                                         n_points=41, rtol=RTOL, atol=ATOL)["x"])
+
+
+def test_per_run_inputs_and_their_errors() -> None:
+    """One binding per run (a callback, a table, a controller for the one input); a
+    binding the model cannot take is the study's error, a callback failing in a run
+    that run's."""
+    model = kidym.parse(INPUT_MODEL + "INPUTS := U;\n", name="driven")
+    per_run = [{"U": lambda t, s: -s["x't"]}, {"U": kidym.InputTable(_T, _V)},
+               lambda t, s: [1 / 0 if t > 1 else 0.0]]
+    r = kidym.sweep(model, vary={"k": [1.0, 2.0, 3.0]}, inputs=per_run, n_points=21,
+                    rtol=RTOL, atol=ATOL)
+    assert r.status.tolist() == [0, 0, -1]
+    assert "callback of the inputs `U` raised ZeroDivisionError" in r.reasons[2]
+    ref = kidym.simulate(kidym.parse(INPUT_MODEL.replace("= U", "= -x't")), engine="compiled",
+                         parameters={"k": 1.0}, n_points=21, rtol=RTOL, atol=ATOL)
+    _close(r["x"][0], ref["x"])
+    with pytest.raises(ValueError, match="2 input bindings for a study of 3 runs"):
+        kidym.sweep(model, vary={"k": [1.0, 2.0, 3.0]}, inputs=per_run[:2])
+    with pytest.raises(ValueError, match="input `U` of model `driven` is not bound"):
+        kidym.sweep(model, vary={"k": [1.0, 2.0]})
+    with pytest.raises(ValueError, match="covers t = 0 … 1, not the run's span"):
+        kidym.sweep(model, vary={"k": [1.0, 2.0]}, inputs={"U": kidym.InputTable([0, 1],
+                                                                                  [0, 1])})
+
+
+def test_inputs_on_dask_tables_and_callbacks_pickled(dask_client) -> None:
+    """On a cluster of processes: a table and a picklable callback go to the workers and
+    give the threads' arrays; a callback that does not pickle is an error naming it."""
+    import threading
+
+    model = kidym.parse(INPUT_MODEL + "INPUTS := U;\n", name="driven")
+    for inputs in ({"U": kidym.InputTable(_T, _V)}, {"U": lambda t, s: -0.5 * s["x"]}):
+        runs = [kidym.sweep(model, vary={"k": [1.0, 2.0, 4.0]}, inputs=inputs, n_points=21,
+                            executor=ex, scheduler=dask_client if ex == "dask" else None,
+                            chunk_size=1) for ex in ("threads", "dask")]
+        assert runs[1].status.tolist() == [0, 0, 0]
+        np.testing.assert_array_equal(runs[1].values, runs[0].values)
+    lock = threading.Lock()
+
+    def locked(t: float, s: dict) -> float:
+        with lock:
+            return 0.0
+
+    with pytest.raises(ValueError, match=r"callback of input `U` cannot be sent to the Dask "
+                       r"workers: it does not pickle .*\(executor='threads'\)"):
+        kidym.sweep(model, vary={"k": [1.0, 2.0]}, inputs={"U": locked},
+                    scheduler=dask_client)
+
+
+def test_cli_sweep_with_an_input_table(tmp_path, capsys) -> None:
+    """``kidym sweep --input U=FILE.csv`` writes what ``kidym.sweep`` gives with the table."""
+    from kidym.cli import main
+
+    path = tmp_path / "driven.kdm"
+    path.write_text(INPUT_MODEL + "INPUTS := U;\n", encoding="utf-8")
+    table = tmp_path / "u.csv"
+    table.write_text("t,U\n" + "".join(f"{t},{v}\n" for t, v in zip(_T, _V)), encoding="utf-8")
+    out = tmp_path / "out"
+    assert main(["sweep", str(path), "--vary", "k=1:3:2", "--input", f"U={table}",
+                 "--points", "11", "--no-plots", "--out", str(out)]) == 0
+    api = kidym.sweep(kidym.load(path), vary={"k": [1.0, 3.0]}, n_points=11,
+                      inputs={"U": kidym.InputTable(_T, _V)})
+    with xr.open_dataset(out / "sweep.nc") as ds:
+        np.testing.assert_array_equal(ds["value"].sel(quantity="x").values, api["x"])
+    capsys.readouterr()
+    assert main(["sweep", str(path), "--vary", "k=1:3:2", "--out", str(out), "--force"]) != 0
+    err = capsys.readouterr().err
+    assert "input `U` of model `driven` is not bound" in err and "Traceback" not in err
