@@ -34,11 +34,11 @@ DRIVEN = ("m = 1; k = 4; F0 = 1; W = 1;\nB | Sx(x) | m, 0, 0, 0;\nCs.x = k;\n"
 EXIT_WITHIN_S = 0.5
 
 
-def _interrupt(args: list[str], cwd: Path, marker: tuple[str, str]
+def _interrupt(args: list[str], cwd: Path, marker: tuple[str, str], after: float = 0.5
                ) -> tuple[int, float, str]:
-    """Start ``kidym ARGS``, send SIGINT 0.5 s after ``marker`` (stream, line start)
-    shows that the runs begin; the exit status, the seconds from the signal to the
-    exit, and standard error."""
+    """Start ``kidym ARGS``, send SIGINT ``after`` seconds after ``marker`` (stream, line
+    start) shows that the runs begin; the exit status, the seconds from the signal to
+    the exit, and standard error."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     proc = subprocess.Popen([sys.executable, "-m", "kidym", *args], cwd=cwd, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -56,7 +56,7 @@ def _interrupt(args: list[str], cwd: Path, marker: tuple[str, str]
     for r in readers:
         r.start()
     assert ready.wait(120), "kidym did not start its runs"
-    time.sleep(0.5)
+    time.sleep(after)
     assert proc.poll() is None, "".join(lines["stderr"])   # still running: long runs
     sent = time.perf_counter()
     proc.send_signal(signal.SIGINT)
@@ -104,3 +104,37 @@ def test_sigint_stops_a_sweep_and_keeps_the_study_so_far(tmp_path):
     assert any(r.startswith("interrupted (Ctrl-C) at t = ") for r in reasons)
     with (out / "runs.csv").open(encoding="utf-8") as fh:
         assert len(list(csv.reader(fh))) == 1 + 4
+
+
+def test_sigint_stops_a_sweep_on_dask_and_keeps_the_study_so_far(tmp_path):
+    """The same on a Dask cluster of processes (this test's): the tasks running stop their
+    runs where they are and return them, the rest are cancelled; 130 within the bound.
+    The signal comes 3 s after the study is said, once the workers have read the model
+    and begun (the runs take about half a minute each)."""
+    xr = pytest.importorskip("xarray")
+    distributed = pytest.importorskip("distributed", reason="kidym[sweep] (Dask) missing")
+    model = tmp_path / "driven.kdm"
+    model.write_text(DRIVEN, encoding="utf-8")
+    out = tmp_path / "sweep"
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=":0") as cluster:
+        rc, took, err = _interrupt(["sweep", str(model), "--vary", "k=4:16:4", "--no-plots",
+                                    "--out", str(out), "--scheduler",
+                                    cluster.scheduler_address],
+                                   tmp_path, ("stdout", "grid of 4 runs"), after=3.0)
+        # the workers' runs stopped too: each worker's one thread is free at once for a
+        # task of ours (a run left going would hold it for half a minute)
+        with distributed.Client(cluster) as client:
+            for address in client.scheduler_info()["workers"]:
+                assert client.submit(abs, -1, workers=[address], pure=False).result(
+                    timeout=5) == 1
+    assert rc == 130, err
+    assert took < EXIT_WITHIN_S, err
+    assert "Traceback" not in err and err.count("interrupted") == 1 and "marked partial" in err
+    with xr.open_dataset(out / "sweep.nc") as ds:
+        assert ds.attrs["partial"] == 1
+        assert (ds["status"].values == -1).all()
+        reasons = [str(r) for r in ds["reason"].values]
+    assert any(r.startswith("interrupted (Ctrl-C) at t = ") for r in reasons), reasons
+    assert all(r.startswith(("interrupted (Ctrl-C) at t = ", "not run: the study was "
+                             "interrupted")) for r in reasons), reasons

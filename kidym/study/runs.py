@@ -47,6 +47,10 @@ class Job:
         Each run's external inputs (``ВХОДЫ``) as its preparation bound them; empty for
         a model without inputs. Pickled with the job for a Dask worker: tables always,
         callbacks where (cloud)pickle can (:func:`kidym.study.sweep.sweep` checks first).
+    stop : str
+        On a Dask worker: the name of the ``distributed.Event`` whose setting stops the
+        job's runs where they are (Ctrl-C on the client, :mod:`kidym.study.worker`);
+        empty elsewhere.
     """
 
     rows: np.ndarray
@@ -61,6 +65,7 @@ class Job:
     atol: float = 1e-12
     max_step: float = np.inf
     inputs: tuple[InputBinding | None, ...] = ()
+    stop: str = ""
 
 
 @dataclass(frozen=True, eq=False)

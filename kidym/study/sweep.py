@@ -191,7 +191,8 @@ def sweep(model: Model | str | Path, *, vary: Mapping | Study | None = None,
     ImportError
         ``executor="dask"`` without dask[distributed] installed.
     RunInterrupted
-        Ctrl-C stopped the study (threads and loop executors): its ``.result`` is the
+        Ctrl-C stopped the study (every executor; on Dask the tasks running return their
+        runs stopped where they were, the rest are cancelled): its ``.result`` is the
         :class:`SweepResult` so far, ``interrupted`` true. On a terminal a bar shows
         the runs done and the time left.
     CompileError
@@ -256,14 +257,14 @@ def sweep(model: Model | str | Path, *, vary: Mapping | Study | None = None,
     started = _time.perf_counter()
     watch = None
     try:
-        if executor == "dask":
-            outs = _run_dask(client, system, jobs)
-        else:
-            # progress (runs done) on a terminal; Ctrl-C stops every run where it is
-            with watching() as watch:
-                watch.begin("sweep", 0, len(todo), counting=True)
+        # progress (runs done) on a terminal; Ctrl-C stops every run where it is
+        with watching() as watch:
+            watch.begin("sweep", 0, len(todo), counting=True)
+            if executor == "dask":
+                outs = _run_dask(client, system, jobs, watch)
+            else:
                 outs = _run_here(system, jobs, n_slots if executor == "threads" else 0, watch)
-                watch.close()
+            watch.close()
     finally:
         if client is not None and owned:
             client.close()
@@ -321,24 +322,68 @@ def _client(scheduler):
                       "to run on the local thread pool") from exc
 
 
-def _run_dask(client, system: CompiledSystem, jobs: list[Job]) -> list[JobOutput]:
+#: After Ctrl-C, how long the client waits for the Dask tasks to return their runs
+#: stopped where they were before it cancels them (seconds; their runs then "not run").
+DASK_GRACE_S = 0.25
+
+
+def _run_dask(client, system: CompiledSystem, jobs: list[Job], watch: Watch
+              ) -> list[JobOutput]:
     """Send the package once to every worker, then one task per job; a task that
-    fails (a worker lost, an error on the worker) marks its runs failed."""
+    fails (a worker lost, an error on the worker) marks its runs failed.
+
+    Ctrl-C (``watch`` stopped) sets the jobs' ``distributed.Event``: the tasks running
+    stop their runs where they are and return them (partial, as a local run's), those
+    not begun return at once with their runs not run; what has not returned within
+    :data:`DASK_GRACE_S` is cancelled, its runs marked not run."""
+    import uuid
+
+    from distributed import Event
+
+    from kidym.study.runs import NOT_RUN
     from kidym.study.worker import package, run_on_worker
 
+    stop = f"kidym-stop-{uuid.uuid4().hex}"
+    jobs = [dataclasses.replace(j, stop=stop) for j in jobs]
     pkg = client.scatter(package(system), broadcast=True)
     futures = [client.submit(run_on_worker, pkg, j, pure=False) for j in jobs]
+    counted: set[int] = set()
+    try:
+        while not watch.stopped:
+            for k, f in enumerate(futures):
+                if k not in counted and f.done():
+                    counted.add(k)
+                    for _ in jobs[k].rows:
+                        watch.ran()
+            if len(counted) == len(futures):
+                break
+            watch.show()
+            _time.sleep(POLL_S / 2)   # (Ctrl-C's handler sets the flag meanwhile)
+        if watch.stopped:
+            Event(stop, client=client).set()
+            deadline = _time.perf_counter() + DASK_GRACE_S
+            while (_time.perf_counter() < deadline
+                   and not all(f.done() for f in futures)):
+                _time.sleep(0.01)
+            client.cancel([f for f in futures if not f.done()])
+    except BaseException:   # (a second Ctrl-C): nothing left running on the cluster
+        client.cancel(futures)
+        raise
     outs = []
     for f, j in zip(futures, jobs):
-        try:
-            outs.append(f.result())
-        except Exception as exc:   # (the task's error, re-raised here by Dask)
-            m = len(j.rows)
-            why = f"the Dask task of this run failed: {type(exc).__name__}: {exc}"
-            outs.append(JobOutput(j.rows, np.full((m, len(j.times), len(j.quantities)),
-                                                  np.nan),
-                                  np.full(m, -1, dtype=np.int8), [why] * m,
-                                  np.zeros(m, dtype=np.int64), "failed"))
+        m = len(j.rows)
+        if f.status == "cancelled" or (watch.stopped and not f.done()):
+            why, route = NOT_RUN, "cancelled"
+        else:
+            try:
+                outs.append(f.result())
+                continue
+            except Exception as exc:   # (the task's error, re-raised here by Dask)
+                why = f"the Dask task of this run failed: {type(exc).__name__}: {exc}"
+                route = "failed"
+        outs.append(JobOutput(j.rows, np.full((m, len(j.times), len(j.quantities)), np.nan),
+                              np.full(m, -1, dtype=np.int8), [why] * m,
+                              np.zeros(m, dtype=np.int64), route))
     return outs
 
 

@@ -13,6 +13,11 @@ SymEngine graphs, not sent over the wire), then takes the library, in this order
 3. else built there (the worker needs a C compiler and SUNDIALS then).
 
 Each worker process does this once per package (:data:`_SYSTEMS`).
+
+Ctrl-C on the client sets a ``distributed.Event`` named by the jobs (:attr:`Job.stop`);
+a task listens for it in a thread of its own while its runs go on, and stops them as
+Ctrl-C stops a local run (the run in progress where it is, partial; those not begun
+not run): the client gets their results back at once.
 """
 
 from __future__ import annotations
@@ -158,7 +163,41 @@ def _load(pkg: Package) -> tuple[CompiledSystem, str]:
     return CompiledSystem.build(eq, jacobian=pkg.jacobian), "built"
 
 
+#: How long a task's listener waits for the stop at a time (seconds): it returns at once
+#: when the event is set, so this is only how often it checks that the task still runs.
+STOP_POLL_S = 0.2
+
+
 def run_on_worker(pkg: Package, job: Job) -> JobOutput:
-    """The Dask task: :func:`kidym.study.runs.run_job` with the worker's system."""
+    """The Dask task: :func:`kidym.study.runs.run_job` with the worker's system, its runs
+    stopped where they are when the client sets the event ``job.stop``."""
     system, route = system_of(pkg)
-    return run_job(system, job, route=route)
+    if not job.stop:
+        return run_job(system, job, route=route)
+    from distributed import Event, get_client
+
+    from kidym.progress import Reporter
+    from kidym.simulation.watch import Watch, watching
+
+    watch = Watch(Reporter(0, tty=False))
+    # (the worker's client, named: the listener's thread is not the task's)
+    event = Event(job.stop, client=get_client())
+    finished = threading.Event()
+
+    def listen() -> None:
+        while not finished.is_set():
+            try:
+                if event.wait(timeout=STOP_POLL_S):
+                    watch.stop()
+                    return
+            except Exception:   # (the scheduler gone: nothing left to listen to)
+                return
+
+    if event.is_set():   # (a task begun after the stop: its runs are not run)
+        watch.stop()
+    threading.Thread(target=listen, name="kidym-stop", daemon=True).start()
+    try:
+        with watching(watch=watch):
+            return run_job(system, job, route=route)
+    finally:
+        finished.set()
