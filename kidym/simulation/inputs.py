@@ -272,21 +272,26 @@ def call_vector_input(src: VectorInput, t: float, state: dict[str, float]) -> li
                               f"{type(exc).__name__}: {exc}", time=t, state=state, hint=hint,
                               kind=INPUT_FAULT)
         raise err from exc
-    try:
-        a = np.asarray(v, dtype=float)
-    except (TypeError, ValueError):
-        a = None
-    if a is None or a.shape != (len(src.names),):
-        got = f"shape {a.shape}" if a is not None else repr(v)
-        raise SimulationError(f"the callback of the inputs {names} returned {got}, not "
-                              f"{len(src.names)} numbers (one per input)", time=t,
-                              state=state, hint=hint, kind=INPUT_FAULT)
-    bad = np.flatnonzero(~np.isfinite(a))
-    if bad.size:
-        raise SimulationError(f"the callback of the inputs {names} returned {a[bad[0]]} for "
-                              f"`{src.names[bad[0]]}`", time=t, state=state, hint=hint,
+    n = len(src.names)
+    if type(v) in (list, tuple) and len(v) == n and all(type(x) is float for x in v):
+        values = list(v)   # (the common case without NumPy: called at every evaluation)
+    else:
+        try:
+            a = np.asarray(v, dtype=float)
+        except (TypeError, ValueError):
+            a = None
+        if a is None or a.shape != (n,):
+            got = f"shape {a.shape}" if a is not None else repr(v)
+            raise SimulationError(f"the callback of the inputs {names} returned {got}, not "
+                                  f"{n} numbers (one per input)", time=t, state=state,
+                                  hint=hint, kind=INPUT_FAULT)
+        values = a.tolist()
+    if not all(map(math.isfinite, values)):
+        k = next(i for i, x in enumerate(values) if not math.isfinite(x))
+        raise SimulationError(f"the callback of the inputs {names} returned {values[k]} for "
+                              f"`{src.names[k]}`", time=t, state=state, hint=hint,
                               kind=INPUT_FAULT)
-    return a.tolist()
+    return values
 
 
 def _by_name(model, inputs) -> dict[str, object]:
