@@ -261,13 +261,10 @@ def call_input(name: str, fn: Callable, t: float, state: dict[str, float]) -> fl
 def call_vector_input(src: VectorInput, t: float, state: dict[str, float]) -> list[float]:
     """``src.fn(t, state)`` as ``len(src.names)`` finite floats; a
     :class:`SimulationError` naming the inputs and the time otherwise."""
-    names = ", ".join(f"`{n}`" for n in src.names)
-    hint = (f"the callback bound to the inputs {names} is called with (t, state), state a "
-            f"dict of the state's names; it returns {len(src.names)} finite numbers, in "
-            "that order")
     try:
         v = src.fn(t, state)
     except Exception as exc:   # any fault of user code stops the run, named
+        names, hint = _vector_words(src)
         err = SimulationError(f"the callback of the inputs {names} raised "
                               f"{type(exc).__name__}: {exc}", time=t, state=state, hint=hint,
                               kind=INPUT_FAULT)
@@ -281,6 +278,7 @@ def call_vector_input(src: VectorInput, t: float, state: dict[str, float]) -> li
         except (TypeError, ValueError):
             a = None
         if a is None or a.shape != (n,):
+            names, hint = _vector_words(src)
             got = f"shape {a.shape}" if a is not None else repr(v)
             raise SimulationError(f"the callback of the inputs {names} returned {got}, not "
                                   f"{n} numbers (one per input)", time=t, state=state,
@@ -288,10 +286,19 @@ def call_vector_input(src: VectorInput, t: float, state: dict[str, float]) -> li
         values = a.tolist()
     if not all(map(math.isfinite, values)):
         k = next(i for i, x in enumerate(values) if not math.isfinite(x))
+        names, hint = _vector_words(src)
         raise SimulationError(f"the callback of the inputs {names} returned {values[k]} for "
                               f"`{src.names[k]}`", time=t, state=state, hint=hint,
                               kind=INPUT_FAULT)
     return values
+
+
+def _vector_words(src: VectorInput) -> tuple[str, str]:
+    """The names of a vector callback's inputs and the hint of its errors."""
+    names = ", ".join(f"`{n}`" for n in src.names)
+    return names, (f"the callback bound to the inputs {names} is called with (t, state), "
+                   f"state a dict of the state's names; it returns {len(src.names)} finite "
+                   "numbers, in that order")
 
 
 def _by_name(model, inputs) -> dict[str, object]:
