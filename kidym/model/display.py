@@ -25,13 +25,13 @@ file name); a model kept in the cache is read again when a mesh file changed
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from pathlib import Path
 
 import symengine as se
 
-from kidym.errors import Span
+from kidym.errors import Diagnostic, ModelError, Span
 from kidym.lang import ast
 from kidym.model.mesh import MAX_TRIANGLES, Mesh, MeshError, digest_of, read_mesh
 
@@ -68,6 +68,8 @@ class DisplayShape:
         A mesh's triangles, in the body frame.
     file : str
         A mesh's file as written.
+    written : str
+        The instruction's name as the file spells it (for messages).
     """
 
     body: str
@@ -77,6 +79,7 @@ class DisplayShape:
     span: Span | None = None
     mesh: Mesh | None = None
     file: str = ""
+    written: str = "SHAPES"
 
 
 def _usage(written: str) -> str:
@@ -188,6 +191,7 @@ def check_items(b, items: list[DisplayShape], written: str,
     at most ``MAX_TRIANGLES`` (located errors)."""
     seen: set[str] = set()
     triangles: dict[str, int] = {}
+    out = []
     for s in items:
         if s.mesh is not None:
             before = sum(triangles.values())
@@ -214,4 +218,41 @@ def check_items(b, items: list[DisplayShape], written: str,
             elif not value > 0:
                 b.error(f"`{written}`: a size of `{s.body}` must be positive; got {value:g}",
                         s.span)
-    return tuple(items)
+        # the sizes over parameters alone, checked again with a run's values (check_sizes)
+        expanded = tuple(b.expand(x) for x in s.sizes)
+        out.append(replace(s, written=written, sizes=expanded)
+                   if all(e is not None for e in expanded) else s)
+    return tuple(out)
+
+
+def check_sizes(model, values: dict[str, float]) -> None:
+    """Raise a located error where a size of ``ФОРМЫ`` is not a positive number with
+    ``values`` (the parameters of a run, its overrides applied: ``--set``, the
+    ``parameters=`` of the Python API, a sweep's point), as the file's values are when
+    the model is read.
+
+    Raises
+    ------
+    ModelError
+        At each such shape, naming the size, its value and the parameters it uses.
+    """
+    diags = []
+    for s in model.shapes:
+        for x in s.sizes:
+            used = sorted(str(n) for n in x.free_symbols)
+            subs = {se.Symbol(n): values[n] for n in used if n in values}
+            try:
+                value = float(x.xreplace(subs))
+            except (RuntimeError, TypeError, ValueError, ZeroDivisionError):
+                value = math.nan
+            if math.isfinite(value) and value > 0:
+                continue
+            shown = ", ".join(f"{n} = {values.get(n, math.nan):g}" for n in used)
+            what = "the scale" if s.kind == "mesh" else "a size"
+            diags.append(Diagnostic(
+                f"`{s.written}`: {what} of `{s.body}` is {value:g} with the parameters of "
+                f"the run ({shown}); it must be a positive number (give parameters that "
+                "keep the shape, or another size)", s.span))
+            break
+    if diags:
+        raise ModelError(diags, filename=model.filename, source=model.source)
