@@ -32,7 +32,8 @@ def simulate_batch(system: Model | Equations | CompiledSystem, *,
                    t_end: float | None = None, t_start: float | None = None,
                    t_eval: Sequence[float] | None = None, n_points: int = 501,
                    method: str = "ERK8", rtol: float = 1e-9, atol: float = 1e-12,
-                   max_step: float = np.inf, workers: int | None = None) -> BatchResult:
+                   max_step: float = np.inf, workers: int | None = None,
+                   free: str | Sequence[str] | None = None) -> BatchResult:
     """Simulate one model for many initial conditions and/or parameter sets.
 
     Parameters
@@ -45,6 +46,9 @@ def simulate_batch(system: Model | Equations | CompiledSystem, *,
         Parameter overrides per run. If both ``initial`` and ``parameters`` are
         given they must have the same length (run k uses entry k of each); a
         missing one means the model's values for every run.
+    free : str or sequence of str, optional
+        Coordinates and speeds whose given initial values the consistent start may
+        change, in every run (as :func:`kidym.simulate`'s ``free``).
     t_end, t_start, t_eval, n_points, method, rtol, atol, max_step
         As in :func:`kidym.simulate` with ``engine="compiled"``.
     workers : int, optional
@@ -100,7 +104,7 @@ def simulate_batch(system: Model | Equations | CompiledSystem, *,
     # each run prepared as one run is (initial values written as formulas of parameters
     # follow its parameters; with constraints, its dependent values solved)
     specs = [prepare_run(system, parameters=pp, initial=ic, t_start=t0, t_end=t1,
-                         t_eval=times, constraints=Stabilization())
+                         t_eval=times, constraints=Stabilization(), free=free)
              for ic, pp in zip(initial, parameters)]
     y0s = np.array([s.y0 for s in specs])
     ps = np.array([s.p for s in specs])

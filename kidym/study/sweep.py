@@ -21,7 +21,7 @@ import dataclasses
 import math
 import os
 import time as _time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,7 +32,7 @@ from kidym.errors import ModelError, RunInterrupted, SimulationError
 from kidym.model.model import Model
 from kidym.simulation.compiled import CompiledSystem
 from kidym.simulation.layout import finite_number
-from kidym.simulation.spec import prepare_run
+from kidym.simulation.spec import free_states, prepare_run
 from kidym.simulation.watch import POLL_S, Watch, watching
 from kidym.study.design import RESERVED, Study, from_model, grid
 from kidym.study.runs import Job, JobOutput, run_job
@@ -135,8 +135,8 @@ def sweep(model: Model | str | Path, *, vary: Mapping | Study | None = None,
           t_start: float | None = None, n_points: int = 201, method: str = "ERK8",
           rtol: float = 1e-9, atol: float = 1e-12, max_step: float = np.inf,
           executor: str | None = None, workers: int | None = None, scheduler=None,
-          chunk_size: int | None = None, system: CompiledSystem | None = None
-          ) -> SweepResult:
+          chunk_size: int | None = None, system: CompiledSystem | None = None,
+          free: str | Sequence[str] | None = None) -> SweepResult:
     """Run a parameter study of ``model`` with the compiled engine.
 
     Parameters
@@ -153,6 +153,10 @@ def sweep(model: Model | str | Path, *, vary: Mapping | Study | None = None,
     parameters, initial : mapping, optional
         Fixed overrides for every run (as :func:`kidym.simulate`); the varied values
         win over them.
+    free : str or sequence of str, optional
+        Coordinates and speeds whose given initial values the consistent start may
+        change, in every run (as :func:`kidym.simulate`'s ``free``); a run whose start
+        would change another given value does not run (its reason says which).
     t_end, t_start, n_points, method, rtol, atol, max_step
         As :func:`kidym.simulate` with ``engine="compiled"``; every run shares the
         output times (``n_points`` of them, default 201).
@@ -205,12 +209,13 @@ def sweep(model: Model | str | Path, *, vary: Mapping | Study | None = None,
         system = CompiledSystem.build(derived(model), jacobian=method == "BDF")
     model = system.equations.model
     _check_names(model, system, study, parameters or {}, initial or {})
+    freed = free_states(system, free)
     for what, given in (("parameter", parameters or {}), ("initial value of", initial or {})):
         for name, value in given.items():   # (a fixed value that is no number: every run's)
             finite_number(value, f"{what} `{name}`")
     quantities = recorded_quantities(system)
     t0, t1, y0s, ps, setup_errors = _starts(system, model, study, parameters or {},
-                                            initial or {}, t_start, t_end)
+                                            initial or {}, t_start, t_end, freed)
     times = np.linspace(t0, t1, n_points)
     todo = np.array([k for k in range(study.n_runs) if k not in setup_errors], dtype=int)
     options = {"method": method, "rtol": rtol, "atol": atol,
@@ -372,7 +377,7 @@ def recorded_quantities(system: CompiledSystem) -> tuple[str, ...]:
 
 
 def _starts(system: CompiledSystem, model: Model, study: Study, parameters: Mapping,
-            initial: Mapping, t_start, t_end):
+            initial: Mapping, t_start, t_end, free: tuple[str, ...] = ()):
     """``t0, t1``, the start states and parameter vectors of every run, and the runs
     that cannot start (index → reason: impossible parameters, no consistent start)."""
     params = set(model.parameter_values)
@@ -404,7 +409,7 @@ def _starts(system: CompiledSystem, model: Model, study: Study, parameters: Mapp
             continue
         try:   # each run prepared as one run is
             spec = prepare_run(system, parameters=pp, initial=ic, t_start=t0, t_end=t1,
-                               n_points=2, constraints=Stabilization())
+                               n_points=2, constraints=Stabilization(), free=free)
         except ModelError:   # (the model's, not the run's: as kidym.simulate says it)
             raise
         except (ValueError, SimulationError, ZeroDivisionError, np.linalg.LinAlgError) as exc:
