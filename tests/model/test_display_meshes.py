@@ -241,3 +241,33 @@ def test_kidym_fmt_keeps_the_file_name():
 
     text = MODEL + 'ФОРМЫ := Cart(mesh( "parts/cart one.stl" ,2));\n'
     assert 'ФОРМЫ := Cart(mesh("parts/cart one.stl", 2));' in format_source(text)
+
+
+def test_a_file_name_is_data_in_the_page(tmp_path):
+    """A name that would close the data's `<script>` is written escaped and read back."""
+    name = "a</script><b>x.stl"   # (a folder `a<` and a file in it)
+    (tmp_path / "a<").mkdir()
+    write_binary_stl(tmp_path / name, TETRAHEDRON, FACETS)
+    path = tmp_path / "model.kdm"
+    path.write_text(MODEL + f'SHAPES := Cart(mesh("{name}"));')
+    model = kidym.load(path)
+    result = kidym.simulate(model, t_end=0.1, n_points=3, engine="numpy")
+    page = animation_html(body_poses(model, result), model)
+    assert "</script><b>" not in page
+    assert embedded(page)["meshes"][0]["file"] == name
+
+
+@pytest.mark.slow
+def test_the_viewer_draws_the_meshes(parts, tmp_path):
+    from tests.report.browser import CHROMIUM, dump_dom, errors, root_attributes
+
+    if CHROMIUM is None:
+        pytest.skip("needs Debian's chromium (`.ci/system-deps --test`)")
+    model = kidym.load(parts)
+    result = kidym.simulate(model, t_end=0.5, n_points=11, engine="numpy")
+    page = tmp_path / "animation.html"
+    page.write_text(animation_html(body_poses(model, result), model))
+    attrs = root_attributes(dump_dom(page))
+    assert errors(attrs) == []
+    assert attrs["data-triangles"] == "7" and attrs["data-shapes"] == "declared,declared"
+    assert attrs["data-visible"] == "2"
