@@ -15,7 +15,7 @@ from pathlib import Path
 from kidym.cache import code_fingerprint, read_stored, remember_source, stored_as_read
 from kidym.errors import Diagnostic
 from kidym.lang.source import decode
-from kidym.model.display import meshes_unchanged
+from kidym.model.mesh import meshes_unchanged
 from kidym.model.model import Model
 
 

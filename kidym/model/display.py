@@ -19,7 +19,7 @@ Sizes are formulas of parameters (lengths in the model's units). Display only:
 nothing of the equations changes, and nothing of it reaches generated code. A mesh
 file is read when the model is (``kidym check`` reports what is wrong with it, at the
 file name); a model kept in the cache is read again when a mesh file changed
-(:func:`meshes_unchanged`).
+(:func:`kidym.model.mesh.meshes_unchanged`).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ import symengine as se
 
 from kidym.errors import Diagnostic, ModelError, Span
 from kidym.lang import ast
-from kidym.model.mesh import MAX_TRIANGLES, Mesh, MeshError, digest_of, read_mesh
+from kidym.model.mesh import MAX_TRIANGLES, Mesh, MeshError, read_mesh
 
 #: spelling (lower case) → (kind, number of sizes, whether an axis may follow)
 KINDS = {"box": ("box", 3, False), "брус": ("box", 3, False), "бокс": ("box", 3, False),
@@ -162,13 +162,6 @@ def _mesh_path(filename: str, file: str) -> Path:
     folder for a model given as text)."""
     base = Path.cwd() if filename.startswith("<") else Path(filename).parent
     return (base / file).absolute()
-
-
-def meshes_unchanged(model) -> bool:
-    """Whether every mesh file of ``model``'s ``ФОРМЫ`` still holds the bytes it was
-    read from (a model from the cache is read again otherwise)."""
-    return all(s.mesh is None or digest_of(Path(s.mesh.path)) == s.mesh.digest
-               for s in model.shapes)
 
 
 def _value(b, expr) -> float | None:

@@ -84,6 +84,13 @@ def digest_of(path: Path) -> str | None:
         return None
 
 
+def meshes_unchanged(model) -> bool:
+    """Whether every mesh file of ``model``'s ``ФОРМЫ`` still holds the bytes it was
+    read from (a model from the cache is read again otherwise)."""
+    return all(s.mesh is None or digest_of(Path(s.mesh.path)) == s.mesh.digest
+               for s in model.shapes)
+
+
 def read_mesh(path: Path) -> Mesh:
     """The triangles of the STL or OBJ file ``path``.
 
