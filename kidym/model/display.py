@@ -205,11 +205,12 @@ def check_items(b, items: list[DisplayShape], written: str,
                                     value=True) or len(b.diags) > reported:
                 continue
             value = _value(b, x)
+            what = "the scale" if s.kind == "mesh" else "a size"
             if value is None:
-                b.error(f"`{written}`: a size of `{s.body}` is not a finite real number with "
-                        "the parameter values of the file", s.span)
+                b.error(f"`{written}`: {what} of `{s.body}` is not a finite real number "
+                        "with the parameter values of the file", s.span)
             elif not value > 0:
-                b.error(f"`{written}`: a size of `{s.body}` must be positive; got {value:g}",
+                b.error(f"`{written}`: {what} of `{s.body}` must be positive; got {value:g}",
                         s.span)
         # the sizes over parameters alone, checked again with a run's values (check_sizes)
         expanded = tuple(b.expand(x) for x in s.sizes)

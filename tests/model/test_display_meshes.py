@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import kidym
-from kidym.errors import ParseError
+from kidym.errors import ModelError, ParseError
 from kidym.model import mesh as mesh_module
 from kidym.report.animation import animation_html
 from kidym.report.poses import body_poses
@@ -220,7 +220,7 @@ def test_a_file_over_the_byte_limit(tmp_path, monkeypatch):
     ("Cart(mesh(1))", r"7:16: error: `SHAPES`: a mesh takes its file name in quotes"),
     ('Cart(box("a.stl", 1, 1))', r"7:16: error: `SHAPES`: a quoted file name is read by "
                                  r"`mesh` only"),
-    ('Cart(mesh("cart.stl", 0))', r"7:11: error: `SHAPES`: a size of `Cart` must be "
+    ('Cart(mesh("cart.stl", 0))', r"7:11: error: `SHAPES`: the scale of `Cart` must be "
                                   r"positive; got 0"),
     ('Cart(mesh("cart.stl", 1, 2))', r"7:16: error: `SHAPES`: a mesh takes a file and an "
                                      r"optional scale"),
@@ -229,6 +229,15 @@ def test_mesh_syntax_errors(tmp_path, item, message):
     write_binary_stl(tmp_path / "cart.stl", TETRAHEDRON, FACETS)
     with pytest.raises(ParseError, match=message):
         kidym.parse(MODEL + f"SHAPES := {item};", filename=str(tmp_path / "model.kdm"))
+
+
+def test_a_scale_made_negative_by_the_parameters_of_a_run(parts):
+    parts.write_text(MODEL + 's = 2; SHAPES := Cart(mesh("cart.stl", s));')
+    model = kidym.load(parts)
+    with pytest.raises(ModelError, match=r"model\.kdm:7:17: error: `SHAPES`: the scale of "
+                                         r"`Cart` is -1 with the parameters of the run "
+                                         r"\(s = -1\)"):
+        kidym.simulate(model, t_end=0.1, parameters={"s": -1}, engine="numpy")
 
 
 def test_a_string_is_read_nowhere_else():
