@@ -234,7 +234,7 @@ def test_mesh_syntax_errors(tmp_path, item, message):
 def test_a_scale_made_negative_by_the_parameters_of_a_run(parts):
     parts.write_text(MODEL + 's = 2; SHAPES := Cart(mesh("cart.stl", s));')
     model = kidym.load(parts)
-    with pytest.raises(ModelError, match=r"model\.kdm:7:17: error: `SHAPES`: the scale of "
+    with pytest.raises(ModelError, match=r"model\.kdm:7:18: error: `SHAPES`: the scale of "
                                          r"`Cart` is -1 with the parameters of the run "
                                          r"\(s = -1\)"):
         kidym.simulate(model, t_end=0.1, parameters={"s": -1}, engine="numpy")
