@@ -257,7 +257,8 @@ def _rod_axis(body: Body, model: Model, values: dict[str, float], normal: int) -
 
 
 def declared_shape(body: Body, model: Model, values: dict[str, float]) -> Shape | None:
-    """The solid ``ФОРМЫ`` declares for ``body`` (sizes evaluated), else the ball or disc
+    """The solid ``ФОРМЫ`` declares for ``body`` (sizes evaluated; a mesh with its scale,
+    sized by its bounding box), else the ball or disc
     it rolls as (``КАЧЕНИЕ``: diameter ``2r``, a disc ``THIN`` of it thick about its
     axis), else ``None``.
 
