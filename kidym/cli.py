@@ -190,6 +190,11 @@ def _run(args: argparse.Namespace, model, out: Path, rep, formats, plotter) -> i
     if model.calculation in ("STATICS", "FREE_VIBRATIONS"):
         from kidym.cli_analysis import run_analysis
 
+        if getattr(args, "free", None):
+            raise SystemExit("kidym: error: --free applies to a motion: the initial values "
+                             "of a statics or free-vibrations calculation are the start of "
+                             "a search, which may change them all")
+
         return run_analysis(args, model, eq, _pairs)
     from kidym.simulation.api import simulate
     from kidym.simulation.layout import defaulted_states
@@ -211,7 +216,8 @@ def _run(args: argparse.Namespace, model, out: Path, rep, formats, plotter) -> i
                               method=args.method, rtol=args.rtol, atol=args.atol,
                               n_points=args.points, max_step=args.max_step,
                               jacobian=args.jacobian, formulation=_formulation(args),
-                              inputs=_input_tables(getattr(args, "input", None)))
+                              inputs=_input_tables(getattr(args, "input", None)),
+                              free=_names(getattr(args, "free", None)))
     except SimulationError as exc:
         # the results up to the failure are written (marked partial in results.json),
         # then the error is reported and the exit status is 2
@@ -226,6 +232,17 @@ def _run(args: argparse.Namespace, model, out: Path, rep, formats, plotter) -> i
     _write_outputs(args, model, eq, result, out, rep=rep, requests=requests,
                    plot_formats=formats, plotter=plotter)
     return 0
+
+
+def _names(values: list[str] | None) -> tuple[str, ...] | None:
+    """The names of a repeatable comma-separated option (``--free q2,q3``)."""
+    if not values:
+        return None
+    names = tuple(n.strip() for v in values for n in v.split(","))
+    if not all(names):
+        raise SystemExit(f"kidym: error: --free takes names separated by commas; got "
+                         f"`{','.join(values)}`")
+    return names
 
 
 def _monitor_integrals(model, result, parameters) -> None:
@@ -437,6 +454,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="override a parameter value (repeatable)")
     p.add_argument("--initial", action="append", metavar="NAME=VALUE",
                    help="override an initial value, e.g. phi1=0.5 or phi1't=0 (repeatable)")
+    p.add_argument("--free", action="append", metavar="NAMES",
+                   help="coordinates and speeds whose given initial values the start on the "
+                        "constraints may change, e.g. q2,q3 (as СВОБОДНЫЕ/FREE in the model; "
+                        "repeatable)")
     p.add_argument("--input", action="append", metavar="NAME=FILE.csv",
                    help="bind an input of INPUTS/ВХОДЫ to a table: a CSV file of time and "
                         "value, linearly interpolated (repeatable)")

@@ -69,10 +69,11 @@ def cmd_run_kinematics(args: argparse.Namespace) -> int:
     from kidym.outdir import staged
     from kidym.simulation.result import write_atomically
 
-    if getattr(args, "initial", None):
-        raise SystemExit("kidym: error: --initial does not apply to a kinematics calculation: "
-                         "its quantities are formulas of t, with no initial values (change "
-                         "a parameter with --set)")
+    for option in ("initial", "free"):
+        if getattr(args, option, None):
+            raise SystemExit(f"kidym: error: --{option} does not apply to a kinematics "
+                             "calculation: its quantities are formulas of t, with no initial "
+                             "values (change a parameter with --set)")
     unused = _kinematics_unused(args)
     if unused:
         raise SystemExit("kidym: error: " + ", ".join(unused) + (" does" if len(unused) == 1
@@ -154,9 +155,11 @@ def cmd_run_inverse_kinematics(args: argparse.Namespace) -> int:
     from kidym.outdir import staged
     from kidym.simulation.result import write_atomically
 
-    if getattr(args, "initial", None):
-        raise SystemExit("kidym: error: --initial does not apply to the inverse kinematics "
-                         "calculation: its start is `НАЧАЛЬНОЕ ПОЛОЖЕНИЕ` in the model")
+    for option in ("initial", "free"):
+        if getattr(args, option, None):
+            raise SystemExit(f"kidym: error: --{option} does not apply to the inverse "
+                             "kinematics calculation: its start is `НАЧАЛЬНОЕ ПОЛОЖЕНИЕ` in "
+                             "the model")
     unused = _kinematics_unused(args, report=False)
     if unused:
         raise SystemExit("kidym: error: " + ", ".join(unused) + (" does" if len(unused) == 1

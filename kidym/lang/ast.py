@@ -78,6 +78,14 @@ class Conditional(Node):
 Expr = Number | Name | Call | Unary | Binary | Conditional
 
 
+@dataclass(frozen=True, kw_only=True)
+class Text(Node):
+    """A quoted string (``"part.stl"``), read only as the file of a mesh in ``ФОРМЫ``;
+    ``value`` is what is between the quotes."""
+
+    value: str
+
+
 # ---------------------------------------------------------- list items
 @dataclass(frozen=True, kw_only=True)
 class NamedItem(Node):

@@ -3,7 +3,8 @@
 A file parsed before by this kidym (the same bytes under the same path) is read back
 from the cache (:func:`kidym.cache.read_stored`: a pickle authenticated by an HMAC
 under the cache's secret) without importing the parser (Lark and the grammar's
-tables): a tenth of a second or more of a cached start.
+tables): a tenth of a second or more of a cached start. A model whose mesh files
+(``ФОРМЫ``, :mod:`kidym.model.mesh`) no longer hold the bytes it read is read again.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 from kidym.cache import code_fingerprint, read_stored, remember_source, stored_as_read
 from kidym.errors import Diagnostic
 from kidym.lang.source import decode
+from kidym.model.mesh import meshes_unchanged
 from kidym.model.model import Model
 
 
@@ -59,7 +61,8 @@ def load_tasks(path: str | Path, *, warnings: list[Diagnostic] | None = None,
                                       path.stem.encode(), data])).hexdigest()
     stored = read_stored("tasks", key)
     if (isinstance(stored, tuple) and len(stored) == 2 and isinstance(stored[0], list)
-            and all(isinstance(m, Model) for m in stored[0])):
+            and all(isinstance(m, Model) for m in stored[0])
+            and all(meshes_unchanged(m) for m in stored[0])):
         models, found = stored
     else:
         from kidym.lang.parser import parse_tasks  # (Lark: only when parsing)
@@ -72,5 +75,7 @@ def load_tasks(path: str | Path, *, warnings: list[Diagnostic] | None = None,
     if warnings is not None:
         warnings.extend(found)
     for k, model in enumerate(models):
-        remember_source(model, f"{key}:{k}")
+        # (the equations stored under it hold the model, its meshes' triangles among it)
+        meshes = ",".join(s.mesh.digest for s in model.shapes if s.mesh is not None)
+        remember_source(model, f"{key}:{k}:{meshes}" if meshes else f"{key}:{k}")
     return models

@@ -58,6 +58,8 @@ def _bare(node: ast.Expr) -> str:
         return node.text
     if isinstance(node, ast.Name):
         return node.name
+    if isinstance(node, ast.Text):   # a mesh's file (`ФОРМЫ`), as written
+        return f'"{node.value}"'
     if isinstance(node, ast.Call):
         return f"{node.func.name}({', '.join(formula(a) for a in node.args)})"
     if isinstance(node, ast.Unary):

@@ -52,7 +52,7 @@ _TERMINALS = {
     "LPAR": "`(`", "RPAR": "`)`", "COMMA": "`,`", "EQUAL": "`=`", "DOT": "`.`",
     "VBAR": "`|`", "TILDE": "`~`", "QMARK": "`?`", "BANG": "`!`", "PLUS": "`+`",
     "MINUS": "`-`", "STAR": "`*`", "SLASH": "`/`", "PERCENT": "`%`", "CARET": "`^`",
-    "$END": "the end of the statement",
+    "STRING": "a quoted string", "$END": "the end of the statement",
 }
 _TRANSFORM_NAMES = frozenset({"Rx", "Ry", "Rz", "Sx", "Sy", "Sz", "Q"})
 _FORMULA_START = {"NAME", "NUMBER", "LPAR", "MINUS", "PLUS"}
@@ -83,7 +83,7 @@ def _open_grammar() -> Lark:
     from kidym.cache import CacheError, private_cache_dir
 
     options = dict(parser="lalr", start=["assignment", "body", "items", "event_items",
-                                                 "coincide_items"],
+                                                 "coincide_items", "shape_items"],
                    propagate_positions=True, maybe_placeholders=True)
     text = Path(__file__).with_name("grammar.lark").read_text(encoding="utf-8")
     key = hashlib.sha256(f"{text}{sorted(options.items())}{lark.__version__}".encode())
@@ -200,6 +200,18 @@ class _ToAst(Transformer_NonRecursive):
 
     def coincide_item(self, meta: Any, ch: list[Any]) -> ast.CoincideItem:
         return ast.CoincideItem(left=ch[0], right=ch[1], **self._meta(meta))
+
+    def shape_items(self, meta: Any, ch: list[Any]) -> tuple[ast.Item, ...]:
+        return tuple(c for c in ch if c is not None)
+
+    def mesh_item(self, meta: Any, ch: list[Any]) -> ast.Call:
+        return ast.Call(func=self._name(ch[0]), args=(ch[1],), **self._meta(meta))
+
+    def mesh_call(self, meta: Any, ch: list[Any]) -> ast.Call:
+        text = ch[1]
+        value = ast.Text(value=str(text)[1:-1], **self._loc(text.start_pos, text.end_pos))
+        return ast.Call(func=self._name(ch[0]), args=(value, *(ch[2] or ())),
+                        **self._meta(meta))
 
     def named_item(self, meta: Any, ch: list[Any]) -> ast.NamedItem:
         return ast.NamedItem(name=self._name(ch[0]), value=ch[1], **self._meta(meta))
@@ -450,7 +462,8 @@ class _StatementParser:
         if key in keywords.PARSED_ITEMS:
             text = chunk.text
             padded = "".join(c if c.isspace() else " " for c in text[:list_start])
-            rule = {"EVENTS": "event_items", "COINCIDE": "coincide_items"}.get(key, "items")
+            rule = {"EVENTS": "event_items", "COINCIDE": "coincide_items",
+                    "SHAPES": "shape_items"}.get(key, "items")
             items = self.run(rule, padded + text[list_start:], chunk)
             if items is None:
                 return None

@@ -3,7 +3,9 @@
 Each body is drawn as the uniform solid with its mass and central moments of inertia
 (:func:`kidym.report.poses.shape_of`: a sphere, a cylinder or disc, a rod, a box, a
 point mass), or as the solid the model names (``ФОРМЫ``, a capsule among them) or the
-ball or disc it rolls as, at its centre of mass, turned by its rotation matrix ``S``; its frame is
+ball or disc it rolls as, at its centre of mass, turned by its rotation matrix ``S`` (a
+mesh file's triangles, ``ФОРМЫ``'s ``mesh``, at the body-frame origin, in the body frame:
+they are embedded as base64 data in the page, :func:`mesh_data`); its frame is
 shown as three axes at the body-frame origin; its centre leaves a trail. The surfaces
 the model rolls on (``КАЧЕНИЕ``) or declares (``СЦЕНА``, :mod:`kidym.model.scene`) are
 drawn: a plane, a bowl (the cap of a sphere about the bodies, see-through), a sphere.
@@ -24,17 +26,20 @@ The page reports what it shows in attributes of ``<html>`` — ``data-bodies`` (
 in the scene), ``data-shapes`` (the rule that drew each, :func:`shape_of`),
 ``data-surfaces``, ``data-layers`` (those shown), ``data-frames`` (time steps),
 ``data-frame`` (the one shown), ``data-visible`` (bodies whose centre is in view),
-``data-canvas`` (its size in pixels), ``data-renderer`` and ``data-errors`` — for tests
+``data-canvas`` (its size in pixels), ``data-triangles`` (of the meshes drawn),
+``data-renderer`` and ``data-errors`` — for tests
 and scripts that drive it headless.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 
 import numpy as np
 
+from kidym.model.mesh import Mesh
 from kidym.model.model import Model
 from kidym.report import assets
 from kidym.report.poses import Poses, body_poses
@@ -81,23 +86,42 @@ def animation_data(poses: Poses, model: Model, *, max_frames: int = MAX_FRAMES,
         norm = float(np.linalg.norm(g))
         up = [-x / norm for x in g]
     bodies = []
+    meshes: list[dict] = []
+    mesh_index: dict[str, int] = {}
     for b, name in enumerate(poses.bodies):
         rot = poses.rotation[b, sel] @ poses.central[b]
         shape = poses.shapes[b]
-        bodies.append({
+        body = {
             "name": name, "color": poses.colors()[b], "shape": shape.kind,
             "rule": shape.rule, "size": list(shape.size),
             "centre": _round(poses.centre[b, sel]),
             "rotation": _round(rot),
             "origin": _round(poses.origin[b, sel]),
             "frame": _round(poses.rotation[b, sel]),
-        })
+        }
+        if shape.mesh is not None:
+            if shape.mesh.digest not in mesh_index:
+                mesh_index[shape.mesh.digest] = len(meshes)
+                meshes.append(mesh_data(shape.mesh, shape.file))
+            body.update(mesh=mesh_index[shape.mesh.digest], scale=shape.scale)
+        bodies.append(body)
     surfaces = [{"kind": s.kind, "source": s.source, "radius": s.radius,
                  "height": _round(s.height[sel]), "centre": _round(s.centre[sel])}
                 for s in poses.surfaces]
     # control characters of a file name (an ESC) shown, not passed on to the page
     return {"model": escape(model.name), "title": escape(title or model.name), "loop": loop,
-            "t": _round(poses.t[sel], 8), "up": up, "bodies": bodies, "surfaces": surfaces}
+            "t": _round(poses.t[sel], 8), "up": up, "bodies": bodies, "surfaces": surfaces,
+            "meshes": meshes}
+
+
+def mesh_data(mesh: Mesh, file: str) -> dict:
+    """A mesh as the viewer reads it: its file's name (shown, never run), its vertices
+    (float32) and triangles (uint32 vertex indices, ``""`` where every three vertices
+    are one) as little-endian bytes in base64 — data that ``JSON.parse`` reads and a
+    typed array views, exactly the numbers read from the file."""
+    return {"file": escape(file), "triangles": mesh.n_triangles,
+            "vertices": base64.b64encode(mesh.vertices).decode("ascii"),
+            "faces": base64.b64encode(mesh.faces).decode("ascii")}
 
 
 _VIEWER = r"""
@@ -157,7 +181,12 @@ _VIEWER = r"""
   box.expandByScalar(maxSize);
   radius = Math.max(radius, box.getSize(new THREE.Vector3()).length() / 2);
 
-  var meshes = [], frames = [], trails = [];
+  var meshes = [], frames = [], trails = [], triangles = 0;
+  function bytes(text, Kind) {
+    var raw = atob(text), u = new Uint8Array(raw.length);
+    for (var i = 0; i < raw.length; i++) u[i] = raw.charCodeAt(i);
+    return new Kind(u.buffer);
+  }
   D.bodies.forEach(function (b) {
     var geom;
     if (b.shape === 'sphere') {
@@ -168,10 +197,20 @@ _VIEWER = r"""
         : new THREE.CapsuleGeometry(b.size[0] / 2, Math.max(b.size[1] - b.size[0], 0), 12, 32);
       if (b.size[2] === 0) geom.rotateZ(Math.PI / 2);
       if (b.size[2] === 2) geom.rotateX(Math.PI / 2);
+    } else if (b.shape === 'mesh') {
+      // the triangles of a mesh file, in the body frame (the data's base64 bytes, viewed)
+      var M = D.meshes[b.mesh];
+      geom = new THREE.BufferGeometry();
+      geom.setAttribute('position', new THREE.BufferAttribute(bytes(M.vertices, Float32Array), 3));
+      if (M.faces) geom.setIndex(new THREE.BufferAttribute(bytes(M.faces, Uint32Array), 1));
+      geom.scale(b.scale, b.scale, b.scale);
+      geom.computeVertexNormals();
+      triangles += M.triangles;
     } else {
       geom = new THREE.BoxGeometry(b.size[0], b.size[1], b.size[2]);
     }
-    var mesh = new THREE.Mesh(geom, new THREE.MeshLambertMaterial({color: b.color}));
+    var mesh = new THREE.Mesh(geom, new THREE.MeshLambertMaterial(
+      {color: b.color, side: b.shape === 'mesh' ? THREE.DoubleSide : THREE.FrontSide}));
     mesh.matrixAutoUpdate = false;
     mesh.name = b.name;
     scene.add(mesh);
@@ -189,6 +228,7 @@ _VIEWER = r"""
   });
   root.setAttribute('data-bodies', String(meshes.length));
   root.setAttribute('data-shapes', D.bodies.map(function (b) { return b.rule; }).join(','));
+  root.setAttribute('data-triangles', String(triangles));
 
   // the surfaces the model rolls on or declares (СЦЕНА)
   var surfaces = [];
@@ -324,7 +364,9 @@ _VIEWER = r"""
   function setFrame(k) {
     current = k;
     D.bodies.forEach(function (b, i) {
-      var R = b.rotation, c = b.centre, F = b.frame, o = b.origin, r = 9 * k, p = 3 * k;
+      var F = b.frame, o = b.origin, r = 9 * k, p = 3 * k;
+      // a mesh is given in the body frame, the other solids in the central frame
+      var R = b.shape === 'mesh' ? F : b.rotation, c = b.shape === 'mesh' ? o : b.centre;
       meshes[i].matrix.set(R[r], R[r+1], R[r+2], c[p], R[r+3], R[r+4], R[r+5], c[p+1],
                            R[r+6], R[r+7], R[r+8], c[p+2], 0, 0, 0, 1);
       meshes[i].matrixWorldNeedsUpdate = true;

@@ -24,6 +24,7 @@ import symengine as se
 
 from kidym.eom.equations import derive
 from kidym.kinematics import names
+from kidym.model.mesh import Mesh
 from kidym.model.model import Body, Model
 from kidym.simulation.result import Result
 
@@ -41,7 +42,7 @@ class Shape:
 
     Attributes
     ----------
-    kind : {"box", "sphere", "cylinder", "capsule"}
+    kind : {"box", "sphere", "cylinder", "capsule", "mesh"}
         The solid.
     size : tuple of float
         Box: edges along the central x, y, z axes. Sphere: ``(d, d, d)``.
@@ -52,11 +53,21 @@ class Shape:
         ``"cylinder"``, ``"thin disc"``, ``"rod"``, ``"planar rod"``, ``"box"``,
         ``"unknown inertia"``; ``"declared"`` (``ФОРМЫ``), ``"rolling"`` (the ball or
         disc of ``КАЧЕНИЕ``).
+    mesh : Mesh or None
+        A mesh (kind ``"mesh"``, ``ФОРМЫ``): its triangles in the *body* frame, not the
+        central one; ``size`` is then its bounding box's edges, scaled.
+    scale : float
+        A mesh's coordinates are multiplied by this.
+    file : str
+        A mesh's file as the model names it.
     """
 
     kind: str
     size: tuple[float, float, float]
     rule: str = ""
+    mesh: Mesh | None = None
+    scale: float = 1.0
+    file: str = ""
 
 
 @dataclass(frozen=True)
@@ -246,7 +257,8 @@ def _rod_axis(body: Body, model: Model, values: dict[str, float], normal: int) -
 
 
 def declared_shape(body: Body, model: Model, values: dict[str, float]) -> Shape | None:
-    """The solid ``ФОРМЫ`` declares for ``body`` (sizes evaluated), else the ball or disc
+    """The solid ``ФОРМЫ`` declares for ``body`` (sizes evaluated; a mesh with its scale,
+    sized by its bounding box), else the ball or disc
     it rolls as (``КАЧЕНИЕ``: diameter ``2r``, a disc ``THIN`` of it thick about its
     axis), else ``None``.
 
@@ -262,6 +274,10 @@ def declared_shape(body: Body, model: Model, values: dict[str, float]) -> Shape 
         if any(v is None or not v > 0 for v in sizes):
             raise ValueError(f"the display shape of body `{body.name}` needs positive sizes; "
                              f"got {', '.join(map(str, s.sizes))} = {sizes}")
+        if s.kind == "mesh":
+            scale = sizes[0]
+            return Shape("mesh", tuple(scale * e for e in s.mesh.extent()), "declared",
+                         mesh=s.mesh, scale=scale, file=s.file)
         if s.kind == "box":
             return Shape("box", tuple(sizes), "declared")
         if s.kind == "sphere":

@@ -32,14 +32,27 @@ class LinkInertia:
     tensor: np.ndarray
 
 
+@dataclass(frozen=True, eq=False)
+class Visual:
+    """A visual mesh of a link: its file as written, ``link frame ← mesh`` (``origin``,
+    shape (4, 4)) and its scale along the mesh's axes."""
+
+    filename: str
+    origin: np.ndarray
+    scale: tuple[float, float, float] = (1.0, 1.0, 1.0)
+
+
 @dataclass(frozen=True)
 class RobotLink:
-    """A link: its name, its inertia (``None`` for a massless link), where it is written."""
+    """A link: its name, its inertia (``None`` for a massless link), where it is written,
+    its visual meshes' files (``meshes``) and, where the reader knows them, where they sit
+    (``visuals``: URDF)."""
 
     name: str
     inertia: LinkInertia | None
     span: Span | None = None
     meshes: tuple[str, ...] = ()
+    visuals: tuple[Visual, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from kidym.robots.tree import (
     RobotJoint,
     RobotLink,
     RobotTree,
+    Visual,
     closest,
     find_root,
 )
@@ -194,16 +195,28 @@ def read_urdf(path: str | Path) -> RobotTree:
                      filename=filename, source=text)
 
 
+def _visual(v) -> Visual:
+    origin = np.eye(4) if v.origin is None else np.asarray(v.origin, float)
+    scale = v.geometry.mesh.scale
+    if scale is None:
+        scale = (1.0, 1.0, 1.0)
+    elif np.ndim(scale) == 0:
+        scale = (float(scale),) * 3
+    return Visual(v.geometry.mesh.filename, origin, tuple(float(x) for x in scale))
+
+
 def _link(lk, span: Span | None) -> RobotLink:
-    meshes = tuple(v.geometry.mesh.filename for v in lk.visuals
-                   if v.geometry is not None and v.geometry.mesh is not None)
+    shown = [v for v in lk.visuals if v.geometry is not None and v.geometry.mesh is not None]
+    meshes = tuple(v.geometry.mesh.filename for v in shown)
+    visuals = tuple(_visual(v) for v in shown)
     inertial = lk.inertial
     if inertial is None or inertial.mass is None:
-        return RobotLink(lk.name, None, span, meshes)
+        return RobotLink(lk.name, None, span, meshes, visuals)
     origin = np.eye(4) if inertial.origin is None else np.asarray(inertial.origin, float)
     tensor = np.zeros((3, 3)) if inertial.inertia is None else np.asarray(inertial.inertia,
                                                                            float)
-    return RobotLink(lk.name, LinkInertia(float(inertial.mass), origin, tensor), span, meshes)
+    return RobotLink(lk.name, LinkInertia(float(inertial.mass), origin, tensor), span, meshes,
+                     visuals)
 
 
 def _joint(j, span: Span | None) -> RobotJoint:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 import re
+from pathlib import Path
 
 import numpy as np
 
@@ -200,6 +201,67 @@ def _to_body(bodies: dict[str, CompositeBody], body: str | None, top: str | None
         T = b.placement @ T
         body = b.parent
     return path, T
+
+
+#: Characters a mesh's path may not hold in a model file (a quote ends the string, `#`
+#: `{` `}` open comments, `;` ends the statement).
+_NOT_IN_A_STRING = re.compile(r'["#{};\x00-\x1f\x7f-\x9f]')
+
+
+def _mesh_file(tree: RobotTree, written: str) -> Path | None:
+    """The file of a visual mesh: a path relative to the robot file's folder, absolute,
+    ``file://…``, or ``package://PKG/…`` under a folder ``PKG`` above the robot file."""
+    base = Path(tree.filename).absolute().parent
+    if written.startswith("file://"):
+        return Path(written[len("file://"):])
+    if written.startswith("package://"):
+        package, _, rest = written[len("package://"):].partition("/")
+        for folder in (base, *base.parents):
+            if folder.name == package:
+                return folder / rest
+        return None
+    if "://" in written:
+        return None
+    return base / written
+
+
+def mesh_shapes(tree: RobotTree, bodies: list[CompositeBody],
+                body_names: dict[str, str]) -> list[str]:
+    """``Body(mesh("…", s))`` items of ``SHAPES`` for the bodies whose visual geometry is
+    one STL or OBJ mesh of the body's own link, placed at the link frame (the body frame,
+    where ``SHAPES`` draws a mesh) with a uniform scale, a file that reads as a mesh, and
+    the model's meshes within :data:`kidym.model.mesh.MAX_TRIANGLES` together. The others
+    stay listed in comments only (a mesh placed off the link frame, of a merged link, of
+    another type, not found)."""
+    from kidym.model.mesh import MAX_TRIANGLES, SUFFIXES, MeshError, read_mesh
+
+    out, triangles = [], 0
+    for b in bodies:
+        if sum(len(tree.links[n].meshes) for n in b.links) != 1:
+            continue
+        visuals = tree.links[b.links[0]].visuals
+        if len(visuals) != 1:
+            continue
+        v = visuals[0]
+        if not (np.allclose(v.origin, np.eye(4), rtol=0, atol=1e-12)
+                and v.scale[0] > 0 and v.scale[0] == v.scale[1] == v.scale[2]):
+            continue
+        path = _mesh_file(tree, v.filename)
+        if path is None or path.suffix.lower() not in SUFFIXES:
+            continue
+        path = path.absolute()
+        if _NOT_IN_A_STRING.search(str(path)):
+            continue
+        try:
+            mesh = read_mesh(path)
+        except MeshError:
+            continue
+        if triangles + mesh.n_triangles > MAX_TRIANGLES:
+            continue
+        triangles += mesh.n_triangles
+        scale = "" if v.scale[0] == 1.0 else f", {num(v.scale[0])}"
+        out.append(f'{body_names[b.name]}(mesh("{path}"{scale}))')
+    return out
 
 
 def planar_loop(tree: RobotTree, bodies: list[CompositeBody], loop
@@ -530,6 +592,11 @@ def write_model(tree: RobotTree, bodies: list[CompositeBody], *, mimic: str = "f
         lines.append(f"EQUATIONS := {', '.join(names)};")
     if spatial:
         lines.append(_coincide(tree, bodies, body_names, spatial))
+    shapes = mesh_shapes(tree, bodies, body_names)
+    if shapes:
+        lines.append("# the visual meshes drawn (in the link frames; the files by their full "
+                     "path) #")
+        lines.append(f"SHAPES := {', '.join(shapes)};")
     lines.append("GRAVITY := 0, 0, -g;")
     start = []
     for b in bodies:

@@ -93,7 +93,8 @@ def simulate(system, *, t_end: float | None = None, t_start: float | None = None
              constraints: Stabilization | str = "projection",
              jacobian: str = "auto",
              formulation: str | Partitioning = "augmented",
-             inputs: Mapping[object, object] | Callable | None = None) -> Result:
+             inputs: Mapping[object, object] | Callable | None = None,
+             free: str | Sequence[str] | None = None) -> Result:
     """Integrate the equations of motion over time.
 
     Parameters
@@ -106,6 +107,13 @@ def simulate(system, *, t_end: float | None = None, t_start: float | None = None
     initial : mapping of str to float, optional
         Initial values by state name (``x``, ``x't``) overriding the model's; any
         state given nowhere starts at 0.
+    free : str or sequence of str, optional
+        For a model with constraints: coordinates and speeds whose *given* initial
+        values the consistent start may change, as ``СВОБОДНЫЕ``/``FREE`` in the model
+        declares (both count; a coordinate frees its speed too). Their given values
+        are the start of the solve. A given value that the start would change and that
+        neither declares free is a ``SimulationError`` naming it; a name that is not a
+        coordinate or speed a ``KeyError``.
     inputs : mapping of str to callable or InputTable, or callable, optional
         Values of the model's external inputs (``ВХОДЫ := u;``), every one bound: a
         callable ``f(t, state) -> float`` (``state`` a dict of the state's names), an
@@ -222,7 +230,7 @@ def simulate(system, *, t_end: float | None = None, t_start: float | None = None
     prepare = functools.partial(prepare_run, parameters=parameters, initial=initial,
                                 t_start=t_start, t_end=t_end, t_eval=t_eval,
                                 n_points=n_points, constraints=stabilization_of(constraints),
-                                inputs=inputs)
+                                inputs=inputs, free=free)
     chosen, why = _choose(system, eq, engine, options)
     spec = done = None
     with watching() as watch:   # progress on a terminal; Ctrl-C stops the run (or probe)

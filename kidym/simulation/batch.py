@@ -38,8 +38,8 @@ def simulate_batch(system: Model | Equations | CompiledSystem, *,
                    t_eval: Sequence[float] | None = None, n_points: int = 501,
                    method: str = "ERK8", rtol: float = 1e-9, atol: float = 1e-12,
                    max_step: float = np.inf, workers: int | None = None,
-                   inputs: Mapping | Callable | Sequence[Mapping | Callable] | None = None
-                   ) -> BatchResult:
+                   inputs: Mapping | Callable | Sequence[Mapping | Callable] | None = None,
+                   free: str | Sequence[str] | None = None) -> BatchResult:
     """Simulate one model for many initial conditions, parameter sets and/or inputs.
 
     Parameters
@@ -57,6 +57,9 @@ def simulate_batch(system: Model | Equations | CompiledSystem, *,
         callbacks, one callback for several): one binding shared by every run, or a
         list of one per run (of the length of the other lists, when given). Each run's
         callbacks are called in its own thread.
+    free : str or sequence of str, optional
+        Coordinates and speeds whose given initial values the consistent start may
+        change, in every run (as :func:`kidym.simulate`'s ``free``).
     t_end, t_start, t_eval, n_points, method, rtol, atol, max_step
         As in :func:`kidym.simulate` with ``engine="compiled"``.
     workers : int, optional
@@ -120,7 +123,7 @@ def simulate_batch(system: Model | Equations | CompiledSystem, *,
     # each run prepared as one run is (initial values written as formulas of parameters
     # follow its parameters; with constraints, its dependent values solved)
     specs = [prepare_run(system, parameters=pp, initial=ic, t_start=t0, t_end=t1,
-                         t_eval=times, constraints=Stabilization(), inputs=uu)
+                         t_eval=times, constraints=Stabilization(), inputs=uu, free=free)
              for ic, pp, uu in zip(initial, parameters, bindings)]
     y0s = np.array([s.y0 for s in specs])
     ps = np.array([s.p for s in specs])

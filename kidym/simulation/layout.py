@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from kidym.kinematics import names
+from kidym.model.display import check_sizes
 from kidym.model.inertia import check_inertias
 from kidym.model.model import Model
 from kidym.model.programmed import check_coefficients
@@ -40,7 +41,8 @@ def parameter_vector(model: Model, overrides: Mapping[str, float] | None = None)
     ``ValueError`` naming the parameter, and values that give a body an impossible
     inertia (negative mass, a tensor not positive semidefinite or against the triangle
     inequality) or a virtual constraint an α that is not positive are a ``ValueError``
-    naming the body or constraint, the parameters and their values.
+    naming the body or constraint, the parameters and their values; a size of
+    ``ФОРМЫ`` that is not positive a ``ModelError`` located at it.
     """
     values = model.parameter_values
     for k, v in (overrides or {}).items():
@@ -52,6 +54,7 @@ def parameter_vector(model: Model, overrides: Mapping[str, float] | None = None)
         check_inertias(model, values, changed=list(overrides))
         check_alphas(model, values)
         check_coefficients(model, values)
+        check_sizes(model, values)
     return np.array([values[p] for p in values], dtype=float)
 
 

@@ -24,7 +24,7 @@ from kidym.model.free import is_free
 from kidym.model.model import Model
 from kidym.simulation.constrained import consistent_initial
 from kidym.simulation.inputs import InputBinding, bind_inputs, bound_system
-from kidym.simulation.layout import given_states, initial_state
+from kidym.simulation.layout import canonical_initial, given_states, initial_state
 
 
 @dataclass(frozen=True, eq=False)
@@ -163,10 +163,40 @@ def check_reachable(system, t0: float, y0: np.ndarray, p: np.ndarray) -> None:
 SEARCHES = ("STATICS", "FREE_VIBRATIONS")
 
 
+def free_states(system, free: str | Sequence[str] | None) -> tuple[str, ...]:
+    """The states whose given initial values the call declares free (``free=`` of
+    :func:`kidym.simulate`, ``--free`` of ``kidym run``): coordinates or speeds of the
+    model, written as ``initial=`` takes them (a coordinate frees its speed too).
+
+    Raises
+    ------
+    KeyError
+        A name that is not a coordinate or speed of the model, with the list of them.
+    """
+    if free is None:
+        return ()
+    names = (free,) if isinstance(free, str) else tuple(free)
+    model = system.equations.model
+    states = list(system.state_names)
+    out = []
+    for name in names:
+        if not isinstance(name, str):
+            raise TypeError(f"`free` lists names of coordinates and speeds; got {name!r}")
+        canonical = next(iter(canonical_initial(model, {name: 0.0})))
+        if canonical not in states:
+            raise KeyError(f"`free`: `{name}` is not a coordinate or speed of model "
+                           f"`{model.name}`, whose given initial values the start may "
+                           f"solve; the states: {', '.join(states)}")
+        out.append(canonical)
+    return tuple(out)
+
+
 def overwritten_error(system, t0: float, y0, given: set[str],
-                      adjusted: Mapping[str, tuple[float, float]]) -> None:
+                      adjusted: Mapping[str, tuple[float, float]],
+                      free: tuple[str, ...] = ()) -> None:
     """Raise when the consistent start changed an initial value that was given (by the
-    model or the call) and is not declared free (``СВОБОДНЫЕ``, :mod:`kidym.model.free`).
+    model or the call) and is not declared free (``СВОБОДНЫЕ``, :mod:`kidym.model.free`,
+    or ``free``, the call's).
 
     Raises
     ------
@@ -176,7 +206,7 @@ def overwritten_error(system, t0: float, y0, given: set[str],
     model = system.equations.model
     if model.calculation in SEARCHES:
         return
-    bad = [n for n in adjusted if n in given and not is_free(n, model.free)]
+    bad = [n for n in adjusted if n in given and not is_free(n, (*model.free, *free))]
     if not bad:
         return
     cons = system.equations.constraints
@@ -187,8 +217,9 @@ def overwritten_error(system, t0: float, y0, given: set[str],
         f"closing them would change {changes}", time=t0,
         state=dict(zip(system.state_names, np.asarray(y0, float))),
         hint=f"declare which initial values the start may solve: `СВОБОДНЫЕ := "
-             f"{', '.join(coords)};` (`FREE`; the given values are then the start of the "
-             "solve and pick the assembly branch), or leave them out of "
+             f"{', '.join(coords)};` (`FREE`; in Python `free=` of the call, `--free "
+             f"{','.join(coords)}` of `kidym run`; the given values are then the start "
+             "of the solve and pick the assembly branch), or leave them out of "
              "`НАЧАЛЬНЫЕ УСЛОВИЯ`, or give values that close the constraints",
     )
 
@@ -198,7 +229,8 @@ def prepare_run(system, *, parameters: Mapping[str, float] | None = None,
                 t_start: float | None = None, t_end: float | None = None,
                 t_eval: Sequence[float] | None = None, n_points: int = 501,
                 constraints: Stabilization | str = "projection",
-                inputs: Mapping[object, object] | Callable | None = None) -> RunSpec:
+                inputs: Mapping[object, object] | Callable | None = None,
+                free: str | Sequence[str] | None = None) -> RunSpec:
     """Set up one run of ``system`` (either engine's): the one preparation of a run.
 
     Parameters
@@ -216,6 +248,10 @@ def prepare_run(system, *, parameters: Mapping[str, float] | None = None,
     inputs : mapping or callable, optional
         The values of the model's external inputs (:func:`kidym.simulation.inputs.bind_inputs`:
         tables, callbacks, one callback for several).
+    free : str or sequence of str, optional
+        Coordinates and speeds whose given initial values the consistent start may
+        change, beside those the model declares (``СВОБОДНЫЕ``, :mod:`kidym.model.free`;
+        a coordinate frees its speed too).
 
     Returns
     -------
@@ -224,7 +260,7 @@ def prepare_run(system, *, parameters: Mapping[str, float] | None = None,
     Raises
     ------
     KeyError
-        A parameter or state that the model does not have.
+        A parameter or state that the model does not have (in ``free`` too).
     ValueError
         A span that is empty, a value that is not a finite number, impossible inertias.
     ModelError
@@ -237,6 +273,7 @@ def prepare_run(system, *, parameters: Mapping[str, float] | None = None,
     t0, t1 = run_span(model, parameters, t_start, t_end)
     p = system.parameter_vector(parameters)
     y0 = initial_state(system.state_names, model, initial, parameters)
+    freed = free_states(system, free)
     times = output_times(t0, t1, t_eval, n_points)
     stab = stabilization_of(constraints)
     binding = bind_inputs(model, system.state_names, inputs, t0, t1)
@@ -248,7 +285,7 @@ def prepare_run(system, *, parameters: Mapping[str, float] | None = None,
             given = given_states(model, initial)
             y0_given = y0
             y0, adjusted = consistent_initial(system, t0, y0, p, given, stab.tolerance * 1e-3)
-            overwritten_error(system, t0, y0_given, given, adjusted)
+            overwritten_error(system, t0, y0_given, given, adjusted, freed)
         if eq.controls is not None:
             check_reachable(system, t0, y0, p)
     return RunSpec(t0=t0, t1=t1, times=times, p=p, y0=y0, stabilization=stab,

@@ -38,7 +38,7 @@ from kidym.model.model import Model
 from kidym.simulation.compiled import CompiledSystem
 from kidym.simulation.inputs import bind_inputs
 from kidym.simulation.layout import finite_number
-from kidym.simulation.spec import prepare_run
+from kidym.simulation.spec import free_states, prepare_run
 from kidym.simulation.watch import POLL_S, Watch, watching
 from kidym.study.design import RESERVED, Study, from_model, grid
 from kidym.study.runs import Job, JobOutput, run_job
@@ -142,8 +142,8 @@ def sweep(model: Model | str | Path, *, vary: Mapping | Study | None = None,
           rtol: float = 1e-9, atol: float = 1e-12, max_step: float = np.inf,
           executor: str | None = None, workers: int | None = None, scheduler=None,
           chunk_size: int | None = None, system: CompiledSystem | None = None,
-          inputs: Mapping | Callable | Sequence[Mapping | Callable] | None = None
-          ) -> SweepResult:
+          inputs: Mapping | Callable | Sequence[Mapping | Callable] | None = None,
+          free: str | Sequence[str] | None = None) -> SweepResult:
     """Run a parameter study of ``model`` with the compiled engine.
 
     Parameters
@@ -160,6 +160,10 @@ def sweep(model: Model | str | Path, *, vary: Mapping | Study | None = None,
     parameters, initial : mapping, optional
         Fixed overrides for every run (as :func:`kidym.simulate`); the varied values
         win over them.
+    free : str or sequence of str, optional
+        Coordinates and speeds whose given initial values the consistent start may
+        change, in every run (as :func:`kidym.simulate`'s ``free``); a run whose start
+        would change another given value does not run (its reason says which).
     t_end, t_start, n_points, method, rtol, atol, max_step
         As :func:`kidym.simulate` with ``engine="compiled"``; every run shares the
         output times (``n_points`` of them, default 201).
@@ -220,6 +224,7 @@ def sweep(model: Model | str | Path, *, vary: Mapping | Study | None = None,
                                       jacobian=method == "BDF" and not model.inputs)
     model = system.equations.model
     _check_names(model, system, study, parameters or {}, initial or {})
+    freed = free_states(system, free)
     for what, given in (("parameter", parameters or {}), ("initial value of", initial or {})):
         for name, value in given.items():   # (a fixed value that is no number: every run's)
             finite_number(value, f"{what} `{name}`")
@@ -230,7 +235,7 @@ def sweep(model: Model | str | Path, *, vary: Mapping | Study | None = None,
                          "give one per run, in the study's order, or one for all")
     t0, t1, y0s, ps, setup_errors, bound = _starts(
         system, model, study, parameters or {}, initial or {}, t_start, t_end,
-        list(inputs) if per_run else [inputs] * study.n_runs)
+        list(inputs) if per_run else [inputs] * study.n_runs, freed)
     if executor == "dask" and model.inputs:
         _check_picklable(bound)
     times = np.linspace(t0, t1, n_points)
@@ -465,7 +470,7 @@ def _check_picklable(bound: list) -> None:
 
 
 def _starts(system: CompiledSystem, model: Model, study: Study, parameters: Mapping,
-            initial: Mapping, t_start, t_end, inputs: list):
+            initial: Mapping, t_start, t_end, inputs: list, free: tuple[str, ...] = ()):
     """``t0, t1``, the start states and parameter vectors of every run, the runs that
     cannot start (index → reason: impossible parameters, no consistent start) and
     every run's bound inputs (``None`` without)."""
@@ -502,7 +507,8 @@ def _starts(system: CompiledSystem, model: Model, study: Study, parameters: Mapp
         bind_inputs(model, system.state_names, inputs[k], t0, t1)
         try:   # each run prepared as one run is
             spec = prepare_run(system, parameters=pp, initial=ic, t_start=t0, t_end=t1,
-                               n_points=2, constraints=Stabilization(), inputs=inputs[k])
+                               n_points=2, constraints=Stabilization(), inputs=inputs[k],
+                               free=free)
         except ModelError:   # (the model's, not the run's: as kidym.simulate says it)
             raise
         except (ValueError, SimulationError, ZeroDivisionError, np.linalg.LinAlgError) as exc:

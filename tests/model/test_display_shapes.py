@@ -3,10 +3,12 @@ located errors; display only — the equations are those of the model without it
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import kidym
-from kidym.errors import ParseError
+from kidym.errors import ModelError, ParseError
 
 BASE = """l = 0.8;
 Cart | Sx(x) | m(1), Jx(0), Jy(0), Jz(0);
@@ -47,3 +49,46 @@ def test_the_shapes_are_read_in_every_language(keyword):
 def test_located_errors(item, message):
     with pytest.raises(ParseError, match=message):
         kidym.parse(BASE + f"SHAPES := {item};")
+
+
+# --- a size made non-positive by a run's parameters: the same located error at the
+# preparation of the run from every entry point (kidym.model.display.check_sizes) -----
+SIZED = BASE + "w = l/4; GRAVITY := 0, -9.81, 0; INITIAL := th(0.3);\n" \
+               "ФОРМЫ := Cart(box(0.3, 0.15, w)), Pole(capsule(0.04, l, y));\n"
+SIZE_ERROR = (r"model\.kdm:5:10: error: `ФОРМЫ`: a size of `Cart` is -0\.05 with the "
+              r"parameters of the run \(l = -0\.2\); it must be a positive number")
+
+
+@pytest.fixture
+def sized(tmp_path):
+    path = tmp_path / "model.kdm"
+    path.write_text(SIZED)
+    return path
+
+
+@pytest.mark.parametrize("engine", ["numpy", "compiled"])
+def test_a_size_made_negative_by_parameters_is_an_error_of_the_run(sized, engine):
+    model = kidym.load(sized)
+    with pytest.raises(ModelError, match=SIZE_ERROR) as info:
+        kidym.simulate(model, t_end=0.1, parameters={"l": -0.2}, engine=engine)
+    assert "5:35: error: `ФОРМЫ`: a size of `Pole` is -0.2" in str(info.value)
+    # the model's own values run (the check does not refuse what the file allows)
+    assert kidym.simulate(model, t_end=0.1, parameters={"l": 0.5}, engine=engine).success
+
+
+def test_a_size_made_negative_in_a_compiled_batch_and_sweep(sized):
+    model = kidym.load(sized)
+    with pytest.raises(ModelError, match=SIZE_ERROR):
+        kidym.simulate_batch(model, t_end=0.1, parameters=[{"l": 0.5}, {"l": -0.2}])
+    with pytest.raises(ModelError, match=SIZE_ERROR):
+        kidym.sweep(model, vary={"l": [0.5, -0.2]}, t_end=0.1)
+
+
+def test_a_size_made_negative_by_set(sized, capsys, tmp_path):
+    from kidym.cli import main
+
+    assert main(["run", str(sized), "--set", "l=-0.2", "--t-end", "0.1", "--engine",
+                 "numpy", "--out", str(tmp_path / "out")]) == 1
+    err = capsys.readouterr().err
+    assert re.search(SIZE_ERROR, err), err
+    assert not (tmp_path / "out" / "results.csv").exists()

@@ -90,3 +90,65 @@ def test_located_error_and_kidym_check(tmp_path, capsys):
     path.write_text(FOUR_BAR + "FREE := q2, q3;", encoding="utf-8")
     assert main(["check", str(path)]) == 0
     assert "is solved from them: q2 -0.5 → -0.42" in capsys.readouterr().out
+
+
+# --- `free=` of the Python API and `--free` of `kidym run`: the call's counterpart of
+# `СВОБОДНЫЕ`, through the same preparation (kidym.simulation.spec.prepare_run) --------
+@pytest.mark.parametrize("engine", ["numpy", "compiled"])
+def test_free_of_the_call_frees_as_the_model_does(engine):
+    m = kidym.parse(FOUR_BAR)
+    r = kidym.simulate(m, engine=engine, free=("q2", "q3"))
+    _closes(r)
+    assert set(r.stats["initial_adjusted"]) >= {"q2", "q3"}
+    # one name alone, and together with the model's declaration
+    with pytest.raises(SimulationError, match=r"would change q3 1\.5 → 1\.44"):
+        kidym.simulate(m, engine=engine, free="q2")
+    _closes(kidym.simulate(kidym.parse(FOUR_BAR + "FREE := q3;"), engine=engine, free="q2"))
+
+
+def test_free_of_the_call_on_a_time_dependent_loop():
+    m = kidym.parse(FOUR_BAR.replace("v = 0;", "v = 0.1;"))
+    _closes(kidym.simulate(m, engine="numpy", free=["q2", "q3"]))
+
+
+@pytest.mark.parametrize("engine", ["numpy", "compiled"])
+def test_free_names_what_is_not_a_state(engine):
+    m = kidym.parse(FOUR_BAR)
+    with pytest.raises(KeyError, match=r"`free`: `q4` is not a coordinate or speed of model "
+                                       r"`model`.*the states: q1, q2, q3, q1't, q2't, q3't"):
+        kidym.simulate(m, engine=engine, free=("q2", "q4"))
+
+
+def test_free_in_a_compiled_batch_and_sweep():
+    m = kidym.parse(FOUR_BAR)
+    batch = kidym.simulate_batch(m, initial=[{"q1": 1.0}, {"q1": 1.05}], t_end=0.05,
+                                 free=("q2", "q3"))
+    for k in range(2):
+        _closes_batch(batch, k)
+    with pytest.raises(SimulationError, match=r"would change q2 -0\.5"):
+        kidym.simulate_batch(m, initial=[{"q1": 1.0}], t_end=0.05)
+    study = kidym.sweep(m, vary={"q1": [1.0, 1.05]}, t_end=0.05, free=("q2", "q3"))
+    assert (study.status == 0).all()
+    with pytest.raises(KeyError, match=r"`free`: `q9` is not a coordinate or speed"):
+        kidym.sweep(m, vary={"q1": [1.0]}, t_end=0.05, free="q9")
+
+
+def _closes_batch(batch, k: int) -> None:
+    q1, q2, q3 = (batch.values[n][k][0] for n in ("q1", "q2", "q3"))
+    assert abs(A * np.cos(q1) + B * np.cos(q1 + q2) - D - C * np.cos(q3)) < 1e-9
+    assert abs(A * np.sin(q1) + B * np.sin(q1 + q2) - C * np.sin(q3)) < 1e-9
+
+
+def test_free_of_kidym_run(tmp_path, capsys):
+    path = tmp_path / "fb.kdm"
+    path.write_text(FOUR_BAR, encoding="utf-8")
+    out = tmp_path / "out"
+    args = ["run", str(path), "--engine", "numpy", "--no-plots", "--out", str(out)]
+    assert main(args) == 2
+    assert "--free q2,q3" in capsys.readouterr().err
+    assert main([*args, "--free", "q2", "--free", "q3", "--force"]) == 0
+    rows = np.genfromtxt(out / "results.csv", delimiter=",", names=True)
+    q1, q2, q3 = rows["q1"][0], rows["q2"][0], rows["q3"][0]
+    assert abs(A * np.sin(q1) + B * np.sin(q1 + q2) - C * np.sin(q3)) < 1e-9
+    assert main([*args, "--free", "q2,nope", "--force"]) != 0
+    assert "`free`: `nope` is not a coordinate or speed" in capsys.readouterr().err
