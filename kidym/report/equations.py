@@ -548,7 +548,10 @@ def to_json(eq: Equations, *, expanded: bool | None = None, stage: str = "final"
     final one: JSON always carries the Cauchy form). ``compact`` holds the final
     equations' compact form (:mod:`kidym.report.compact`): ``equations`` (``U_k`` with
     ``U_k = 0``), ``where`` and, for each acceleration symbol, the name it differentiates
-    (twice, or once for a speed) — or the ``reason`` it was not formed.
+    (twice, or once for a speed) — or the ``reason`` it was not formed. ``printed``
+    maps each identifier to the name the text form prints (``a_x(Rod2)⁽¹⁾``, see
+    :mod:`kidym.report.readable`), ``symbols`` to the internal name (``agXRod2#1``), and
+    ``legend`` says how the printed names of the named quantities read.
     """
     eq = stage_equations(eq, stage)
     ids = IdentifierMap()
@@ -615,4 +618,9 @@ def to_json(eq: Equations, *, expanded: bool | None = None, stage: str = "final"
             "target": [text(x) for x in ctl.target],
         }
     doc["symbols"] = dict((ident, name) for name, ident in ids.items())
+    # how the text form prints each (internal names are `symbols`, kept to map back)
+    table = name_table(eq, [str(s) for s, _ in inter])
+    doc["printed"] = {ident: table.text(name) for name, ident in ids.items()}
+    doc["legend"] = [[key, meaning] for key, _, meaning in
+                     table.legend(str(s) for s, _ in inter)]
     return json.dumps(doc, ensure_ascii=False, indent=2) + "\n"

@@ -48,7 +48,8 @@ LEGEND: dict[str, tuple[str, str, str]] = {
     "frame": ("(B)", r"(B)", "of the frame of body B (the end of its transform chain)"),
     "stage": ("(B)⁽ᵏ⁾", r"(B)^{(k)}",
               "of the frame after the k-th step of B's chain (shifts in a row are one "
-              "step): ⁽¹⁾ after a first shift has the parent's axes at the joint"),
+              "step; ⁽¹⁾ after a first shift has the parent's axes at the joint; ⁽⁰⁾ "
+              "before a quaternion's turn)"),
     "central": ("(B)ᶜ", r"(B)^{C}", "of B's central frame (mass centre, central axes)"),
     "quat": ("(B)⁽Λ⁾", r"(B)^{(\Lambda)}", "of the frame B's quaternion turns"),
     "principal": ("(B)ᴾ", r"(B)^{P}", "on B's principal axes of inertia"),
@@ -404,6 +405,10 @@ class NameTable:
             taken[text] = n
             self._unique[n] = p
 
+    def items(self) -> list[tuple[str, str]]:
+        """``(internal name, printed text)`` of every name of the set."""
+        return [(n, p.text) for n, p in self._unique.items()]
+
     def has(self, name: str) -> bool:
         """Whether ``name`` is one of the set's names (made unique)."""
         return name in self._unique
@@ -458,7 +463,8 @@ def name_table(eq, names: Iterable[str] = ()) -> NameTable:
 #: the legend's Unicode in LaTeX text (``pdflatex`` with ``inputenc`` knows none of it)
 _TEX_TEXT = [("β̇", r"$\dot\beta$"), ("ẇ", r"$\dot w$"), ("a⁰", "$a^{0}$"),
              ("ε⁰", r"$\varepsilon^{0}$"), ("Sᵀg", "$S^{T}g$"), ("Bᵀ", "$B^{T}$"),
-             ("⁽¹⁾", "$^{(1)}$"), ("·", r"$\cdot$"), ("×", r"$\times$"), ("ε", r"$\varepsilon$"),
+             ("⁽¹⁾", "$^{(1)}$"), ("⁽⁰⁾", "$^{(0)}$"), ("·", r"$\cdot$"), ("×", r"$\times$"),
+             ("ε", r"$\varepsilon$"),
              ("τ", r"$\tau$"), ("ω", r"$\omega$"), ("β", r"$\beta$"), ("…", r"\ldots{}"),
              ("←", r"$\leftarrow$"), ("∂", r"$\partial$"), ("−", "$-$"), ("'t", "'t")]
 
