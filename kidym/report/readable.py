@@ -18,9 +18,11 @@ as text and as LaTeX:
 * composite bodies (``docs/theory.md``): ``I_zz(F)``, ``h_x(F)``, ``m(F)`` the
   inertia, first moment and mass of everything below frame ``F``; ``f_x(F)``,
   ``n_x(F)`` the force and moment of their ``Q`` and ``τ`` at ``F``;
-* a partial derivative by a speed or coordinate ``w`` is ``∂X/∂w`` (``vYRod2'phi1't``
-  → ``∂v_y(Rod2)/∂phi1't``); a time derivative of a generated quantity carries a dot
-  on its letter (``ω̇_x(Rod2)``), of a name of the model the model's own ``'t``;
+* a partial derivative by a speed or coordinate ``w`` is ``(∂X/∂w)`` (``vYRod2'phi1't``
+  → ``(∂v_y(Rod2)/∂phi1't)``, in parentheses so that a power reads right); a time
+  derivative of a generated quantity carries a dot on its letter (``ω̇_x(Rod2)``), of
+  a name of several letters a dot after the parenthesis (``(cos_q1)˙``), of a name of
+  the model the model's own ``'t``;
 * names of the model (coordinates, speeds, parameters, definitions) are printed as
   the model writes them.
 
@@ -97,8 +99,10 @@ LEGEND: dict[str, tuple[str, str, str]] = {
                 "normal velocity, distance and offset from the sphere's centre, the "
                 "surface's gradient and its length"),
     "Λ": ("Λ_k", r"\Lambda_{k}", "component k of the quaternion the angles are read from"),
-    "partial": ("∂X/∂w", r"\partial_{w}X", "partial derivative of X by w"),
-    "rate": ("Ẋ", r"\dot X", "time derivative (of a name of the model: its 't)"),
+    "partial": ("(∂X/∂w)", r"\partial_{w}X", "partial derivative of X by w"),
+    "rate": ("Ẋ, (X)˙", r"\dot X",
+             "time derivative (of a name of the model: its 't; of a name of several "
+             "letters: the dot after the parenthesis)"),
     "u0": ("X|u=0", r"X|_{u=0}", "X with the controls set to zero"),
     "tilde": ("X~k", r"X_{\sim k}",
               "a k-th quantity that would print as X (two-stage: X of the first stage "
@@ -182,14 +186,14 @@ def _rate(p: Printed, n: int = 1) -> Printed:
                else rf"{accent}{{{p.latex}}}")
         return Printed(text, tex, p.kinds | {"rate"}, dottable=False)
     text, tex = p.text, p.latex
-    for _ in range(n):
-        text, tex = f"d({text})/dt", rf"\tfrac{{d}}{{dt}}\left({tex}\right)"
+    for _ in range(n):   # (a name of several letters: the dot over the parenthesis)
+        text, tex = f"({text})˙", rf"\tfrac{{d}}{{dt}}\left({tex}\right)"
     return Printed(text, tex, p.kinds | {"rate"})
 
 
 def _partial(p: Printed, by: str) -> Printed:
-    inner = f"({p.text})" if ("/" in p.text and not p.user) else p.text
-    return Printed(f"∂{inner}/∂{by}", rf"{{\partial_{{{latex_name(by)}}}{p.latex}}}",
+    # in parentheses, so that a power reads right: (∂v_x(Rod2)/∂phi1't)**2
+    return Printed(f"(∂{p.text}/∂{by})", rf"{{\partial_{{{latex_name(by)}}}{p.latex}}}",
                    p.kinds | {"partial"})
 
 

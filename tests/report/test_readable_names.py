@@ -173,7 +173,7 @@ def test_json_keeps_the_internal_name_beside_the_printed_one(tmp_path, capsys):
     assert set(doc["printed"]) == set(doc["symbols"])
     internal = {doc["symbols"][k]: doc["printed"][k] for k in doc["symbols"]}
     assert internal["agXRod2#1"] == "a_x(Rod2)⁽¹⁾"       # the stage mark
-    assert internal["vYRod2'phi1't"] == "∂v_y(Rod2)/∂phi1't"
+    assert internal["vYRod2'phi1't"] == "(∂v_y(Rod2)/∂phi1't)"
     assert internal["IcZZRod1"] == "I_zz(Rod1)"
     assert internal["phi1't"] == "phi1't"                # the model's names as written
     assert len(set(doc["printed"].values())) == len(doc["printed"])
