@@ -49,9 +49,8 @@ _DOT, _DDOT = "\u0307", "\u0308"
 LEGEND: dict[str, tuple[str, str, str]] = {
     "frame": ("(B)", r"(B)", "of the frame of body B (the end of its transform chain)"),
     "stage": ("(B)⁽ᵏ⁾", r"(B)^{(k)}",
-              "of the frame after the k-th step of B's chain (shifts in a row are one "
-              "step; ⁽¹⁾ after a first shift has the parent's axes at the joint; ⁽⁰⁾ "
-              "before a quaternion's turn)"),
+              "of the frame after step k of B's chain (shifts in a row: one step; ⁽⁰⁾: "
+              "before B's quaternion turns it)"),
     "central": ("(B)ᶜ", r"(B)^{C}", "of B's central frame (mass centre, central axes)"),
     "quat": ("(B)⁽Λ⁾", r"(B)^{(\Lambda)}", "of the frame B's quaternion turns"),
     "principal": ("(B)ᴾ", r"(B)^{P}", "on B's principal axes of inertia"),
