@@ -191,3 +191,12 @@ def test_latex_and_markdown_print_readable_names():
         assert "How the names of the named quantities read" in out
     # the legend's text reaches pdflatex as ASCII (inputenc knows none of ᶜ, ⁽ᵏ⁾, ẇ …)
     assert all(latex_text(meaning).isascii() for _, _, meaning in LEGEND.values())
+
+
+def test_jupyter_view_prints_readable_names():
+    # the chain of ten links has no compact form (over 300 named quantities): Jupyter
+    # shows the per-speed equations over the named quantities
+    eq = kidym.derive(kidym.load(EXAMPLES / "chain" / "chain10.kdm"))
+    tex = eq._repr_latex_()
+    assert r"{I}_{xx}\left(L_{1}\right)" in tex     # IcXXL1: composite inertia below L1
+    assert "IcXX" not in tex and r"\#" not in tex and "#" not in tex
