@@ -92,6 +92,7 @@ LEGEND: dict[str, tuple[str, str, str]] = {
     "γ": ("γ[f]", r"\gamma_{f}", "right-hand side of constraint f on the accelerations"),
     "b": ("b[c]", r"b_{c}", "right-hand side of programmed constraint c"),
     "V": ("V[c], P[c]", r"V_{c}, P_{c}", "potential and force of virtual constraint c"),
+    "gate": ("c⁻", r"c^{-}", "virtual bound c where it is violated (c < 0), else 0"),
     "contact": ("s(B), v_n(B), d(B), dX(B), ∇f_X(B), |∇f|(B)",
                 r"s(B), v_{n}(B), d(B)",
                 "rolling contact of B: length of the axis' horizontal part (disc), "
@@ -285,8 +286,10 @@ class NameTable:
         m = _TILDE.match(name)
         if m:
             p = self.printed(m.group(1))
-            return Printed(f"{p.text}~{m.group(2)}", rf"{p.latex}_{{\sim {m.group(2)}}}",
+            return Printed(f"{p.text}~{m.group(2)}", rf"{p.latex}{{}}_{{\sim {m.group(2)}}}",
                            p.kinds | {"tilde"})
+        if name.endswith("⁻") and name[:-1] in self.virtual:
+            return Printed(name, rf"{{{latex_name(name[:-1])}}}^{{-}}", frozenset({"gate"}))
         if name.endswith("|u=0"):
             p = self.printed(name[:-4])
             return Printed(p.text + "|u=0", rf"\left.{p.latex}\right|_{{u=0}}",
@@ -403,7 +406,7 @@ class NameTable:
                 k += 1
                 text = f"{p.text}~{k}"
             if k > 1:
-                p = Printed(text, rf"{p.latex}_{{\sim {k}}}", p.kinds | {"tilde"},
+                p = Printed(text, rf"{p.latex}{{}}_{{\sim {k}}}", p.kinds | {"tilde"},
                             user=p.user)
             taken[text] = n
             self._unique[n] = p
@@ -464,7 +467,7 @@ def name_table(eq, names: Iterable[str] = ()) -> NameTable:
 
 
 #: the legend's Unicode in LaTeX text (``pdflatex`` with ``inputenc`` knows none of it)
-_TEX_TEXT = [("β̇", r"$\dot\beta$"), ("ẇ", r"$\dot w$"), ("a⁰", "$a^{0}$"),
+_TEX_TEXT = [("_", r"\_"), ("β̇", r"$\dot\beta$"), ("ẇ", r"$\dot w$"), ("a⁰", "$a^{0}$"),
              ("ε⁰", r"$\varepsilon^{0}$"), ("Sᵀg", "$S^{T}g$"), ("Bᵀ", "$B^{T}$"),
              ("⁽¹⁾", "$^{(1)}$"), ("⁽⁰⁾", "$^{(0)}$"), ("·", r"$\cdot$"), ("×", r"$\times$"),
              ("ε", r"$\varepsilon$"),

@@ -118,6 +118,10 @@ needs_pdflatex = pytest.mark.skipif(shutil.which("pdflatex") is None,
     (EXAMPLES / "double_pendulum" / "double_pendulum.kdm", "final", True),
     (EXAMPLES / "wing_nut" / "wing_nut.kdm", "cauchy", False),
     (EXAMPLES / "biped" / "biped.kdm", "final", False),
+    # readable names: X~2 of the two stages, the legend's M_hol, a virtual bound's f⁻
+    (EXAMPLES / "free_body" / "free_body.kdm", "cauchy", False),
+    (EXAMPLES / "skier" / "skier.kdm", "cauchy", False),
+    (EXAMPLES / "virtual_constraints" / "test6_planes.kdm", "cauchy", False),
 ])
 def test_latex_compiles_with_pdflatex(path, stage, expanded, tmp_path):
     eq = kidym.derive(kidym.load(path))
