@@ -212,8 +212,18 @@ def control_lines(eq: Equations, names: NameTable | None = None) -> list[str]:
         out.append(f"  {name} = 0  ({'first order' if pc.first_order else 'holonomic'}; {law})")
         row = ", ".join(f"{w}: {text(g)}" for w, g in zip(eq.speeds, ctl.jacobian[k]) if g != 0)
         out.append(f"    G[{name}] = {{{row}}}")
-        out.append(f"    b[{name}] = {text(ctl.target[k])}")
+        out.append(f"    b[{name}] = {text(_formula(eq, ctl.target[k], f'b[{name}]', names))}")
     return out
+
+
+def _formula(eq: Equations, expr, label: str, names: NameTable | None):
+    """``expr``, or its formula where it is the named quantity printed as ``label``
+    (``b[fx] = b[fx]`` says nothing)."""
+    expr = se.sympify(expr)
+    if (names is not None and expr.is_Symbol and expr in eq.graph
+            and names.text(str(expr)) == label):
+        return eq.graph.formula(expr)
+    return expr
 
 
 def constraint_lines(eq: Equations, names: NameTable | None = None) -> list[str]:
@@ -233,7 +243,7 @@ def constraint_lines(eq: Equations, names: NameTable | None = None) -> list[str]
         out.append(f"  {name} = 0  ({kind})")
         row = ", ".join(f"{w}: {text(g)}" for w, g in zip(eq.speeds, cons.jacobian[k]) if g != 0)
         out.append(f"    G[{name}] = ∂{name}'t/∂w = {{{row}}}")
-        out.append(f"    γ[{name}] = {text(cons.gamma[k])}")
+        out.append(f"    γ[{name}] = {text(_formula(eq, cons.gamma[k], f'γ[{name}]', names))}")
     return out
 
 

@@ -22,13 +22,15 @@ from kidym.report.readable import LEGEND, latex_text
 from tests.fixtures import EXAMPLES
 
 #: a holonomic chain, seed 000's ball (pseudo-velocities, quaternion, two-stage), a free
-#: body on a quaternion, a non-holonomic sleigh, a closed loop, a time-dependent link
+#: body on a quaternion, a non-holonomic sleigh, a closed loop, a time-dependent link,
+#: controls held by programmed constraints
 SECOND_ROUTE = [EXAMPLES / "double_pendulum" / "double_pendulum.kdm",
                 EXAMPLES / "ball" / "ball.kdm",
                 EXAMPLES / "free_body" / "free_body.kdm",
                 EXAMPLES / "chaplygin_sleigh" / "chaplygin_sleigh.kdm",
                 EXAMPLES / "four_bar" / "four_bar.kdm",
-                EXAMPLES / "variable_links" / "one_link_prescribed.kdm"]
+                EXAMPLES / "variable_links" / "one_link_prescribed.kdm",
+                EXAMPLES / "two_link_control" / "two_link_control.kdm"]
 
 
 def _values(eq, seed: int = 3) -> dict[str, float]:
@@ -117,10 +119,15 @@ def test_printed_names_read_back_give_the_same_m_and_f(path):
         want = float(se.sympify(f).xreplace(
             {se.Symbol(k): se.Float(v) for k, v in reference.items()}))
         assert number(f_text, env) == pytest.approx(want, rel=1e-9, abs=1e-12)
-    if eq_s.constraints is not None:   # the closed loop: γ of each constraint
-        gammas = [line.split(" = ", 1)[1] for line in lines
-                  if line.strip().startswith("γ[")]
-        for g_text, g in zip(gammas, eq_s.constraints.gamma, strict=True):
+    rows = []   # the closed loop's γ, the programmed constraints' b
+    if eq_s.constraints is not None:
+        rows.append(("Constraints (", "    γ[", eq_s.constraints.gamma))
+    if eq_s.controls is not None:
+        rows.append(("Controls (", "    b[", eq_s.controls.target))
+    for section, head, exprs in rows:
+        start = next(i for i, line in enumerate(lines) if line.startswith(section))
+        printed = [line.split(" = ", 1)[1] for line in lines[start:] if line.startswith(head)]
+        for g_text, g in zip(printed, exprs, strict=True):
             want = float(se.sympify(g).xreplace(
                 {se.Symbol(k): se.Float(v) for k, v in reference.items()}))
             assert number(g_text, env) == pytest.approx(want, rel=1e-9, abs=1e-12)
