@@ -112,7 +112,7 @@ class EquationSet:
     sizes: dict[str, int] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     compact: CompactForm | None = None
-    names: NameTable | None = None
+    names: NameTable | None = field(default=None, repr=False)
 
     @property
     def model_name(self) -> str:

@@ -238,7 +238,7 @@ class NameTable:
     bodies: Iterable[str]
     states: Iterable[str]
     users: Iterable[str]
-    known: Iterable[str] = ()
+    known: Iterable[str] = field(default=(), repr=False)
     coordinates: Iterable[str] = ()
     speeds: Iterable[str] = ()
     constraints: Iterable[str] = ()
