@@ -18,7 +18,7 @@ import kidym
 from kidym.cli import main
 from kidym.report.equations import equation_set, text_of
 from kidym.report.latex import latex_document, markdown_of
-from kidym.report.readable import LEGEND, latex_text
+from kidym.report.readable import LEGEND, NameTable, latex_text
 from tests.fixtures import EXAMPLES
 
 #: a holonomic chain, seed 000's ball (pseudo-velocities, quaternion, two-stage), a free
@@ -207,3 +207,36 @@ def test_jupyter_view_prints_readable_names():
     tex = eq._repr_latex_()
     assert r"{I}_{xx}\left(L_{1}\right)" in tex     # IcXXL1: composite inertia below L1
     assert "IcXX" not in tex and r"\#" not in tex and "#" not in tex
+
+
+@pytest.mark.parametrize("internal,shown", [
+    # kinematics of frames (kidym/kinematics/bodies.py)
+    ("agXRod2#1", "a_x(Rod2)⁽¹⁾"), ("aYRod2", "a⁰_y(Rod2)"), ("agZCRod2", "a_z(Rod2)ᶜ"),
+    ("S21Body#q", "S_21(Body)⁽Λ⁾"), ("XORod2#1", "X_O(Rod2)⁽¹⁾"), ("XOCRod2", "X_C(Rod2)"),
+    ("ωXCBody#λ", "ω_X(Body)ᶜ"), ("εZRod2", "ε_z(Rod2)"), ("nBody", "|Λ|²(Body)"),
+    ("Rod2't", "θ̇(Rod2)"), ("cosRod2#1", "cos_θ(Rod2)⁽¹⁾"), ("cosphi1", "cos_phi1"),
+    ("vYRod2'phi1't", "(∂v_y(Rod2)/∂phi1't)"), ("ωZRod2't", "ω̇_z(Rod2)"),
+    # per-body and composite sums (eom/structural.py, eom/composite.py)
+    ("QXRod2", "Q_x(Rod2)"), ("τYBody", "τ_y(Body)"), ("ωPXBody", "ω_x(Body)ᴾ"),
+    ("JΩZRod1'phi1't", "(∂(Jω)_z(Rod1)/∂phi1't)"), ("IcXYRod1", "I_xy(Rod1)"),
+    ("mcRod2#1", "m(Rod2)⁽¹⁾"), ("hcXRod2", "h_x(Rod2)"), ("fcYRod2#1", "f_y(Rod2)⁽¹⁾"),
+    ("ncZRod1", "n_z(Rod1)"), ("ΔΩZRod2'phi2't", "(∂Δω_z(Rod2)/∂phi2't)"),
+    ("HcZRod2'phi1't", "(∂H_z(Rod2)/∂phi1't)"), ("LcXRod2'phi1't", "(∂L_x(Rod2)/∂phi1't)"),
+    # two-stage, constraints, controls, virtual constraints, quaternion angles
+    ("MBphi1'phi2't", "MB[phi1,phi2't]"), ("Fholphi1", "F_hol[phi1]"), ("γf1", "γ[f1]"),
+    ("bfx", "b[fx]"), ("Vs1", "V[s1]"), ("Ps1", "P[s1]"), ("s1⁻", "s1⁻"),
+    ("sBody", "s(Body)"), ("vnBody", "v_n(Body)"), ("nfBody", "|∇f|(Body)"),
+    ("fXBody", "∇f_X(Body)"), ("dBody", "d(Body)"), ("l0QE", "Λ_0[E]"),
+    ("ncZRod1|u=0", "n_z(Rod1)|u=0"), ("QXRod2~2", "Q_x(Rod2)~2"),
+    # the model's names as written, and their rates
+    ("phi1't", "phi1't"), ("f1't", "f1't"), ("f1't'phi1't", "(∂f1't/∂phi1't)"),
+    ("sinf1't", "(sin_f1)˙"),
+])
+def test_the_scheme_reads_each_kind_of_internal_name(internal, shown):
+    table = NameTable(bodies=["Rod1", "Rod2", "Body"], states=["phi1", "phi2", "phi1't",
+                                                               "phi2't"],
+                      users=["phi1", "phi2", "phi1't", "phi2't", "f1", "fx", "s1", "g"],
+                      known=["ωZRod2", "f1't", "sinf1"], coordinates=["phi1", "phi2"],
+                      speeds=["phi1't", "phi2't"], constraints=["f1"], programmed=["fx"],
+                      virtual=["s1"])
+    assert table.printed(internal).text == shown
