@@ -37,6 +37,7 @@ import sympy
 
 from kidym.eom.system import speed_name
 from kidym.report.compact import CompactForm, compact_form
+from kidym.report.readable import NameTable, name_table
 from kidym.report.simplify import simplify_with_budget
 from kidym.symbolic.identifiers import IdentifierMap
 
@@ -95,6 +96,9 @@ class EquationSet:
         The compact form of the final stage (seed 000 eq. (25)): the equations over the
         bodies' accelerations in the model's names (:mod:`kidym.report.compact`);
         ``None`` when not asked for or at another stage.
+    names : NameTable or None
+        How the named quantities are printed (``agXRod2#1`` → ``a_x(Rod2)⁽¹⁾``,
+        :mod:`kidym.report.readable`); ``None``: by their internal names.
     """
 
     equations: Equations
@@ -108,6 +112,7 @@ class EquationSet:
     sizes: dict[str, int] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     compact: CompactForm | None = None
+    names: NameTable | None = field(default=None, repr=False)
 
     @property
     def model_name(self) -> str:
@@ -183,11 +188,16 @@ def _control_terms(eq: Equations, i: int) -> list[tuple[Expr, se.Symbol]]:
     return [(h, u) for h, u in zip(ctl.inputs[i], ctl.controls) if h != 0]
 
 
-def control_lines(eq: Equations) -> list[str]:
-    """The controls and their programmed constraints as text (empty without controls)."""
+def control_lines(eq: Equations, names: NameTable | None = None) -> list[str]:
+    """The controls and their programmed constraints as text (empty without controls;
+    named quantities printed by ``names`` when given)."""
     ctl = eq.controls
     if ctl is None:
         return []
+
+    def text(expr) -> str:
+        return printed_text(expr, names)
+
     out = ["", f"Controls ({ctl.s}: {', '.join(ctl.control_names)}; M·ẇ = F + H·u, H = ∂F/∂u, "
                "F at u = 0), solved from the programmed constraints G·ẇ = b (seed 004 (5.5), "
                "(5.6)):"]
@@ -202,15 +212,30 @@ def control_lines(eq: Equations) -> list[str]:
         out.append(f"  {name} = 0  ({'first order' if pc.first_order else 'holonomic'}; {law})")
         row = ", ".join(f"{w}: {text(g)}" for w, g in zip(eq.speeds, ctl.jacobian[k]) if g != 0)
         out.append(f"    G[{name}] = {{{row}}}")
-        out.append(f"    b[{name}] = {text(ctl.target[k])}")
+        out.append(f"    b[{name}] = {text(_formula(eq, ctl.target[k], f'b[{name}]', names))}")
     return out
 
 
-def constraint_lines(eq: Equations) -> list[str]:
-    """The constraints as text: ``Φ``, ``G``, ``γ`` (empty without constraints)."""
+def _formula(eq: Equations, expr, label: str, names: NameTable | None):
+    """``expr``, or its formula where it is the named quantity printed as ``label``
+    (``b[fx] = b[fx]`` says nothing)."""
+    expr = se.sympify(expr)
+    if (names is not None and expr.is_Symbol and expr in eq.graph
+            and names.text(str(expr)) == label):
+        return eq.graph.formula(expr)
+    return expr
+
+
+def constraint_lines(eq: Equations, names: NameTable | None = None) -> list[str]:
+    """The constraints as text: ``Φ``, ``G``, ``γ`` (empty without constraints; named
+    quantities printed by ``names`` when given)."""
     cons = eq.constraints
     if cons is None:
         return []
+
+    def text(expr) -> str:
+        return printed_text(expr, names)
+
     out = ["", f"Constraints ({cons.m}; the equations of motion are M·ẇ = F + Gᵀλ and "
                "G·ẇ = γ, multipliers " + ", ".join(cons.multiplier_names) + "):"]
     for k, name in enumerate(cons.names):
@@ -218,7 +243,7 @@ def constraint_lines(eq: Equations) -> list[str]:
         out.append(f"  {name} = 0  ({kind})")
         row = ", ".join(f"{w}: {text(g)}" for w, g in zip(eq.speeds, cons.jacobian[k]) if g != 0)
         out.append(f"    G[{name}] = ∂{name}'t/∂w = {{{row}}}")
-        out.append(f"    γ[{name}] = {text(cons.gamma[k])}")
+        out.append(f"    γ[{name}] = {text(_formula(eq, cons.gamma[k], f'γ[{name}]', names))}")
     return out
 
 
@@ -233,31 +258,49 @@ def text(expr) -> str:
     return _NEGATIVE_COEFFICIENT.sub(r" - (\1)*", str(expr))
 
 
-def _signed(sign: str, term) -> str:
+def printed(expr, names: NameTable | None):
+    """``expr`` with its named quantities renamed as ``names`` prints them (itself
+    without ``names``)."""
+    if names is None:
+        return expr
+    expr = se.sympify(expr)
+    rename = {s: se.Symbol(names.text(str(s))) for s in expr.free_symbols
+              if names.text(str(s)) != str(s)}
+    return expr.xreplace(rename) if rename else expr
+
+
+def printed_text(expr, names: NameTable | None) -> str:
+    """:func:`text` of ``expr`` with the names ``names`` prints."""
+    return text(printed(expr, names))
+
+
+def _signed(sign: str, term, names: NameTable | None = None) -> str:
     """``sign`` (``+`` or ``-``) and ``term`` as one term of a sum: ``- b``, never
     ``+ -b`` or ``+ (-b)``; a sum is put in parentheses."""
+    term = printed(term, names)
     body = text(term)
     if body.startswith(("-", "(-")) and not text(-term).startswith(("-", "(-")):
         sign, body = ("-" if sign == "+" else "+"), text(-term)
     return f"{sign} ({body})" if term.is_Add else f"{sign} {body}"
 
 
-def motion_text(eq: Equations, i: int) -> str:
-    """``Σ_j M_ij ẇ_j − F_i`` as text, terms in the order of the speeds."""
+def motion_text(eq: Equations, i: int, names: NameTable | None = None) -> str:
+    """``Σ_j M_ij ẇ_j − F_i`` as text, terms in the order of the speeds (named
+    quantities printed by ``names`` when given)."""
     parts: list[str] = []
     for m, acc in zip(eq.mass_matrix_named[i], accelerations(eq)):
         if m == 0:
             continue
-        parts.append(f"+ {acc}" if m == 1 else f"{_signed('+', m)}*{acc}")
+        parts.append(f"+ {acc}" if m == 1 else f"{_signed('+', m, names)}*{acc}")
     for k, lk in enumerate(multipliers(eq)):
         g = eq.constraints.jacobian[k][i]
         if g != 0:
-            parts.append(f"{_signed('-', g)}*{lk}")
+            parts.append(f"{_signed('-', g, names)}*{lk}")
     for h, us in _control_terms(eq, i):
-        parts.append(f"- {us}" if h == 1 else f"{_signed('-', h)}*{us}")
+        parts.append(f"- {us}" if h == 1 else f"{_signed('-', h, names)}*{us}")
     f = eq.forcing_named[i]
     if f != 0:
-        parts.append(_signed("-", f))
+        parts.append(_signed("-", f, names))
     out = " ".join(parts) or "0"
     if out.startswith("+ "):
         return out[2:]
@@ -331,8 +374,9 @@ def equation_set(eq: Equations, *, stage: str = "final", expanded: bool = False,
              "kinematic": _ops([r.rhs for r in kinematic]),
              "named": _ops([r.rhs for r in inter]), "named_count": len(inter)}
     cf = compact_form(eq_s, named=len(inter)) if compact and stage == "final" else None
+    names = name_table(eq_s, [str(r.lhs) for r in inter])
     out = EquationSet(eq_s, stage, kinematic, motion, mass, forcing, inter, sizes=sizes,
-                      compact=cf)
+                      compact=cf, names=names)
     if expanded:
         _add_expanded(out, simplify_budget, expand_budget, progress)
     return out
@@ -421,37 +465,44 @@ def text_of(es: EquationSet) -> str:
                                                  for p in m.parameters))
     out.append(f"size: {size_summary(es)}")
     out.append("M and F:       " + (
-        "by composite bodies (Ic, hc, mc: inertia below a frame; fc, nc: their wrench; "
-        "Hc, Lc: momentum of a speed's unit motion)" if eq.formation == "composite"
+        "by composite bodies (I, h, m: inertia below a frame; f, n: their wrench; "
+        "H, L: momentum of a speed's unit motion)" if eq.formation == "composite"
         else "body by body over partial velocities (structural matrices)"))
+    names = es.names
+
+    def shown(expr) -> str:
+        return printed_text(expr, names)
+
     out.append("")
     out.append("Kinematic equations  q̇ = B·w + β:")
     for r in es.kinematic:
-        out.append(f"  d{r.label}/dt = {text(r.rhs)}")
+        out.append(f"  d{r.label}/dt = {shown(r.rhs)}")
     out.extend(compact_lines(es.compact))
     out.append("")
     out.append(f"Named quantities ({len(es.intermediates)}, in evaluation order):")
     for r in es.intermediates:
-        out.append(f"  {r.lhs} = {text(r.rhs)}")
+        lhs = str(r.lhs) if names is None else names.text(str(r.lhs))
+        out.append(f"  {lhs} = {shown(r.rhs)}")
+    out.extend(legend_lines(es))
     if es.motion:
         out.append("")
         out.append("Equations of motion, one per independent speed (ẇ written w't):")
         for i, r in enumerate(es.motion):
-            out.append(f"  [{r.label}]  {motion_text(eq, i)} = 0")
+            out.append(f"  [{r.label}]  {motion_text(eq, i, names)} = 0")
     if es.mass_matrix:
         out.append("")
         out.append(f"Mass matrix M (symmetric, {eq.n_w}×{eq.n_w}), upper triangle:")
         for r in es.mass_matrix:
-            out.append(f"  {r.lhs} = {text(r.rhs)}")
+            out.append(f"  {r.lhs} = {shown(r.rhs)}")
     if es.forcing:
         out.append("")
         out.append("Forcing F  (M·ẇ = F" + (" + Gᵀλ" if eq.constraints is not None
                                              else " + H·u" if eq.controls is not None
                                              else "") + "):")
         for r in es.forcing:
-            out.append(f"  {r.lhs} = {text(r.rhs)}")
-    out.extend(constraint_lines(eq))
-    out.extend(control_lines(eq))
+            out.append(f"  {r.lhs} = {shown(r.rhs)}")
+    out.extend(constraint_lines(eq, names))
+    out.extend(control_lines(eq, names))
     if es.expanded:
         out.append("")
         out.append("Expanded form (every named quantity substituted):")
@@ -460,6 +511,19 @@ def text_of(es: EquationSet) -> str:
     for w in es.warnings:
         out.append(f"warning: {w}")
     return "\n".join(out) + "\n"
+
+
+def legend_lines(es: EquationSet) -> list[str]:
+    """How the printed names of the named quantities read: one line per kind used
+    (:data:`kidym.report.readable.LEGEND`); empty without a name table."""
+    if es.names is None or not es.intermediates:
+        return []
+    legend = es.names.legend(str(r.lhs) for r in es.intermediates)
+    if not legend:
+        return []
+    width = max(len(key) for key, _, _ in legend)
+    return ["  where the names read (F: a frame, B: a body, w: a speed or coordinate):",
+            *(f"    {key:<{width}}  {meaning}" for key, _, meaning in legend)]
 
 
 def compact_lines(cf: CompactForm | None) -> list[str]:
@@ -494,7 +558,10 @@ def to_json(eq: Equations, *, expanded: bool | None = None, stage: str = "final"
     final one: JSON always carries the Cauchy form). ``compact`` holds the final
     equations' compact form (:mod:`kidym.report.compact`): ``equations`` (``U_k`` with
     ``U_k = 0``), ``where`` and, for each acceleration symbol, the name it differentiates
-    (twice, or once for a speed) — or the ``reason`` it was not formed.
+    (twice, or once for a speed) — or the ``reason`` it was not formed. ``printed``
+    maps each identifier to the name the text form prints (``a_x(Rod2)⁽¹⁾``, see
+    :mod:`kidym.report.readable`), ``symbols`` to the internal name (``agXRod2#1``), and
+    ``legend`` says how the printed names of the named quantities read.
     """
     eq = stage_equations(eq, stage)
     ids = IdentifierMap()
@@ -561,4 +628,9 @@ def to_json(eq: Equations, *, expanded: bool | None = None, stage: str = "final"
             "target": [text(x) for x in ctl.target],
         }
     doc["symbols"] = dict((ident, name) for name, ident in ids.items())
+    # how the text form prints each (internal names are `symbols`, kept to map back)
+    table = name_table(eq, [str(s) for s, _ in inter])
+    doc["printed"] = {ident: table.text(name) for name, ident in ids.items()}
+    doc["legend"] = [[key, meaning] for key, _, meaning in
+                     table.legend(str(s) for s, _ in inter)]
     return json.dumps(doc, ensure_ascii=False, indent=2) + "\n"

@@ -24,6 +24,7 @@ from kidym.report.equations import (
 )
 from kidym.report.markdown import markdown_text
 from kidym.report.names import has_cyrillic, latex_name
+from kidym.report.readable import latex_text
 
 if TYPE_CHECKING:   # (Equations' Jupyter view calls this module)
     from kidym.eom.equations import Equations
@@ -46,6 +47,7 @@ class LatexPrinter:
     def __init__(self, es: EquationSet) -> None:
         self.states = es.state_names()
         self.made = es.compact.latex if es.compact is not None else {}
+        self.names = es.names
         self._names: dict[sympy.Symbol, str] = {}
 
     def name(self, sym) -> str:
@@ -61,6 +63,8 @@ class LatexPrinter:
             accent = {0: "", 1: r"\dot", 2: r"\ddot"}.get(n, "")
             return (rf"{accent}{{{head}}}_{sub}" if accent or n == 0
                     else rf"{{{head}}}^{{({n})}}_{sub}")
+        if self.names is not None and self.names.has(name):   # a_x(Rod2)^{(1)}
+            return self.names.latex(name)
         return latex_name(name, self.states)
 
     def expr(self, expr) -> str:
@@ -187,6 +191,11 @@ def sections(es: EquationSet) -> list[tuple[str, list[str]]]:
                      for w, r in zip(eq.speeds, es.forcing)]))
     out.append((f"Named quantities ({len(es.intermediates)}, in evaluation order)",
                 [p.relation(p.name(r.lhs), r.rhs) for r in es.intermediates]))
+    if es.names is not None and es.intermediates:
+        legend = es.names.legend(str(r.lhs) for r in es.intermediates)
+        if legend:
+            out.append((LEGEND_TITLE, [rf"{key} \quad \text{{{latex_text(meaning)}}}"
+                                       for _, key, meaning in legend]))
     if es.expanded:
         exp = []
         for r in es.expanded:
@@ -204,6 +213,9 @@ def sections(es: EquationSet) -> list[tuple[str, list[str]]]:
         out.append(("Expanded form (every named quantity substituted)", exp))
     return out
 
+
+#: the title of the legend's section (the report folds it with the named quantities)
+LEGEND_TITLE = "How the names of the named quantities read"
 
 _TITLES = {"final": "Equations of motion", "holonomic": "Holonomic stage $U_{hol}$",
            "cauchy": "Cauchy form"}

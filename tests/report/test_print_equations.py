@@ -118,6 +118,10 @@ needs_pdflatex = pytest.mark.skipif(shutil.which("pdflatex") is None,
     (EXAMPLES / "double_pendulum" / "double_pendulum.kdm", "final", True),
     (EXAMPLES / "wing_nut" / "wing_nut.kdm", "cauchy", False),
     (EXAMPLES / "biped" / "biped.kdm", "final", False),
+    # readable names: X~2 of the two stages, the legend's M_hol, a virtual bound's f⁻
+    (EXAMPLES / "free_body" / "free_body.kdm", "cauchy", False),
+    (EXAMPLES / "skier" / "skier.kdm", "cauchy", False),
+    (EXAMPLES / "virtual_constraints" / "test6_planes.kdm", "cauchy", False),
 ])
 def test_latex_compiles_with_pdflatex(path, stage, expanded, tmp_path):
     eq = kidym.derive(kidym.load(path))
@@ -138,8 +142,9 @@ def test_markdown_has_one_display_per_equation():
     n_displays = md.count("$$") // 2
     compact = len(es.compact.equations) + len(es.compact.where)
     assert compact >= len(es.motion)   # the compact form (seed 000 eq. (25)) and its where
+    legend = es.names.legend(str(r.lhs) for r in es.intermediates)   # one display a kind
     assert n_displays == (len(es.kinematic) + len(es.motion) + len(es.intermediates)
-                          + compact)
+                          + compact + len(legend))
     assert r"\ddot{\varphi}_{1}" in md  # φ̈1 typeset
 
 
