@@ -741,6 +741,10 @@ def _numpy_fault(failure: SimulationError | None, solver, message: str,
     switch = message.startswith((ERROR_TEST, SHORT_STEPS))
     kind = (faults.STEP_COLLAPSE if "step size" in message or switch
             else faults.INTEGRATOR)
+    hint = switch_hint(method) if switch else ""
+    if message.startswith(SHORT_STEPS):   # the steps shrink so at a singular force too
+        hint += ("; a force singular at this time (such as 1/(t - t*)) shrinks the steps "
+                 "the same way: check the model there")
     assert solver is not None   # it failed in a step: it was made
     return faults.Fault(kind, message.rstrip("."), float(solver.t),
-                        np.asarray(solver.y, dtype=float), switch_hint(method) if switch else "")
+                        np.asarray(solver.y, dtype=float), hint)
