@@ -9,7 +9,7 @@ events accumulating in time (Zeno behaviour: :data:`ZENO_RUN`, :data:`ZENO_TOLER
 which the generated C is given as ``kidym_zeno_run``, ``kidym_zeno_tolerance``),
 what to try on an event storm (:data:`STORM_HINT`) and the step collapse at a force
 that switches without an event (:data:`MAX_ERROR_TEST_FAILURES`, the C's
-``kidym_max_error_test_fails``; :data:`SWITCH_HINT`). The engines' side — locating,
+``kidym_max_error_test_fails``; :func:`switch_hint`). The engines' side — locating,
 recording, resetting — is :mod:`kidym.simulation.events`; the C side is emitted by
 :mod:`kidym.codegen.emit`.
 """
@@ -153,10 +153,24 @@ MAX_ERROR_TEST_FAILURES = 7
 #: cuts, and ARKODE after fewer deep ones, passes in both.
 ERROR_TEST_CUT = 0.3
 SMALL_ERROR_TEST_FAILURES = 2
-#: What to try when the error test keeps failing: the usual cause in a model.
-SWITCH_HINT = ("a force that switches abruptly with the state (sign(…), a bang-bang "
-               "control, a large gain) makes every step across the switch fail its error "
-               "test: smooth the switch (e.g. tanh(x/ε) for sign(x)), or split the motion "
-               "at it with an event (СОБЫТИЯ) that resets a mode coordinate "
-               "(docs/language.md §5.10); or try a stiff method (method='BDF'), looser "
-               "rtol/atol, or end the run earlier (t_end)")
+_SWITCH = ("a force that switches abruptly with the state (sign(…), a bang-bang "
+           "control, a large gain) makes every step across the switch fail its error "
+           "test: smooth the switch (e.g. tanh(x/ε) for sign(x)), or split the motion "
+           "at it with an event (СОБЫТИЯ) that resets a mode coordinate "
+           "(docs/language.md §5.10); ")
+#: What to try when the error test keeps failing, to a run of an explicit method: the
+#: usual cause in a model (:func:`switch_hint` gives each method its own).
+SWITCH_HINT = _SWITCH + ("or try a stiff method (method='BDF'), looser rtol/atol, or end "
+                         "the run earlier (t_end)")
+#: The stiff (implicit) methods of the two engines: SciPy's ``Radau``, ``BDF``,
+#: ``LSODA``; CVODE's ``BDF``.
+STIFF_METHODS = ("Radau", "BDF", "LSODA")
+
+
+def switch_hint(method: str) -> str:
+    """What to try when the steps across a switching force collapsed in a run of
+    ``method``: a stiff method is suggested only to a run that did not use one."""
+    if method not in STIFF_METHODS:
+        return SWITCH_HINT
+    return _SWITCH + (f"{method} is already a stiff method: try looser rtol/atol, or end "
+                      "the run earlier (t_end)")

@@ -18,7 +18,7 @@ import numpy as np
 
 from kidym.eom.constraints import Stabilization
 from kidym.eom.equations import Equations
-from kidym.eom.events import MAX_ERROR_TEST_FAILURES, STORM_HINT, SWITCH_HINT, storm_detail
+from kidym.eom.events import MAX_ERROR_TEST_FAILURES, STORM_HINT, storm_detail, switch_hint
 from kidym.errors import SimulationError
 from kidym.simulation import compiled_inputs, faults
 from kidym.simulation.compiled import CompiledSystem
@@ -80,7 +80,7 @@ def _fault(system: CompiledSystem, raw: dict) -> faults.Fault:
     for key, meaning in _STEP_COLLAPSE_FLAGS.items():
         if key in flag:
             return faults.Fault(faults.STEP_COLLAPSE, f"{flag}: {meaning}", t, y,
-                                SWITCH_HINT if key == "ERR_FAILURE" else "")
+                                switch_hint(raw["method"]) if key == "ERR_FAILURE" else "")
     return faults.Fault(faults.INTEGRATOR, f"{flag} (status {status})", t, y)
 
 

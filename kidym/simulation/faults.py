@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kidym.eom.events import STORM_HINT, ZENO_RUN, ZENO_TOLERANCE
+from kidym.eom.events import STIFF_METHODS, STORM_HINT, ZENO_RUN, ZENO_TOLERANCE
 from kidym.errors import SimulationError
 
 #: Kinds of runtime fault (``SimulationError.kind``, ``result.failure["kind"]``).
@@ -82,6 +82,11 @@ HINTS = {
     INTEGRATOR: "use a stiff method (method='BDF', or 'Radau' in the NumPy engine), "
                 "loosen rtol/atol, or check the model near this state",
 }
+#: The hint of a collapsed step in a run of a stiff method (``{method}``), which is not
+#: told to try one.
+STIFF_STEP_COLLAPSE = ("the system may be discontinuous here ({method} is already a stiff "
+                       "method): try a smaller max_step, looser rtol/atol, or check the "
+                       "model for a force that is discontinuous or singular at this time")
 
 
 @dataclass(frozen=True)
@@ -210,6 +215,8 @@ def diagnose(fault: Fault, *, state_names: Sequence[str], t0: float, y0: np.ndar
     state = dict(zip(state_names, y.tolist()))
 
     def error(kind: str, message: str, hint: str = "") -> SimulationError:
+        if not hint and kind == STEP_COLLAPSE and method in STIFF_METHODS:
+            hint = STIFF_STEP_COLLAPSE.format(method=method)
         return SimulationError(message, time=float(fault.t), state=state, kind=kind,
                                hint=hint or HINTS.get(kind, ""))
 

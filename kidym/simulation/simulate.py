@@ -17,10 +17,10 @@ from kidym.eom.events import (
     RESET,
     SMALL_ERROR_TEST_FAILURES,
     STORM_HINT,
-    SWITCH_HINT,
     TERMINAL,
     all_events,
     storm_detail,
+    switch_hint,
 )
 from kidym.errors import SimulationError
 from kidym.simulation import faults
@@ -75,6 +75,19 @@ def _checked(call: Callable[..., np.ndarray], what: str) -> Callable[..., np.nda
 #: with such steps indefinitely).
 TINY_STEPS = 100
 
+#: The implicit methods (Radau, BDF, LSODA) hide or spread the failed attempts that the
+#: error-test rule counts (Radau and BDF do not let a step grow after a rejection, so a
+#: switch costs a run of steps that fail once or twice each; LSODA's attempts stay in
+#: its Fortran): what they all show is the size of the accepted steps. Their step size
+#: has collapsed when :data:`TINY_STEPS` steps shorter than ``SHORT_STEP * rtol`` of the
+#: span fall within ``SHORT_STEP_WINDOW`` of the span — a step resolving the time a
+#: thousand times finer than the accuracy asked of the state, again and again: a force
+#: that switches many times within a thousandth of the span (``-1e9*sign(x)``), whose
+#: steps across each switch shrink to ``tol/|Δf|``. A switch that is rare on the span
+#: (``-sign(x)`` over 20 s) gives a few such steps in a window, or none.
+SHORT_STEP = 1e-3
+SHORT_STEP_WINDOW = 1e-3
+
 
 #: The message of a NumPy run stopped on request (Ctrl-C).
 STOPPED = "stopped on request"
@@ -82,6 +95,9 @@ STOPPED = "stopped on request"
 #: The start of the message of a NumPy run whose step failed its error test
 #: :data:`~kidym.eom.events.MAX_ERROR_TEST_FAILURES` times.
 ERROR_TEST = "the error test failed"
+#: The start of the message of a NumPy run of an implicit method stopped by the
+#: short-step rule (:data:`SHORT_STEP`).
+SHORT_STEPS = "the steps kept shrinking far below the time scale:"
 
 
 def _watched(method: str) -> type:
@@ -94,9 +110,10 @@ def _watched(method: str) -> type:
     :data:`~kidym.eom.events.MAX_ERROR_TEST_FAILURES` times while it was cut as far as
     ARKODE cuts a step in as many failures (:data:`~kidym.eom.events.ERROR_TEST_CUT`;
     the compiled engine's rule, SUNDIALS' ``mxnef``; an attempt costs the method's
-    ``n_stages`` evaluations). The implicit methods (Radau, BDF, LSODA) mix error-test and Newton
-    failures in their evaluation count and are not watched so; the tiny-step rule
-    covers them."""
+    ``n_stages`` evaluations). The implicit methods (Radau, BDF, LSODA) mix error-test and
+    Newton failures in their evaluation count, or hide them: their step size has
+    collapsed when :data:`TINY_STEPS` steps shorter than :data:`SHORT_STEP` ``* rtol`` of
+    the span fall within :data:`SHORT_STEP_WINDOW` of the span."""
     import scipy.integrate
 
     base = getattr(scipy.integrate, method)
@@ -107,14 +124,37 @@ def _watched(method: str) -> type:
 
     class Watched(base):  # type: ignore[misc, valid-type]
         last = None
-        #: whether the error-test rule applies (not in the formulations that pass a
-        #: loop's singular positions, whose own checks name what happens there)
-        error_tests = bool(stages)
+        #: whether the rules of a switching force apply, the error-test rule (explicit
+        #: methods) or the short-step rule (implicit ones): not in the formulations that
+        #: pass a loop's singular positions, whose own checks name what happens there
+        error_tests = bool(stages) or method in IMPLICIT_METHODS
+        #: the span of the run (a run restarted at events or output times makes a solver
+        #: per stretch); None: the solver's own
+        span: float | None = None
 
-        def __init__(self, *args, **kwargs) -> None:
-            super().__init__(*args, **kwargs)
+        def __init__(self, fun, t0, y0, t_bound, *args, **kwargs) -> None:
+            super().__init__(fun, t0, y0, t_bound, *args, **kwargs)
             self.tiny = 0
+            span = self.span if self.span is not None else abs(float(t_bound) - float(t0))
+            # the short-step rule of the implicit methods: its step, its window, its count
+            self.short = SHORT_STEP * float(np.max(kwargs.get("rtol", 1e-3))) * span
+            self.window = SHORT_STEP_WINDOW * span
+            self.shorts, self.shorts_from = 0, float(t0)
             type(self).last = self
+
+        def _short_step(self, t: float) -> str | None:
+            """The short-step rule after a step from ``t``: the message of a collapse."""
+            if abs(self.t - t) >= self.short:
+                return None
+            if self.shorts == 0 or abs(self.t - self.shorts_from) > self.window:
+                self.shorts, self.shorts_from = 0, t
+            self.shorts += 1
+            if self.shorts < TINY_STEPS:
+                return None
+            return (f"{SHORT_STEPS} {self.shorts} steps shorter than {self.short:.3g} "
+                    f"(SHORT_STEP = {SHORT_STEP:g} times rtol times the span) within "
+                    f"{abs(self.t - self.shorts_from):.3g} of the time (SHORT_STEP_WINDOW = "
+                    f"{SHORT_STEP_WINDOW:g} of the span)")
 
         def step(self):
             t = self.t
@@ -127,19 +167,24 @@ def _watched(method: str) -> type:
             y, nfev = self.y, self.nfev
             # the first try of the step (SciPy's RK: h_abs within the bounds, to t_bound)
             first = (min(max(self.h_abs, 10 * abs(np.spacing(t))), self.max_step,
-                         abs(self.t_bound - t)) if self.error_tests else 0.0)
+                         abs(self.t_bound - t)) if self.error_tests and stages else 0.0)
             try:
                 message = super().step()
             except AbortError:
                 self.status = "failed"
                 return "the right-hand side failed"
-            failed = (self.nfev - nfev) // stages - 1 if self.error_tests else 0
+            failed = (self.nfev - nfev) // stages - 1 if self.error_tests and stages else 0
             if (self.status == "running" and failed >= MAX_ERROR_TEST_FAILURES
                     and abs(self.t - t) <= deepest * first):
                 # where the compiled engine stops: the start of the step it cannot take
                 self.t, self.y, self.status = t, y, "failed"
                 return (f"{ERROR_TEST} {failed} times in one step (the limit is "
                         f"{MAX_ERROR_TEST_FAILURES}, MAX_ERROR_TEST_FAILURES)")
+            if self.status == "running" and self.error_tests and not stages:
+                short = self._short_step(t)
+                if short is not None:
+                    self.status = "failed"
+                    return short
             if self.status == "running":
                 self.tiny = self.tiny + 1 if abs(self.t - t) < 10 * abs(np.spacing(t)) else 0
                 if self.tiny >= TINY_STEPS:
@@ -354,6 +399,7 @@ def run_numpy(system: NumpySystem, spec: RunSpec, options: RunOptions
     # the minimal form and ali3 stop or pass a loop's singular positions by their own
     # checks; an error test failing there is theirs to name
     solver.error_tests = solver.error_tests and not ali3 and partitioning is None
+    solver.span = abs(t1 - t0)
     fault: faults.Fault | None = None
     started = _time.perf_counter()
     # implicit methods get the analytic Jacobian (kidym.simulation.jacobian); with external
@@ -432,7 +478,8 @@ def run_numpy(system: NumpySystem, spec: RunSpec, options: RunOptions
                               (float(t_out[-1]), y_out[:, -1]) if len(t_out) else (t0, y0))
             fault = faults.Fault(faults.INTERRUPTED, STOPPED, t_last, y_last)
         if fault is None:
-            fault = _numpy_fault(failure, solver.last, str(message), system.state_names)
+            fault = _numpy_fault(failure, solver.last, str(message), system.state_names,
+                                 method)
         if failure is not None and failure.kind == INPUT_FAULT:   # the callback's own error
             error = failure
         else:
@@ -683,17 +730,21 @@ def _outputs(system: NumpySystem, t: np.ndarray, y: np.ndarray, p: np.ndarray, *
 
 
 def _numpy_fault(failure: SimulationError | None, solver, message: str,
-                 state_names: Sequence[str]) -> faults.Fault:
-    """The fault of a failed ``solve_ivp`` run: the right-hand side's own error where it
-    failed (at its stage time and state), else the solver's time and state at its last
-    accepted step, where it could not go on."""
+                 state_names: Sequence[str], method: str) -> faults.Fault:
+    """The fault of a failed ``solve_ivp`` run of ``method``: the right-hand side's own
+    error where it failed (at its stage time and state), else the solver's time and
+    state at its last accepted step, where it could not go on."""
     if failure is not None:
         y = np.array([failure.state[n] for n in state_names], dtype=float)
         return faults.Fault(failure.kind or faults.NON_FINITE, failure.reason,
                             float(failure.time), y, failure.hint)
-    switch = message.startswith(ERROR_TEST)
+    switch = message.startswith((ERROR_TEST, SHORT_STEPS))
     kind = (faults.STEP_COLLAPSE if "step size" in message or switch
             else faults.INTEGRATOR)
+    hint = switch_hint(method) if switch else ""
+    if message.startswith(SHORT_STEPS):   # the steps shrink so at a singular force too
+        hint += ("; a force singular at this time (such as 1/(t - t*)) shrinks the steps "
+                 "the same way: check the model there")
     assert solver is not None   # it failed in a step: it was made
     return faults.Fault(kind, message.rstrip("."), float(solver.t),
-                        np.asarray(solver.y, dtype=float), SWITCH_HINT if switch else "")
+                        np.asarray(solver.y, dtype=float), hint)
