@@ -11,8 +11,11 @@ to an executor:
   describes;
 * ``"loop"``: one run after the other in this thread (the reference of the benchmark).
 
-Every run is recorded: a run whose parameters are impossible (a negative mass) or
-whose integration fails keeps NaN from where it stopped, status -1 and the reason.
+Every run is recorded: a run whose parameters are impossible (a negative mass, a
+display size of ``ФОРМЫ`` that is not positive: a study draws no bodies, yet the file
+would not be accepted with them, so that run fails with the located message as its
+reason and the others run) or whose integration fails keeps NaN from where it
+stopped, status -1 and the reason.
 
 External inputs (``ВХОДЫ``) are bound per run by its preparation, as
 :func:`kidym.simulate` binds them, and travel with the jobs: to a Dask worker they are
@@ -34,6 +37,7 @@ import numpy as np
 
 from kidym.eom.constraints import Stabilization
 from kidym.errors import ModelError, RunInterrupted, SimulationError
+from kidym.model.display import check_sizes
 from kidym.model.model import Model
 from kidym.simulation.compiled import CompiledSystem
 from kidym.simulation.inputs import bind_inputs
@@ -505,12 +509,18 @@ def _starts(system: CompiledSystem, model: Model, study: Study, parameters: Mapp
         # inputs bound wrong (missing, unknown, a table short of the span) are the
         # study's error, not a run's
         bind_inputs(model, system.state_names, inputs[k], t0, t1)
+        try:   # a display size this run's parameters make non-positive: its reason
+            check_sizes(model, {**model.parameter_values, **pp})
+        except ModelError as exc:
+            errors[k] = "the run cannot start: " + "; ".join(
+                d.format(exc.filename, None) for d in exc.errors)
+            continue
         try:   # each run prepared as one run is
             spec = prepare_run(system, parameters=pp, initial=ic, t_start=t0, t_end=t1,
                                n_points=2, constraints=Stabilization(), inputs=inputs[k],
                                free=free)
-        except ModelError:   # (the model's, not the run's: as kidym.simulate says it)
-            raise
+        except ModelError:   # (the model's, not the run's: as kidym.simulate says it;
+            raise            # a display size, a run's own, is checked above)
         except (ValueError, SimulationError, ZeroDivisionError, np.linalg.LinAlgError) as exc:
             errors[k] = f"the run cannot start: {exc}"
             continue
