@@ -25,6 +25,7 @@ where it pickles — one that does not is an error naming the input before any r
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import os
@@ -344,7 +345,9 @@ def _run_dask(client, system: CompiledSystem, jobs: list[Job], watch: Watch
     Ctrl-C (``watch`` stopped) sets the jobs' ``distributed.Event``: the tasks running
     stop their runs where they are and return them (partial, as a local run's), those
     not begun return at once with their runs not run; what has not returned within
-    :data:`DASK_GRACE_S` is cancelled, its runs marked not run."""
+    :data:`DASK_GRACE_S` is cancelled, its runs marked not run (a task still going on a
+    worker sees its cancellation, :func:`kidym.study.worker.run_on_worker`). The event
+    is cleared when the sweep ends, so that the scheduler keeps none of it."""
     import uuid
 
     from distributed import Event
@@ -357,6 +360,7 @@ def _run_dask(client, system: CompiledSystem, jobs: list[Job], watch: Watch
     pkg = client.scatter(package(system), broadcast=True)
     futures = [client.submit(run_on_worker, pkg, j, pure=False) for j in jobs]
     counted: set[int] = set()
+    event = None
     try:
         while not watch.stopped:
             for k, f in enumerate(futures):
@@ -369,7 +373,8 @@ def _run_dask(client, system: CompiledSystem, jobs: list[Job], watch: Watch
             watch.show()
             _time.sleep(POLL_S / 2)   # (Ctrl-C's handler sets the flag meanwhile)
         if watch.stopped:
-            Event(stop, client=client).set()
+            event = Event(stop, client=client)
+            event.set()
             deadline = _time.perf_counter() + DASK_GRACE_S
             while (_time.perf_counter() < deadline
                    and not all(f.done() for f in futures)):
@@ -378,6 +383,10 @@ def _run_dask(client, system: CompiledSystem, jobs: list[Job], watch: Watch
     except BaseException:   # (a second Ctrl-C): nothing left running on the cluster
         client.cancel(futures)
         raise
+    finally:   # (a set event stays on the scheduler until cleared: one per stopped sweep)
+        if event is not None:
+            with contextlib.suppress(Exception):   # (the scheduler gone: nothing left)
+                event.clear()
     outs = []
     for f, j in zip(futures, jobs):
         m = len(j.rows)
