@@ -51,7 +51,8 @@ def model_summary(model, eq) -> str:
                  + ", ".join(f"{p.name}={p.value:g}" for p in model.parameters))
     if model.inputs:
         lines.append(f"  inputs ({len(model.inputs)}): {', '.join(model.inputs)} (given at run "
-                     "time: kidym run --input NAME=FILE.csv)")
+                     "time: kidym run --input NAME=FILE.csv, kidym sweep --input "
+                     "NAME=FILE.csv)")
     if model.elements:
         lines.append(f"  elements ({len(model.elements)}): "
                      + ", ".join(f"{e.name}.{e.coordinate}" for e in model.elements))

@@ -35,8 +35,8 @@ def check(b, names: list[ast.Name]) -> tuple[str, ...]:
         if n.name in b.params or n.name in b.defs:
             b.error(f"`{n.name}` is listed in `{ins.written}` but has a value or formula; an "
                     "input gets its value at run time (`kidym.simulate(..., inputs={"
-                    f"'{n.name}': …}})`, `kidym run --input {n.name}=FILE.csv`): remove its "
-                    "definition", n.span)
+                    f"'{n.name}': …}})`, `--input {n.name}=FILE.csv` of `kidym run` and "
+                    "`kidym sweep`): remove its definition", n.span)
         elif n.name in controls:
             b.error(f"`{n.name}` is listed both in `{ins.written}` and as a control; a control "
                     "is solved from programmed constraints, an input is given: list it once",

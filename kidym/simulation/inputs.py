@@ -237,25 +237,30 @@ class InputBinding:
 def call_input(name: str, fn: Callable, t: float, state: dict[str, float]) -> float:
     """``fn(t, state)`` as a finite float; a :class:`SimulationError` naming the input
     and the time for an exception or a value that is not a finite number."""
-    hint = (f"the callback bound to input `{name}` is called with (t, state), state a "
-            "dict of the state's names; it returns a finite number")
     try:
         v = fn(t, state)
     except Exception as exc:   # any fault of user code stops the run, named
         err = SimulationError(f"the callback of input `{name}` raised "
-                              f"{type(exc).__name__}: {exc}", time=t, state=state, hint=hint,
-                              kind=INPUT_FAULT)
+                              f"{type(exc).__name__}: {exc}", time=t, state=state,
+                              hint=_scalar_hint(name), kind=INPUT_FAULT)
         raise err from exc
     try:
         value = v if type(v) is float else float(np.asarray(v, dtype=float).reshape(()))
     except (TypeError, ValueError):
         raise SimulationError(f"the callback of input `{name}` returned {v!r}, not one "
-                              "number", time=t, state=state, hint=hint,
+                              "number", time=t, state=state, hint=_scalar_hint(name),
                               kind=INPUT_FAULT) from None
     if not math.isfinite(value):
         raise SimulationError(f"the callback of input `{name}` returned {value}", time=t,
-                              state=state, hint=hint, kind=INPUT_FAULT)
+                              state=state, hint=_scalar_hint(name), kind=INPUT_FAULT)
     return value
+
+
+def _scalar_hint(name: str) -> str:
+    """The hint of an error of the callback of input ``name`` (built only on an error:
+    :func:`call_input` runs at every evaluation)."""
+    return (f"the callback bound to input `{name}` is called with (t, state), state a "
+            "dict of the state's names; it returns a finite number")
 
 
 def call_vector_input(src: VectorInput, t: float, state: dict[str, float]) -> list[float]:
@@ -364,8 +369,8 @@ def bind_inputs(model, state_names: Sequence[str],
     if missing:
         raise ValueError(f"input `{missing[0]}` of model `{model.name}` is not bound: give "
                          f"it a value at run time, inputs={{'{missing[0]}': f}} with f(t, "
-                         "state) -> float, or a table InputTable(t, values) (`kidym run "
-                         f"--input {missing[0]}=FILE.csv`)")
+                         "state) -> float, or a table InputTable(t, values) (`--input "
+                         f"{missing[0]}=FILE.csv` of `kidym run` and `kidym sweep`)")
     if not declared:
         return None
     sources: list[Source] = []
@@ -377,15 +382,28 @@ def bind_inputs(model, state_names: Sequence[str],
             pass
         elif isinstance(src, InputTable):
             if src.t[0] > t0 or src.t[-1] < t1:
-                raise ValueError(f"the table of input `{name}` covers t = {src.t[0]:g} … "
-                                 f"{src.t[-1]:g}, not the run's span {t0:g} … {t1:g}: extend "
-                                 "the table or shorten the run (t_end=…)")
+                raise ValueError(_uncovered(name, src, t0, t1))
         elif not callable(src):
             raise ValueError(f"input `{name}` is bound to a {type(src).__name__}; give a "
                              "callable f(t, state) -> float, an InputTable or a pair "
                              "(times, values)")
         sources.append(src)
     return InputBinding(declared, tuple(sources), tuple(state_names))
+
+
+def _uncovered(name: str, table: InputTable, t0: float, t1: float) -> str:
+    """Why ``table`` does not cover the run's span ``[t0, t1]`` and what to do, in words
+    of no entry point (the run's end is ``t_end=`` in Python, ``--t-end`` on the command
+    line, ``ВРЕМЯ`` in the model)."""
+    fixes = []
+    if table.t[0] > t0:
+        fixes.append(f"the run starts at t = {t0:g}: begin the table by then or start the "
+                     f"run at t = {table.t[0]:g} or later")
+    if table.t[-1] < t1:
+        fixes.append(f"the run ends at t = {t1:g}: extend the table to it or end the run "
+                     f"by t = {table.t[-1]:g}")
+    return (f"the table of input `{name}` covers t = {table.t[0]:g} … {table.t[-1]:g}, not "
+            f"the run's span {t0:g} … {t1:g}; " + "; ".join(fixes))
 
 
 def pieces(ta: float, tb: float, breaks: np.ndarray, times: np.ndarray

@@ -167,10 +167,12 @@ class Result:
         return {n: float(self.values[n][0]) for n in self.state_names}
 
     def metadata(self, model=None) -> dict:
-        """The JSON sidecar: model (source, SHA-256), parameters, initial state, solver."""
+        """The JSON sidecar: model (source, SHA-256, its file's absolute path: ``kidym
+        animate DIR`` reads the model again, its mesh files beside it, from any folder),
+        parameters, initial state, solver."""
         doc: dict = {"kidym_version": _version()}
         if model is not None:
-            doc.update({"model": model.name, "model_file": model.filename,
+            doc.update({"model": model.name, "model_file": _absolute(model.filename),
                         "model_sha256": model_hash(model), "model_source": model.source})
         doc.update({
             "parameters": dict(self.parameters),
@@ -352,6 +354,12 @@ def _version() -> str:
     from kidym import __version__
 
     return __version__
+
+
+def _absolute(filename: str) -> str:
+    """The model file's absolute path (a path relative to the folder of the run breaks
+    ``kidym animate`` run from another); a model given as text keeps ``<string>``."""
+    return filename if filename.startswith("<") else os.path.abspath(filename)
 
 
 def _jsonable(value):

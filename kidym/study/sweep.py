@@ -11,8 +11,11 @@ to an executor:
   describes;
 * ``"loop"``: one run after the other in this thread (the reference of the benchmark).
 
-Every run is recorded: a run whose parameters are impossible (a negative mass) or
-whose integration fails keeps NaN from where it stopped, status -1 and the reason.
+Every run is recorded: a run whose parameters are impossible (a negative mass, a
+display size of ``ФОРМЫ`` that is not positive: a study draws no bodies, yet the file
+would not be accepted with them, so that run fails with the located message as its
+reason and the others run) or whose integration fails keeps NaN from where it
+stopped, status -1 and the reason.
 
 External inputs (``ВХОДЫ``) are bound per run by its preparation, as
 :func:`kidym.simulate` binds them, and travel with the jobs: to a Dask worker they are
@@ -22,6 +25,7 @@ where it pickles — one that does not is an error naming the input before any r
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import os
@@ -34,6 +38,7 @@ import numpy as np
 
 from kidym.eom.constraints import Stabilization
 from kidym.errors import ModelError, RunInterrupted, SimulationError
+from kidym.model.display import check_sizes
 from kidym.model.model import Model
 from kidym.simulation.compiled import CompiledSystem
 from kidym.simulation.inputs import bind_inputs
@@ -340,7 +345,9 @@ def _run_dask(client, system: CompiledSystem, jobs: list[Job], watch: Watch
     Ctrl-C (``watch`` stopped) sets the jobs' ``distributed.Event``: the tasks running
     stop their runs where they are and return them (partial, as a local run's), those
     not begun return at once with their runs not run; what has not returned within
-    :data:`DASK_GRACE_S` is cancelled, its runs marked not run."""
+    :data:`DASK_GRACE_S` is cancelled, its runs marked not run (a task still going on a
+    worker sees its cancellation, :func:`kidym.study.worker.run_on_worker`). The event
+    is cleared when the sweep ends, so that the scheduler keeps none of it."""
     import uuid
 
     from distributed import Event
@@ -353,6 +360,7 @@ def _run_dask(client, system: CompiledSystem, jobs: list[Job], watch: Watch
     pkg = client.scatter(package(system), broadcast=True)
     futures = [client.submit(run_on_worker, pkg, j, pure=False) for j in jobs]
     counted: set[int] = set()
+    event = None
     try:
         while not watch.stopped:
             for k, f in enumerate(futures):
@@ -365,7 +373,8 @@ def _run_dask(client, system: CompiledSystem, jobs: list[Job], watch: Watch
             watch.show()
             _time.sleep(POLL_S / 2)   # (Ctrl-C's handler sets the flag meanwhile)
         if watch.stopped:
-            Event(stop, client=client).set()
+            event = Event(stop, client=client)
+            event.set()
             deadline = _time.perf_counter() + DASK_GRACE_S
             while (_time.perf_counter() < deadline
                    and not all(f.done() for f in futures)):
@@ -374,6 +383,10 @@ def _run_dask(client, system: CompiledSystem, jobs: list[Job], watch: Watch
     except BaseException:   # (a second Ctrl-C): nothing left running on the cluster
         client.cancel(futures)
         raise
+    finally:   # (a set event stays on the scheduler until cleared: one per stopped sweep)
+        if event is not None:
+            with contextlib.suppress(Exception):   # (the scheduler gone: nothing left)
+                event.clear()
     outs = []
     for f, j in zip(futures, jobs):
         m = len(j.rows)
@@ -505,12 +518,18 @@ def _starts(system: CompiledSystem, model: Model, study: Study, parameters: Mapp
         # inputs bound wrong (missing, unknown, a table short of the span) are the
         # study's error, not a run's
         bind_inputs(model, system.state_names, inputs[k], t0, t1)
+        try:   # a display size this run's parameters make non-positive: its reason
+            check_sizes(model, {**model.parameter_values, **pp})
+        except ModelError as exc:
+            errors[k] = "the run cannot start: " + "; ".join(
+                d.format(exc.filename, None) for d in exc.errors)
+            continue
         try:   # each run prepared as one run is
             spec = prepare_run(system, parameters=pp, initial=ic, t_start=t0, t_end=t1,
                                n_points=2, constraints=Stabilization(), inputs=inputs[k],
                                free=free)
-        except ModelError:   # (the model's, not the run's: as kidym.simulate says it)
-            raise
+        except ModelError:   # (the model's, not the run's: as kidym.simulate says it;
+            raise            # a display size, a run's own, is checked above)
         except (ValueError, SimulationError, ZeroDivisionError, np.linalg.LinAlgError) as exc:
             errors[k] = f"the run cannot start: {exc}"
             continue

@@ -17,7 +17,9 @@ Each worker process does this once per package (:data:`_SYSTEMS`).
 Ctrl-C on the client sets a ``distributed.Event`` named by the jobs (:attr:`Job.stop`);
 a task listens for it in a thread of its own while its runs go on, and stops them as
 Ctrl-C stops a local run (the run in progress where it is, partial; those not begun
-not run): the client gets their results back at once.
+not run): the client gets their results back at once. The client clears the event
+when the sweep ends (a set event would stay on the scheduler), so a task it cancelled
+and that still runs stops on seeing its own cancellation.
 """
 
 from __future__ import annotations
@@ -174,7 +176,7 @@ def run_on_worker(pkg: Package, job: Job) -> JobOutput:
     system, route = system_of(pkg)
     if not job.stop:
         return run_job(system, job, route=route)
-    from distributed import Event, get_client
+    from distributed import Event, get_client, get_worker
 
     from kidym.progress import Reporter
     from kidym.simulation.watch import Watch, watching
@@ -183,17 +185,25 @@ def run_on_worker(pkg: Package, job: Job) -> JobOutput:
     # (the worker's client, named: the listener's thread is not the task's)
     event = Event(job.stop, client=get_client())
     finished = threading.Event()
+    worker = get_worker()
+    key = worker.get_current_task()
+
+    def cancelled() -> bool:
+        """The client cancelled this task (it keeps running on the worker until it
+        returns): after a stop, once the client has cleared the event."""
+        task = worker.state.tasks.get(key)
+        return task is None or task.state == "cancelled"
 
     def listen() -> None:
         while not finished.is_set():
             try:
-                if event.wait(timeout=STOP_POLL_S):
+                if event.wait(timeout=STOP_POLL_S) or cancelled():
                     watch.stop()
                     return
             except Exception:   # (the scheduler gone: nothing left to listen to)
                 return
 
-    if event.is_set():   # (a task begun after the stop: its runs are not run)
+    if event.is_set() or cancelled():   # (a task begun after the stop: not run)
         watch.stop()
     threading.Thread(target=listen, name="kidym-stop", daemon=True).start()
     try:

@@ -280,3 +280,22 @@ def test_the_viewer_draws_the_meshes(parts, tmp_path):
     assert errors(attrs) == []
     assert attrs["data-triangles"] == "7" and attrs["data-shapes"] == "declared,declared"
     assert attrs["data-visible"] == "2"
+
+
+def test_kidym_animate_finds_the_meshes_from_any_folder(parts, tmp_path, monkeypatch, capsys):
+    """``kidym animate DIR`` reads the model again from ``results.json``; a run given the
+    model by a relative path, animated from another folder, still finds its meshes
+    (issue 29): the page embeds the file's own triangles."""
+    from kidym.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", parts.name, "--engine", "numpy", "--t-end", "0.2", "--points", "5",
+                 "--no-plots", "--out", "out", "-q"]) == 0
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert main(["animate", str(tmp_path / "out"), "-q"]) == 0, capsys.readouterr().err
+    data = embedded((tmp_path / "out" / "animation.html").read_text(encoding="utf-8"))
+    cart = data["meshes"][data["bodies"][0]["mesh"]]
+    np.testing.assert_array_equal(decoded(cart["vertices"], "<f4").reshape(-1, 3),
+                                  own_stl_corners(parts.parent / "cart.stl"))

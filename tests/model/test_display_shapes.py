@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 
 import kidym
@@ -76,12 +77,31 @@ def test_a_size_made_negative_by_parameters_is_an_error_of_the_run(sized, engine
     assert kidym.simulate(model, t_end=0.1, parameters={"l": 0.5}, engine=engine).success
 
 
-def test_a_size_made_negative_in_a_compiled_batch_and_sweep(sized):
+def test_a_size_made_negative_in_a_compiled_batch(sized):
     model = kidym.load(sized)
     with pytest.raises(ModelError, match=SIZE_ERROR):
         kidym.simulate_batch(model, t_end=0.1, parameters=[{"l": 0.5}, {"l": -0.2}])
-    with pytest.raises(ModelError, match=SIZE_ERROR):
-        kidym.sweep(model, vary={"l": [0.5, -0.2]}, t_end=0.1)
+
+
+def test_a_size_made_negative_fails_that_run_of_a_sweep_alone(sized, capsys, tmp_path):
+    """A study draws no bodies, but a point of it that the file would refuse is an error:
+    that run's, with the located message as its reason; the others run, each the same
+    run done alone (issue 29)."""
+    from kidym.cli import main
+
+    model = kidym.load(sized)
+    r = kidym.sweep(model, vary={"l": [0.5, -0.2, 0.8]}, t_end=0.1, n_points=5)
+    assert r.status.tolist() == [0, -1, 0]
+    assert re.search(SIZE_ERROR, r.reasons[1]), r.reasons[1]
+    assert "\n" not in r.reasons[1]   # one line: FILE:LINE:COL: error: …
+    alone = kidym.simulate(model, engine="compiled", t_end=0.1, n_points=5,
+                           parameters={"l": 0.8})
+    np.testing.assert_array_equal(r["th"][2], alone["th"])
+    assert np.isnan(r["th"][1]).all()
+    assert main(["sweep", str(sized), "--vary", "l=-0.2:0.5:2", "--t-end", "0.1",
+                 "--points", "3", "--no-plots", "--out", str(tmp_path / "study")]) == 0
+    out = capsys.readouterr().out
+    assert "1 failed" in out and re.search(SIZE_ERROR, out), out
 
 
 def test_a_size_made_negative_by_set(sized, capsys, tmp_path):

@@ -414,3 +414,73 @@ def test_vector_binding_errors() -> None:
         kidym.simulate(model, inputs={("U", "V"): InputTable([0, 2], [0, 1])})
     with pytest.raises(ValueError, match="has no inputs"):
         kidym.simulate(kidym.parse(MODEL.replace("U", "1")), inputs=lambda t, s: [])
+
+
+def test_a_table_short_of_the_span_says_where_the_run_starts_and_ends(tmp_path, capsys
+                                                                       ) -> None:
+    """A table that does not cover the run names the run's start and end as times, not
+    an option of one entry point: ``t_end=`` is Python's, ``--t-end`` the command line's
+    (issue 29); the times it names are those of the table and of ``TIME``."""
+    from kidym.cli import main
+
+    model = _input_model(None)   # TIME := t(0, 2)
+    with pytest.raises(ValueError, match=r"covers t = 0 … 1, not the run's span 0 … 2; the "
+                       r"run ends at t = 2: extend the table to it or end the run by "
+                       r"t = 1$"):
+        kidym.simulate(model, inputs={"U": InputTable([0, 1], [0, 1])})
+    with pytest.raises(ValueError, match=r"covers t = 0\.5 … 3, not the run's span 0 … 2; "
+                       r"the run starts at t = 0: begin the table by then or start the run "
+                       r"at t = 0\.5 or later$"):
+        kidym.simulate(model, inputs={"U": InputTable([0.5, 3], [0, 1])})
+    path = tmp_path / "driven.kdm"
+    path.write_text(MODEL + "INPUTS := U;\n", encoding="utf-8")
+    table = tmp_path / "short.csv"
+    table.write_text("t,U\n0,0\n1,1\n", encoding="utf-8")
+    for command in ("run", "sweep"):
+        extra = ["--vary", "k=1:2:2"] if command == "sweep" else []
+        assert main([command, str(path), *extra, "--input", f"U={table}", "--no-plots",
+                     "--out", str(tmp_path / command)]) != 0
+        err = capsys.readouterr().err
+        assert "the run ends at t = 2: extend the table to it or end the run by t = 1" in err
+        assert "t_end" not in err and "Traceback" not in err, err
+
+
+def test_check_names_every_command_that_takes_an_input_table(tmp_path, capsys) -> None:
+    """``kidym check`` of a model with inputs names each command with ``--input
+    NAME=FILE.csv`` (found in the command line's parser, not listed here)."""
+    import argparse
+
+    from kidym.cli import build_parser, main
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    takers = sorted(name for name, p in sub.choices.items()
+                    if any(a.dest == "input" and a.metavar == "NAME=FILE.csv"
+                           for a in p._actions))
+    assert "run" in takers and "sweep" in takers
+    path = tmp_path / "driven.kdm"
+    path.write_text(MODEL + "INPUTS := U;\n", encoding="utf-8")
+    assert main(["check", str(path)]) == 0
+    line = next(s for s in capsys.readouterr().out.splitlines() if "inputs (1)" in s)
+    for name in takers:
+        assert f"kidym {name} --input NAME=FILE.csv" in line, line
+
+
+def test_a_callback_that_works_builds_no_error_text() -> None:
+    """``call_input`` runs at every evaluation: the hint of its errors is written only on
+    an error (issue 29). The input's name counts how often it is formatted."""
+    from kidym.simulation.inputs import call_input
+
+    class Counted(str):
+        formatted = 0
+
+        def __format__(self, spec: str) -> str:
+            Counted.formatted += 1
+            return str.__format__(self, spec)
+
+    name = Counted("U")
+    for t in (0.0, 0.5, 1.0):
+        assert call_input(name, lambda t, s: 2.0 * t, t, {"x": 0.0}) == 2.0 * t
+    assert Counted.formatted == 0
+    with pytest.raises(SimulationError, match="callback of input `U` returned nan") as info:
+        call_input(name, lambda t, s: math.nan, 0.25, {"x": 0.0})
+    assert "bound to input `U` is called with (t, state)" in info.value.hint

@@ -367,3 +367,78 @@ def test_cli_sweep_with_an_input_table(tmp_path, capsys) -> None:
     assert main(["sweep", str(path), "--vary", "k=1:3:2", "--out", str(out), "--force"]) != 0
     err = capsys.readouterr().err
     assert "input `U` of model `driven` is not bound" in err and "Traceback" not in err
+
+
+def test_an_interrupted_dask_sweep_leaves_no_stop_event_set(dask_client, monkeypatch
+                                                           ) -> None:
+    """Ctrl-C sets a named ``distributed.Event`` on the scheduler to stop the workers;
+    the sweep clears it when it ends (issue 29: one was left per interrupted sweep).
+    The stop is the watch's flag set as Ctrl-C sets it, before the tasks are sent."""
+    import distributed
+
+    from kidym.errors import RunInterrupted
+    from kidym.study import sweep as sweep_module
+
+    set_names: list[str] = []
+    real_set = distributed.Event.set
+
+    def recorded(self):
+        set_names.append(self.name)
+        return real_set(self)
+
+    monkeypatch.setattr(distributed.Event, "set", recorded)
+    run_dask = sweep_module._run_dask
+
+    def stopped_at_once(client, system, jobs, watch):
+        watch.stop()
+        return run_dask(client, system, jobs, watch)
+
+    monkeypatch.setattr(sweep_module, "_run_dask", stopped_at_once)
+    model = kidym.parse(PENDULUM, name="pendulum")
+    with pytest.raises(RunInterrupted) as info:
+        kidym.sweep(model, vary={"l": [0.5, 1.0, 1.5, 2.0]}, t_end=2.0, n_points=5,
+                    scheduler=dask_client, chunk_size=1)
+    assert info.value.result.interrupted
+    assert len(set_names) == 1 and set_names[0].startswith("kidym-stop-")
+    assert not distributed.Event(set_names[0], client=dask_client).is_set()
+    # and the cluster runs the next study whole
+    monkeypatch.undo()
+    r = kidym.sweep(model, vary={"l": [0.5, 1.0]}, t_end=2.0, n_points=5,
+                    scheduler=dask_client)
+    assert r.status.tolist() == [0, 0]
+
+
+#: An oscillator over 1e6 s: its run takes about half a minute compiled.
+LONG = ("m = 1; k = 4; F0 = 1; W = 1;\nB | Sx(x) | m, 0, 0, 0;\nCs.x = k;\n"
+        "Pf.x = F0*sin(W*t);\nINITIAL := x(0), x't(0);\nTIME := t(0, 1e6);\n")
+
+
+@pytest.mark.slow
+@pytest.mark.compiled
+def test_a_cancelled_dask_task_stops_its_runs(dask_client) -> None:
+    """A task still running when the sweep ends (cancelled, its stop event cleared)
+    stops its runs on seeing its cancellation: the worker's one thread is free within
+    seconds, where the run would hold it for about half a minute."""
+    import time
+
+    from kidym.eom.stored import derived
+    from kidym.simulation.compiled import CompiledSystem
+    from kidym.study.runs import Job
+    from kidym.study.sweep import recorded_quantities
+
+    system = CompiledSystem.build(derived(kidym.parse(LONG, name="long")))
+    y0 = np.array([[0.0, 0.0]])
+    job = Job(rows=np.array([0]), y0s=y0, ps=system.parameter_vector(None)[None, :],
+              t0=0.0, t1=1e6, times=np.linspace(0.0, 1e6, 3),
+              quantities=recorded_quantities(system), stop="kidym-stop-never-set")
+    pkg = dask_client.scatter(worker.package(system), broadcast=True)
+    future = dask_client.submit(worker.run_on_worker, pkg, job, pure=False)
+    deadline = time.monotonic() + 20
+    while not any(future.key in keys for keys in dask_client.processing().values()):
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    time.sleep(1.0)   # (the library loaded, the run under way)
+    dask_client.cancel(future)
+    for address in dask_client.scheduler_info()["workers"]:
+        assert dask_client.submit(abs, -1, workers=[address], pure=False).result(
+            timeout=5) == 1
