@@ -24,7 +24,10 @@ file name); a model kept in the cache is read again when a mesh file changed
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from pathlib import Path
@@ -34,6 +37,24 @@ import symengine as se
 from kidym.errors import Diagnostic, ModelError, Span
 from kidym.lang import ast
 from kidym.model.mesh import MAX_TRIANGLES, Mesh, MeshError, read_mesh
+
+#: Whether a parse reads the mesh files of ``ФОРМЫ`` (display only): a Dask worker, which
+#: runs the model and draws nothing, parses without them (:func:`meshes_not_read`).
+_READ_MESHES: contextvars.ContextVar[bool] = contextvars.ContextVar("kidym_read_meshes",
+                                                                    default=True)
+
+
+@contextlib.contextmanager
+def meshes_not_read() -> Iterator[None]:
+    """Parse without reading mesh files: a ``mesh(…)`` shape keeps its file name and
+    scale, with no triangles (``DisplayShape.mesh`` is ``None``). For a process that runs
+    a model and never draws it (a sweep's Dask worker, whose folder or machine may not
+    hold the files)."""
+    token = _READ_MESHES.set(False)
+    try:
+        yield
+    finally:
+        _READ_MESHES.reset(token)
 
 #: spelling (lower case) → (kind, number of sizes, whether an axis may follow)
 KINDS = {"box": ("box", 3, False), "брус": ("box", 3, False), "бокс": ("box", 3, False),
@@ -122,7 +143,7 @@ def read_items(b, ins: ast.Instruction) -> list[DisplayShape]:
             text = args.pop(0)
             file = text.value
             try:
-                mesh = read_mesh(_mesh_path(b.filename, file))
+                mesh = read_mesh(_mesh_path(b.filename, file)) if _READ_MESHES.get() else None
             except MeshError as e:
                 b.error(f"`{ins.written}`: mesh file `{file}` of `{item.func.name}`: {e}",
                         text.span)

@@ -141,11 +141,13 @@ def _load(pkg: Package) -> tuple[CompiledSystem, str]:
     from kidym.codegen.build import BASE_FLAGS, build_flags, cpu_fingerprint
     from kidym.eom.equations import derive
     from kidym.lang.parser import parse, parse_tasks
+    from kidym.model.display import meshes_not_read
 
-    if pkg.task is None:
-        model = parse(pkg.source, filename=pkg.filename, name=pkg.name)
-    else:
-        model = parse_tasks(pkg.source, filename=pkg.filename, name=pkg.base)[pkg.task]
+    with meshes_not_read():   # (a worker draws nothing: its folder may not hold them)
+        if pkg.task is None:
+            model = parse(pkg.source, filename=pkg.filename, name=pkg.name)
+        else:
+            model = parse_tasks(pkg.source, filename=pkg.filename, name=pkg.base)[pkg.task]
     eq = derive(model)
     hit = index.lookup(pkg.key) if pkg.key else None
     if hit is not None:   # the client's very library, in the cache this worker shares

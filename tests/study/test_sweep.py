@@ -442,3 +442,27 @@ def test_a_cancelled_dask_task_stops_its_runs(dask_client) -> None:
     for address in dask_client.scheduler_info()["workers"]:
         assert dask_client.submit(abs, -1, workers=[address], pure=False).result(
             timeout=5) == 1
+
+
+def test_a_worker_runs_a_model_whose_mesh_files_it_cannot_see(tmp_path, monkeypatch) -> None:
+    """A sweep draws nothing: a Dask worker (another folder, another machine) parses the
+    model without reading its `SHAPES` mesh files, and runs the client's equations."""
+    stl = tmp_path / "cart.stl"
+    stl.write_text("solid c\nfacet normal 0 0 1\nouter loop\nvertex 0 0 0\nvertex 1 0 0\n"
+                   "vertex 0 1 0\nendloop\nendfacet\nendsolid c\n")
+    path = tmp_path / "driven.kdm"
+    path.write_text(DRIVEN + '\nSHAPES := Cart(mesh("cart.stl"));\n')
+    model = kidym.load(path)
+    assert model.shapes[0].mesh is not None
+    from kidym.simulation.compiled import CompiledSystem
+
+    system = CompiledSystem.build(kidym.derive(model))
+    pkg = worker.package(system)
+    stl.unlink()   # (the worker's folder has no mesh file)
+    monkeypatch.setattr(worker, "_SYSTEMS", {})
+    remote, _ = worker.system_of(pkg)
+    assert remote.equations.model.shapes[0].mesh is None
+    y0, p = np.array([0.5, 0.0]), system.parameter_vector()
+    np.testing.assert_array_equal(remote.rhs(0.3, y0, p), system.rhs(0.3, y0, p))
+    with pytest.raises(kidym.ModelError, match=r"cart\.stl"):   # (a client still reads it)
+        kidym.parse(path.read_text(), filename=str(path))
