@@ -36,6 +36,7 @@ only (escaped there).
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -185,8 +186,8 @@ def _centre(axis: str, body: str) -> Printed:
 def _rate(p: Printed, n: int = 1) -> Printed:
     if p.user:
         return Printed(p.text + "'t" * n, latex_name(p.text + "'t" * n), p.kinds, user=True)
-    if p.dottable and n <= 2:
-        text = p.text[0] + (_DOT if n == 1 else _DDOT) + p.text[1:]
+    if p.dottable and n <= 2:   # (NFC: Ẍ as one character where Unicode has one)
+        text = unicodedata.normalize("NFC", p.text[0] + (_DOT if n == 1 else _DDOT)) + p.text[1:]
         accent = r"\dot" if n == 1 else r"\ddot"
         m = re.match(r"\{(.*?)\}(.*)$", p.latex)
         tex = (f"{accent}{{{m.group(1)}}}{m.group(2)}" if m
