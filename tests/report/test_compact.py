@@ -330,3 +330,18 @@ def test_no_internal_name_in_the_compact_form_of_any_example(path):
     bodies = "|".join(re.escape(b.name) for b in eq.model.bodies)
     for token in re.findall(rf"(?<![\w'])(?:[XYZ]C|ω[XYZ])(?:{bodies})\b", text):
         assert token in model, token   # only the speeds a model names so (free_body)
+
+
+def test_report_and_jupyter_typeset_the_compact_names(tmp_path):
+    from kidym.cli import main
+
+    path = EXAMPLES / "double_pendulum" / "double_pendulum.kdm"
+    assert main(["run", str(path), "--engine", "numpy", "--t-end", "0.1", "--out",
+                 str(tmp_path / "o"), "--report", "--no-plots", "-q"]) == 0
+    for page in ("report.html", "report.md"):
+        source = (tmp_path / "o" / page).read_text(encoding="utf-8")
+        assert r"\ddot{X}_{C}\left(\mathrm{Rod2}\right)" in source, page
+        assert "How the names of the compact form read" in source, page
+        assert "XCRod" not in source, page
+    tex = kidym.derive(kidym.load(path))._repr_latex_()
+    assert r"\ddot{Y}_{C}\left(\mathrm{Rod1}\right)" in tex and "XCRod" not in tex
