@@ -10,12 +10,19 @@ with the partial velocities ``∂ṙ_C/∂w_k``, ``∂ω/∂w_k``, ``∂ṗ/∂w
 simplified in the model's own names: coordinates and speeds as written, the model's
 definitions kept as names (``zC``, ``a``) and written back where their formula shows
 up (``sqrt((R − r)² − xC² − yC²)`` → ``R − zC``). A centre-of-mass coordinate that is
-a name of the model is differentiated under that name (``xC't't``, printed ``ẍ_C``);
-any other is named after what it is (``XCPole``, its formula given under *where*).
-Angular accelerations are those of the speeds where a projection of ``ω`` is a speed
-(``θ̈``, the ball's ``ω̇XКуля``), else ``ωXBody't`` (projections on the body's central
-axes). An isotropic body (``J, J, J``) is written in the fixed frame, where
+a name of the model is differentiated under that name (``xC't't``); any other is named
+after what it is (``XCPole``, its formula given under *where*). Angular accelerations
+are those of the speeds where a projection of ``ω`` is a speed (``theta't't``, the
+ball's ``ωXКуля't``), else ``ωXBody't`` (projections on the body's central axes). An
+isotropic body (``J, J, J``) is written in the fixed frame (``ωXBody#λ``), where
 ``J ε + ω × J ω = J ε`` — the seed's form for the ball.
+
+Those are the internal names (JSON's ``symbols``, the tests); every format prints them
+as the structural form prints its named quantities (:mod:`kidym.report.readable`,
+:attr:`CompactForm.names`): ``XCPole`` as ``X_C(Pole)``, its second derivative
+``XCPole't't`` as ``Ẍ_C(Pole)`` (LaTeX ``\\ddot{X}_{C}\\left(\\mathrm{Pole}\\right)``),
+``ωXBody't`` as ``ω̇_x(Body)``, ``ωXBody#λ`` as ``ω_X(Body)`` (capital: the fixed
+axes); the model's own names, and their rates, as written (``xC't't``, ``phi1't't``).
 
 This is a view for reading; the engines use the structural form. It is formed on a
 graph of its own (the :class:`~kidym.eom.equations.Equations` are not touched) and
@@ -25,6 +32,7 @@ its time budget.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -34,7 +42,7 @@ import sympy
 
 from kidym.eom.system import SystemGraph
 from kidym.kinematics import names as gen
-from kidym.report.names import latex_name
+from kidym.report.readable import NameTable, name_table
 
 if TYPE_CHECKING:
     from kidym.eom.equations import Equations
@@ -74,8 +82,10 @@ class CompactForm:
         (or, for a speed, first) derivative of.
     reason : str
         Why the compact form was given up ("" when it is there).
-    latex : dict of str to str
-        LaTeX of the names made here (``XCPole`` → ``x_{C,\mathrm{Pole}}``).
+    names : NameTable or None
+        How every symbol of the equations and of ``where`` is printed
+        (:mod:`kidym.report.readable`; ``XCPole`` → ``X_C(Pole)``, ``XCPole't't`` →
+        ``Ẍ_C(Pole)``), unique within the compact form; ``None`` when given up.
     """
 
     equations: list[sympy.Expr]
@@ -83,7 +93,24 @@ class CompactForm:
     where: list[tuple[sympy.Symbol, sympy.Expr]] = field(default_factory=list)
     accelerations: dict[sympy.Symbol, str] = field(default_factory=dict)
     reason: str = ""
-    latex: dict[str, str] = field(default_factory=dict)
+    names: NameTable | None = field(default=None, repr=False)
+
+    def symbols(self) -> list[str]:
+        """The internal names of every symbol the equations and ``where`` use, sorted."""
+        used = {s for u in self.equations for s in u.free_symbols}
+        for sym, value in self.where:
+            used |= {sym} | value.free_symbols
+        return sorted(str(s) for s in used)
+
+    def printed(self, expr) -> sympy.Expr:
+        """``expr`` (one of ``equations``, a ``where`` symbol or value) with its symbols
+        renamed as :attr:`names` prints them (itself when there are no names)."""
+        expr = sympy.sympify(expr)
+        if self.names is None:
+            return expr
+        rename = {s: sympy.Symbol(self.names.text(s.name)) for s in expr.free_symbols
+                  if self.names.text(s.name) != s.name}
+        return expr.xreplace(rename) if rename else expr
 
 
 class _TooBigError(Exception):
@@ -108,7 +135,6 @@ class _Former:
         self._states = {sympy.Symbol(str(q)) for q in self.system.coordinates}
         self.where: list[tuple[sympy.Symbol, sympy.Expr]] = []
         self.accelerations: dict[sympy.Symbol, str] = {}
-        self.latex: dict[str, str] = {}
         self.roots: list[tuple[sympy.Expr, sympy.Expr, sympy.Expr]] = []
         self.writeback = self._writeback_rules()
 
@@ -230,7 +256,6 @@ class _Former:
             if all(p == 0 for p in parts):
                 continue
             acc = self._acceleration(pos, name)
-            self.latex[name] = rf"{axis.lower()}_{{C,{latex_name(body.name)}}}"
             for k, p in enumerate(parts):
                 if p != 0:
                     terms[k] += m * p * (acc - gk)
@@ -247,10 +272,7 @@ class _Former:
             fixed = [self.tidy(x) for x in S * sympy.Matrix(omega)]
             if all(sympy.count_ops(x) <= 4 for x in fixed):   # the frame where ω is short
                 omega = fixed
-                label = [f"ω{a}{body.name}(fixed)" for a in _AXES]
-        for a, lab in zip(_AXES, label):
-            frame = r",\mathrm{fixed}" if lab.endswith("(fixed)") else ""
-            self.latex[lab] = rf"\omega_{{{a},{latex_name(body.name)}{frame}}}"
+                label = [f"ω{a}{body.name}#λ" for a in _AXES]   # (readable: ω_X(Body))
         omega = [self.tidy(x) for x in omega]
         eps = []
         for w_i, lab in zip(omega, label):
@@ -400,5 +422,20 @@ def compact_form(eq: Equations, *, budget: float = COMPACT_BUDGET,
     except Exception as exc:  # a view: never stop the print for it
         return CompactForm([], speeds, reason=f"the compact form is not available for this "
                                               f"model ({type(exc).__name__})")
-    return CompactForm(equations, speeds, former.where, former.accelerations,
-                       latex=former.latex)
+    cf = CompactForm(equations, speeds, former.where, former.accelerations)
+    return dataclasses.replace(cf, names=compact_names(eq, cf))
+
+
+def compact_names(eq: Equations, cf: CompactForm) -> NameTable:
+    """The printed names of the symbols of ``cf`` (:mod:`kidym.report.readable`): the
+    *where* names read by their structure and made unique, each acceleration printed as
+    the derivative of what it names (``XCPole't't`` → ``Ẍ_C(Pole)``)."""
+    accelerations = {str(a) for a in cf.accelerations}
+    table = name_table(eq, [*(s for s in cf.symbols() if s not in accelerations),
+                            *cf.accelerations.values()])
+    for acc, of in cf.accelerations.items():
+        rest = str(acc)[len(of):]
+        order = len(rest) // 2
+        assert str(acc).startswith(of) and rest == "'t" * order, (acc, of)
+        table.set_derivative(str(acc), of, order)
+    return table

@@ -518,7 +518,10 @@ def legend_lines(es: EquationSet) -> list[str]:
     (:data:`kidym.report.readable.LEGEND`); empty without a name table."""
     if es.names is None or not es.intermediates:
         return []
-    legend = es.names.legend(str(r.lhs) for r in es.intermediates)
+    return _legend_block(es.names.legend(str(r.lhs) for r in es.intermediates))
+
+
+def _legend_block(legend: list[tuple[str, str, str]]) -> list[str]:
     if not legend:
         return []
     width = max(len(key) for key, _, _ in legend)
@@ -526,8 +529,17 @@ def legend_lines(es: EquationSet) -> list[str]:
             *(f"    {key:<{width}}  {meaning}" for key, _, meaning in legend)]
 
 
+def compact_legend(cf: CompactForm) -> list[tuple[str, str, str]]:
+    """``(text key, LaTeX key, meaning)`` of each kind of printed name the compact form
+    uses (``X_C(B)``, ``Ẋ`` …; :data:`kidym.report.readable.LEGEND`)."""
+    if cf.names is None or cf.reason:
+        return []
+    return cf.names.legend(cf.symbols())
+
+
 def compact_lines(cf: CompactForm | None) -> list[str]:
-    """The compact form as text lines (names as in the model, ``x't't`` for ẍ)."""
+    """The compact form as text lines, in the names the structural form prints
+    (``Ẍ_C(Pole)``, the model's own as written: ``x't't`` for ẍ)."""
     if cf is None:
         return []
     if cf.reason:
@@ -535,11 +547,12 @@ def compact_lines(cf: CompactForm | None) -> list[str]:
     out = ["", "Equations of motion, compact form (seed 000 eq. (25); r̈ of the mass "
                "centres and ε of the bodies as named):"]
     for w, u in zip(cf.speeds, cf.equations):
-        out.append(f"  [{w}]  {text(u)} = 0")
+        out.append(f"  [{w}]  {text(cf.printed(u))} = 0")
     if cf.where:
         out.append("  where")
         for sym, value in cf.where:
-            out.append(f"    {sym} = {text(value)}")
+            out.append(f"    {cf.printed(sym)} = {text(cf.printed(value))}")
+    out.extend(_legend_block(compact_legend(cf)))
     return out
 
 
@@ -558,7 +571,9 @@ def to_json(eq: Equations, *, expanded: bool | None = None, stage: str = "final"
     final one: JSON always carries the Cauchy form). ``compact`` holds the final
     equations' compact form (:mod:`kidym.report.compact`): ``equations`` (``U_k`` with
     ``U_k = 0``), ``where`` and, for each acceleration symbol, the name it differentiates
-    (twice, or once for a speed) — or the ``reason`` it was not formed. ``printed``
+    (twice, or once for a speed), ``printed`` (each of its identifiers as the text form
+    prints it: ``Ẍ_C(Pole)``) and ``legend`` — or the ``reason`` it was not formed.
+    ``printed``
     maps each identifier to the name the text form prints (``a_x(Rod2)⁽¹⁾``, see
     :mod:`kidym.report.readable`), ``symbols`` to the internal name (``agXRod2#1``), and
     ``legend`` says how the printed names of the named quantities read.
@@ -616,7 +631,10 @@ def to_json(eq: Equations, *, expanded: bool | None = None, stage: str = "final"
         doc["compact"] = ({"reason": cf.reason} if cf.reason else {
             "equations": [text(u) for u in cf.equations],
             "where": [[ids(str(s)), text(v)] for s, v in cf.where],
-            "accelerations": {ids(str(a)): ids(n) for a, n in cf.accelerations.items()}})
+            "accelerations": {ids(str(a)): ids(n) for a, n in cf.accelerations.items()},
+            # how the text form prints each of its symbols (unique within the form)
+            "printed": {ids(n): cf.names.text(n) for n in cf.symbols()},
+            "legend": [[key, meaning] for key, _, meaning in compact_legend(cf)]})
     ctl = eq.controls
     if ctl is not None:   # M ẇ = F + H u, G ẇ = b (seed 004; `forcing` is F at u = 0)
         doc["controls"] = {
@@ -630,7 +648,14 @@ def to_json(eq: Equations, *, expanded: bool | None = None, stage: str = "final"
     doc["symbols"] = dict((ident, name) for name, ident in ids.items())
     # how the text form prints each (internal names are `symbols`, kept to map back)
     table = name_table(eq, [str(s) for s, _ in inter])
-    doc["printed"] = {ident: table.text(name) for name, ident in ids.items()}
+    made = cf.names if cf is not None and cf.names is not None else None
+
+    def shown(name: str) -> str:   # (a name only the compact form uses: as it prints it)
+        if made is not None and made.has(name) and not table.has(name):
+            return made.text(name)
+        return table.text(name)
+
+    doc["printed"] = {ident: shown(name) for name, ident in ids.items()}
     doc["legend"] = [[key, meaning] for key, _, meaning in
                      table.legend(str(s) for s, _ in inter)]
     return json.dumps(doc, ensure_ascii=False, indent=2) + "\n"

@@ -24,7 +24,7 @@ from kidym.files import model_hash, write_atomically
 from kidym.model.model import Model
 from kidym.report import assets
 from kidym.report.equations import EquationSet, equation_set, size_summary
-from kidym.report.latex import LEGEND_TITLE, markdown_of, sections
+from kidym.report.latex import COMPACT_LEGEND_TITLE, LEGEND_TITLE, markdown_of, sections
 from kidym.report.markdown import markdown_block, markdown_cell, markdown_code, markdown_text
 from kidym.simulation.energy import energy_balance
 from kidym.terminal import escape
@@ -183,7 +183,8 @@ def _math_blocks(es: EquationSet) -> str:
     for title, displays in sections(es):
         body = "\n".join(f'<div class="math" data-tex="{_e(d)}"></div>' for d in displays)
         head = _inline_math(title)
-        if title.startswith(("Named quantities", "Expanded", LEGEND_TITLE)):
+        if title.startswith(("Named quantities", "Expanded", LEGEND_TITLE,
+                             COMPACT_LEGEND_TITLE)):
             out.append(f"<details><summary>{head}</summary>\n{body}\n</details>")
         else:
             out.append(f"<h3>{head}</h3>\n{body}")

@@ -19,12 +19,13 @@ from kidym.report.equations import (
     EquationSet,
     Relation,
     accelerations,
+    compact_legend,
     equation_set,
     size_summary,
 )
 from kidym.report.markdown import markdown_text
 from kidym.report.names import has_cyrillic, latex_name
-from kidym.report.readable import latex_text
+from kidym.report.readable import NameTable, latex_text
 
 if TYPE_CHECKING:   # (Equations' Jupyter view calls this module)
     from kidym.eom.equations import Equations
@@ -42,12 +43,13 @@ def width(tex: str) -> int:
 
 
 class LatexPrinter:
-    """Typesets expressions of one :class:`EquationSet` (names mapped once)."""
+    """Typesets expressions of one :class:`EquationSet` (names mapped once): its named
+    quantities by ``es.names``, or by ``names`` when given (the compact form's,
+    :attr:`~kidym.report.compact.CompactForm.names`)."""
 
-    def __init__(self, es: EquationSet) -> None:
+    def __init__(self, es: EquationSet, names: NameTable | None = None) -> None:
         self.states = es.state_names()
-        self.made = es.compact.latex if es.compact is not None else {}
-        self.names = es.names
+        self.names = es.names if names is None else names
         self._names: dict[sympy.Symbol, str] = {}
 
     def name(self, sym) -> str:
@@ -55,14 +57,6 @@ class LatexPrinter:
         return self._latex(str(sym))
 
     def _latex(self, name: str) -> str:
-        n, base = 0, name
-        while base.endswith("'t") and len(base) > 2:
-            base, n = base[:-2], n + 1
-        if base in self.made:   # a name the compact form made: XCPole → x_{C,Pole}
-            head, _, sub = self.made[base].partition("_")
-            accent = {0: "", 1: r"\dot", 2: r"\ddot"}.get(n, "")
-            return (rf"{accent}{{{head}}}_{sub}" if accent or n == 0
-                    else rf"{{{head}}}^{{({n})}}_{sub}")
         if self.names is not None and self.names.has(name):   # a_x(Rod2)^{(1)}
             return self.names.latex(name)
         return latex_name(name, self.states)
@@ -153,14 +147,26 @@ def _aligned(head: str, parts: list[str], tail: str) -> str:
     return rf"\begin{{aligned}}{body}\end{{aligned}}"
 
 
-def compact_sections(cf, p: LatexPrinter) -> list[tuple[str, list[str]]]:
-    """The compact form (seed 000 eq. (25)) as a section, its *where* as another."""
+#: the title of the compact form's legend (the report folds it)
+COMPACT_LEGEND_TITLE = "How the names of the compact form read"
+
+
+def compact_sections(es: EquationSet) -> list[tuple[str, list[str]]]:
+    r"""The compact form (seed 000 eq. (25)) as a section, its *where* as another, and
+    the legend of its printed names (``\ddot{X}_{C}(Pole)``, as the structural form
+    prints ``XOCPole``)."""
+    cf = es.compact
     if cf is None or cf.reason:
         return []
+    p = LatexPrinter(es, cf.names)
     out = [("Equations of motion, compact form (as seed 000 eq. (25))",
             [p.equation(u) for u in cf.equations])]
     if cf.where:
         out.append(("where", [p.relation(p.name(s), v) for s, v in cf.where]))
+    legend = compact_legend(cf)
+    if legend:
+        out.append((COMPACT_LEGEND_TITLE, [rf"{key} \quad \text{{{latex_text(meaning)}}}"
+                                           for _, key, meaning in legend]))
     return out
 
 
@@ -177,7 +183,7 @@ def sections(es: EquationSet) -> list[tuple[str, list[str]]]:
     out.append(("Kinematic equations $\\dot q = B w + \\beta$",
                 [p.relation(rf"\frac{{d}}{{dt}}{p.name(r.label)}", r.rhs)
                  for r in es.kinematic]))
-    out.extend(compact_sections(es.compact, p))
+    out.extend(compact_sections(es))
     if es.motion:
         out.append(("Equations of motion, one per independent speed",
                     [_aligned("", p.motion_pieces(eq, i), " = 0")
@@ -288,8 +294,9 @@ def repr_latex(eq: Equations) -> str:
     es = equation_set(eq, stage="final")
     p = LatexPrinter(es)
     if es.compact is not None and not es.compact.reason:
-        rows = [p.expr(u) + " &= 0" for u in es.compact.equations]
-        rows += [p.name(s) + " &= " + p.expr(v) for s, v in es.compact.where]
+        c = LatexPrinter(es, es.compact.names)   # (its names: Ẍ_C(Pole) …)
+        rows = [c.expr(u) + " &= 0" for u in es.compact.equations]
+        rows += [c.name(s) + " &= " + c.expr(v) for s, v in es.compact.where]
     else:
         rows = [" ".join(p.motion_pieces(es.equations, i)) + " &= 0"
                 for i in range(len(es.motion))]

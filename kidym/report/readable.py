@@ -8,7 +8,8 @@ as text and as LaTeX:
 
 * a quantity of a frame is a letter, its component and the frame:
   ``ω_z(Rod2)`` (``ωZRod2``), ``v_y(Rod2)`` (``vYRod2``), ``S_21(Rod2)``,
-  ``X_O(Rod2)``, ``X_C(Rod2)`` (the mass centre); components on the frame's own axes
+  ``X_O(Rod2)``, ``X_C(Rod2)`` (the mass centre: ``XOCRod2``, or the model's
+  ``XCRod2``); components on the frame's own axes
   in lower case, on the fixed axes in capitals;
 * the frame is a body's name; marks after it say which frame of the body:
   ``⁽ᵏ⁾`` the frame after the k-th step of the body's transform chain (consecutive
@@ -35,6 +36,7 @@ only (escaped there).
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -175,11 +177,17 @@ def _quantity(head: str, head_tex: str, sub: str, frame: _Frame | None, kind: st
     return Printed(text, tex, frozenset(kinds), dottable=len(head) == 1)
 
 
+def _centre(axis: str, body: str) -> Printed:
+    """``X_C(B)``: its legend line says all (no frame or axes line needed)."""
+    p = _quantity(axis, axis, "C", _Frame(body), "centre")
+    return Printed(p.text, p.latex, frozenset({"centre"}), dottable=True)
+
+
 def _rate(p: Printed, n: int = 1) -> Printed:
     if p.user:
         return Printed(p.text + "'t" * n, latex_name(p.text + "'t" * n), p.kinds, user=True)
-    if p.dottable and n <= 2:
-        text = p.text[0] + (_DOT if n == 1 else _DDOT) + p.text[1:]
+    if p.dottable and n <= 2:   # (NFC: Ẍ as one character where Unicode has one)
+        text = unicodedata.normalize("NFC", p.text[0] + (_DOT if n == 1 else _DDOT)) + p.text[1:]
         accent = r"\dot" if n == 1 else r"\ddot"
         m = re.match(r"\{(.*?)\}(.*)$", p.latex)
         tex = (f"{accent}{{{m.group(1)}}}{m.group(2)}" if m
@@ -320,8 +328,11 @@ class NameTable:
         m = re.match(r"^([XYZ])O(.+)$", name)
         if m and (f := self.frame(m.group(2))) is not None:
             if f.central and not f.mark:
-                return _quantity(m.group(1), m.group(1), "C", _Frame(f.body), "centre")
+                return _centre(m.group(1), f.body)
             return _quantity(m.group(1), m.group(1), "O", f, "origin")
+        m = re.match(r"^([XYZ])C(.+)$", name)   # the model's XCBody (names.CENTRE)
+        if m and m.group(2) in self.bodies:
+            return _centre(m.group(1), m.group(2))
         m = re.match(r"^Ic([XYZ])([XYZ])(.+)$", name)
         if m and (f := self.frame(m.group(3))) is not None:
             return _quantity("I", "I", _AXIS[m.group(1)] + _AXIS[m.group(2)], f, "I")
@@ -410,6 +421,14 @@ class NameTable:
                             user=p.user)
             taken[text] = n
             self._unique[n] = p
+
+    def set_derivative(self, name: str, of: str, order: int) -> None:
+        """Print ``name`` as the ``order``-th time derivative of ``of`` (``XCRod1't't``
+        → ``Ẍ_C(Rod1)``, ``ωXRod1't`` → ``ω̇_x(Rod1)``, ``xC't't`` as written): a
+        one-letter head takes the dot(s), a name of several letters the dot after the
+        parenthesis, a name of the model its ``'t``. ``of`` is printed as the set
+        prints it (call after :meth:`make_unique`)."""
+        self._unique[name] = _rate(self._unique.get(of, self.printed(of)), order)
 
     def items(self) -> list[tuple[str, str]]:
         """``(internal name, printed text)`` of every name of the set."""

@@ -11,7 +11,7 @@ import sympy
 
 import kidym
 from kidym.cli import main
-from kidym.report.equations import equation_set, motion_lhs, to_json
+from kidym.report.equations import compact_legend, equation_set, motion_lhs, to_json
 from kidym.report.latex import latex_document, markdown_of
 from tests.fixtures import DOUBLE_PENDULUM, EXAMPLES
 from tests.oracles import sympy_mechanics as oracles
@@ -122,6 +122,8 @@ needs_pdflatex = pytest.mark.skipif(shutil.which("pdflatex") is None,
     (EXAMPLES / "free_body" / "free_body.kdm", "cauchy", False),
     (EXAMPLES / "skier" / "skier.kdm", "cauchy", False),
     (EXAMPLES / "virtual_constraints" / "test6_planes.kdm", "cauchy", False),
+    # the compact form in readable names: Z̈_C(Top), ω̇_x(Top) and their legend
+    (EXAMPLES / "heavy_top" / "heavy_top.kdm", "final", False),
 ])
 def test_latex_compiles_with_pdflatex(path, stage, expanded, tmp_path):
     eq = kidym.derive(kidym.load(path))
@@ -142,6 +144,7 @@ def test_markdown_has_one_display_per_equation():
     n_displays = md.count("$$") // 2
     compact = len(es.compact.equations) + len(es.compact.where)
     assert compact >= len(es.motion)   # the compact form (seed 000 eq. (25)) and its where
+    compact += len(compact_legend(es.compact))   # and the legend of its names (X_C(B) …)
     legend = es.names.legend(str(r.lhs) for r in es.intermediates)   # one display a kind
     assert n_displays == (len(es.kinematic) + len(es.motion) + len(es.intermediates)
                           + compact + len(legend))
