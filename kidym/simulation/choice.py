@@ -14,7 +14,10 @@ The rule (``docs/compiled.md``, "Engine choice"), in order:
    the slice before, over the rest of the span: the real step count of the real run
    at the requested tolerances, not a guessed number of evaluations per unit of
    time) and compared with the time to generate and
-   compile the C (:func:`kidym.simulation.compiled.compile_estimate`).
+   compile the C (:func:`kidym.simulation.compiled.compile_estimate`; a NumPy run
+   below that time's floor, :func:`~kidym.simulation.compiled.compile_floor` from the
+   size of the generated Python, stays in NumPy without generating any C). The C
+   generated for the estimate is the C the build compiles (``Choice.code``).
 
 The probe measures the run, not what ran before: nothing it uses is cached between
 runs except the generated Python, which is built before it is timed.
@@ -31,11 +34,11 @@ import numpy as np
 
 from kidym.codegen import index
 from kidym.codegen.build import BASE_FLAGS, build_flags, compiler, library_path
-from kidym.codegen.emit import generate_c
+from kidym.codegen.emit import CCode, generate_c
 from kidym.eom.equations import Equations
 from kidym.errors import SimulationError
-from kidym.simulation.compiled import COMPILE_BASE_S, compile_estimate
-from kidym.simulation.compiled_methods import COMPILED_METHODS, METHOD_ALIASES
+from kidym.simulation.compiled import compile_estimate, compile_floor
+from kidym.simulation.compiled_methods import COMPILED_METHODS, METHOD_ALIASES, wants_jacobian
 from kidym.simulation.result import Result
 from kidym.simulation.spec import RunOptions, RunSpec
 
@@ -60,6 +63,8 @@ class Choice:
     why: str
     result: Result | None = None
     error: SimulationError | None = None
+    #: the C generated for the estimate, which the build compiles (generated once)
+    code: CCode | None = None
 
 
 def forced(eq: Equations, options: RunOptions, *,
@@ -70,9 +75,8 @@ def forced(eq: Equations, options: RunOptions, *,
         return Choice("numpy", f"method {options.method} runs in the NumPy engine only")
     if options.quaternion_stabilization:
         return Choice("numpy", "quaternion_stabilization is applied by the NumPy engine only")
-    jac = method == "BDF" and options.jacobian != "fd" and eq.controls is None
-    if index.lookup(index.equations_key(eq, events=options.events,
-                                        flags=build_flags(flags), jacobian=jac)):
+    if index.lookup(index.equations_key(eq, events=options.events, flags=build_flags(flags),
+                                        jacobian=wants_jacobian(eq, options))):
         return Choice("compiled", "the compiled library is in the cache")
     if shutil.which(compiler()[0]) is None:
         return Choice("numpy", NO_COMPILER_HINT)
@@ -124,25 +128,27 @@ def probe(run: Runner, spec: RunSpec) -> tuple[float, float, Choice | None]:
 
 
 def choose_engine(eq: Equations, options: RunOptions, run: Runner, spec: RunSpec, *,
-                  flags: tuple[str, ...] = BASE_FLAGS) -> Choice:
+                  flags: tuple[str, ...] = BASE_FLAGS, python_bytes: int = 0) -> Choice:
     """Whether compiling pays off for this run: rule 4 of the module docstring (the
     caller has found that :func:`forced` does not decide).
 
     ``run`` is the NumPy engine's run of a prepared run (the probe's), ``spec`` the run
-    prepared. The reason is one line, for ``result.stats["engine_choice"]``.
+    prepared, ``python_bytes`` the size of the NumPy engine's generated Python of
+    ``eq`` (a floor of the build's time before any C is generated:
+    :func:`~kidym.simulation.compiled.compile_floor`). The reason is one line, for
+    ``result.stats["engine_choice"]``.
     """
     numpy_s, fraction, done = probe(run, spec)
     if done is not None:
         return done
-    if numpy_s <= COMPILE_BASE_S:   # below any build: no C generated to estimate one
-        return Choice("numpy", f"NumPy run about {numpy_s:.2g} s <= the least build, "
-                               f"about {COMPILE_BASE_S:.2g} s")
+    floor = compile_floor(python_bytes)
+    if numpy_s <= floor:   # below the least build of this size: no C generated
+        return Choice("numpy", f"NumPy run about {numpy_s:.2g} s <= the least build of "
+                               f"this model, about {floor:.2g} s")
     start = _time.perf_counter()
-    code = generate_c(eq, events=options.events,
-                      jacobian=(METHOD_ALIASES.get(options.method, options.method) == "BDF"
-                                and options.jacobian != "fd" and eq.controls is None))
+    code = generate_c(eq, events=options.events, jacobian=wants_jacobian(eq, options))
     if library_path(code, build_flags(flags)).exists():
-        return Choice("compiled", "the compiled library is in the cache")
+        return Choice("compiled", "the compiled library is in the cache", code=code)
     generate_s = _time.perf_counter() - start
     compile_s = compile_estimate(code) + generate_s
     size = sum(len(x.encode("utf-8")) for x in code.sources)
@@ -150,6 +156,6 @@ def choose_engine(eq: Equations, options: RunOptions, run: Runner, spec: RunSpec
     what = (f"NumPy run about {numpy_s:.2g} s (probed over its first {probed:.2g} s) "
             f"{{}} generating and compiling about {compile_s:.2g} s ({size // 1024} kB of C)")
     if numpy_s > compile_s:
-        return Choice("compiled", what.format(">"))
+        return Choice("compiled", what.format(">"), code=code)
     return Choice("numpy", what.format("<="))
 
