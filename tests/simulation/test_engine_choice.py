@@ -124,3 +124,23 @@ def test_a_cold_compiled_run_generates_its_c_once(monkeypatch):
         assert cached.stats["engine_choice"] == ("auto → compiled: the compiled library is "
                                                  "in the cache")
         assert (len(estimates), len(builds)) == (1, 0)
+
+
+def test_numpy_chosen_after_a_probe_runs_on_the_probed_system(monkeypatch):
+    # a probe that stops after its first slice (PROBE_S = 0) and a build that never
+    # pays (its floor made huge): NumPy is chosen, and the run is on the NumPy system the
+    # probe built (built once), the same run to the last bit as engine="numpy"
+    from kidym.simulation import choice
+    from kidym.simulation.simulate import NumpySystem
+
+    monkeypatch.setattr(choice, "PROBE_S", 0.0)
+    monkeypatch.setattr(choice, "compile_floor", lambda python_bytes: 1e9)
+    eq = kidym.derive(oscillator(1.25, "xprobed"))
+    builds = _counting(monkeypatch, NumpySystem, "build")
+    auto = kidym.simulate(eq, t_end=5.0, n_points=11)
+    assert auto.stats["engine"] == "numpy"
+    assert "<= the least build of this model" in auto.stats["engine_choice"]
+    assert len(builds) == 1
+    numpy = kidym.simulate(eq, t_end=5.0, n_points=11, engine="numpy")
+    np.testing.assert_array_equal(auto.y, numpy.y)
+    assert auto.nfev == numpy.nfev
