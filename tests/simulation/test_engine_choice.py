@@ -144,3 +144,24 @@ def test_numpy_chosen_after_a_probe_runs_on_the_probed_system(monkeypatch):
     numpy = kidym.simulate(eq, t_end=5.0, n_points=11, engine="numpy")
     np.testing.assert_array_equal(auto.y, numpy.y)
     assert auto.nfev == numpy.nfev
+
+
+def test_a_probe_whose_slice_says_numpy_runs_the_whole_span_next(monkeypatch):
+    # a slice extrapolated below the least build sends the probe to the whole run (the
+    # slices between would be run for nothing): with the build's floor made huge and
+    # every slice trusted, the NumPy runs are the untimed first slice, the timed first
+    # slice and the whole span — whose result is the run's, bit for bit engine="numpy"
+    from kidym.simulation import choice
+    from kidym.simulation.simulate import NumpyEngine
+
+    monkeypatch.setattr(choice, "PROBE_S", 1e9)
+    monkeypatch.setattr(choice, "PROBE_TRUST", 0.0)
+    monkeypatch.setattr(choice, "compile_floor", lambda python_bytes: 1e9)
+    eq = kidym.derive(oscillator(1.25, "xjump"))
+    runs = _counting(monkeypatch, NumpyEngine, "run")
+    auto = kidym.simulate(eq, t_end=5.0, n_points=11)
+    assert auto.stats["engine_choice"].startswith("auto → numpy: the whole NumPy run took")
+    first = 5.0 * choice.PROBE_FIRST
+    assert [call[2].t1 for call in runs] == [first, first, 5.0]
+    numpy = kidym.simulate(eq, t_end=5.0, n_points=11, engine="numpy")
+    np.testing.assert_array_equal(auto.y, numpy.y)
