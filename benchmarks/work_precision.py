@@ -32,7 +32,9 @@ the biped and the 8-link chain (each over its own span, default tolerances) agai
 derived equations: first each in a fresh library cache (the default's probe, and the
 build of the C where it or ``compiled`` builds, included; ``/best``: the default over
 the faster of the two), then with the library cached (best of 5; ``/best`` over the
-faster of NumPy and the cached compiled run).
+faster of NumPy and the cached compiled run). A small run in each engine comes first,
+so that what the process pays once (imports) is in none of the columns (it was in the
+default's, which ran first; ``benchmarks/cli.py`` measures the commands whole).
 
 Run: ``python benchmarks/work_precision.py [--rtols 1e-6 1e-9] [--quick]``
 """
@@ -189,8 +191,20 @@ def _wall(eq: kidym.Equations, **kw) -> tuple[float, kidym.Result]:
     return time.perf_counter() - start, out
 
 
+def _warm_up() -> None:
+    """One small run in each engine (a fresh library cache) before anything is timed:
+    what a process pays once (importing SciPy's integrators, loading SUNDIALS) is then
+    charged to none of the columns, instead of to whichever call comes first."""
+    pendulum = kidym.parse("m = 1; l = 1; Rod | Rz(phi) | Sx(l/2), m, 0, m*l^2/12, "
+                           "m*l^2/12; GRAVITY := 0, -g, 0; g = 9.81;")
+    with _fresh_cache():
+        for engine in ("numpy", "compiled", "auto"):
+            kidym.simulate(pendulum, t_end=0.1, initial={"phi": 0.1}, engine=engine)
+
+
 def engines(quick: bool, out=sys.stdout) -> None:
     """The default call against each engine on the examples (see the module docstring)."""
+    _warm_up()
     print(f"{'model':<10}{'default':>9}{'numpy':>8}{'compiled':>10}{'/best':>7}"
           f"{'cached: default':>17}{'compiled':>10}{'/best':>7}  the default's choice (cold)",
           file=out)

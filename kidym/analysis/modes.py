@@ -432,13 +432,11 @@ class Continuation:
 
     def plot(self, path: str | Path) -> Path:
         """Real and imaginary parts of the eigenvalues against the parameter (PNG)."""
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        from matplotlib.figure import Figure  # (no pyplot: the session's backend is kept)
 
         path = Path(path)
-        fig, (ax1, ax2) = plt.subplots(2, 1, sharex=True, figsize=(7, 6))
+        fig = Figure(figsize=(7, 6))
+        ax1, ax2 = fig.subplots(2, 1, sharex=True)
         ev = self.eigenvalues
         for j in range(ev.shape[1]):
             ax1.plot(self.values, ev[:, j].real, ".", ms=3, color="C0")
@@ -455,7 +453,6 @@ class Continuation:
                          if self.boundaries else ""))
         fig.tight_layout()
         fig.savefig(path, dpi=110)
-        plt.close(fig)
         return path
 
 

@@ -3,6 +3,10 @@
 ``ПОКАЗАТЬ := v`` → a time history; ``y(x)`` → a hodograph; ``z(x, y)`` → a 3-D
 curve; ``СРАВНИТЬ := ХУ(x, y)`` / ``СОВМЕСТИТЬ := V(vx, vy)`` → several curves against
 time on one plot. Files are written atomically.
+
+The figures are :class:`matplotlib.figure.Figure` objects drawn by the Agg canvas, not
+pyplot's: no backend is chosen, so a Python session (Jupyter's inline backend,
+``MPLBACKEND``) keeps its own.
 """
 
 from __future__ import annotations
@@ -12,10 +16,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
 
 from kidym.display import math_name
 from kidym.model.model import Model
@@ -30,7 +31,6 @@ _UNSAFE = re.compile(r"[^\w.-]+")
 def _save(fig, path: Path) -> Path:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
-    plt.close(fig)
     return write_atomically(path, buf.getvalue())
 
 
@@ -61,7 +61,7 @@ def kinematics_figures(result: KinematicsResult, model: Model) -> list[tuple[str
     units = _units(model)
     for k, plot in enumerate(model.plots, start=1):
         if len(plot.against) == 2:
-            fig = plt.figure(figsize=(6, 5))
+            fig = Figure(figsize=(6, 5))
             ax = fig.add_subplot(projection="3d")
             x, y = (result[n] for n in plot.against)
             ax.plot(x, y, result[plot.curves[0]])
@@ -69,7 +69,8 @@ def kinematics_figures(result: KinematicsResult, model: Model) -> list[tuple[str
             ax.set_ylabel(_label([plot.against[1]], units))
             ax.set_zlabel(_label([plot.curves[0]], units))
         else:
-            fig, ax = plt.subplots(figsize=(7, 4.5))
+            fig = Figure(figsize=(7, 4.5))
+            ax = fig.subplots()
             xname = plot.against[0] if plot.against else "t"
             for c in plot.curves:
                 ax.plot(result[xname], result[c], label=math_name(c))

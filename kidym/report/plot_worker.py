@@ -13,6 +13,11 @@ Nothing is lost where this does not work: a result that does not pickle, or a wo
 that dies, leaves the plots to the command's own process (:meth:`PlotWorker.draw`
 returns ``None``); an error of the drawing itself (a ``KeyError`` for a quantity the
 run did not record) is raised in the command as it would be there.
+
+``kidym sweep`` forks one the same way for its summary plots (:meth:`PlotWorker.call`
+of :func:`kidym.study.output.summary_plots`): matplotlib is imported while the model
+is derived and the runs go, and the plots are drawn while the study's file is
+written.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from __future__ import annotations
 import os
 import pickle
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from kidym.model.model import Plot
@@ -107,21 +112,60 @@ class PlotWorker:
             The files written; ``None`` where the worker could not draw them (the
             caller draws them itself).
         """
-        if self._job is None or model is not self.model:
+        if model is not self.model:
             self.close()
             return None
+        return self._send((None, (result, str(out)), options))
+
+    def call(self, function: Callable[..., list[Path]], *args, **kwargs
+             ) -> list[Path] | None:
+        """``function(*args, **kwargs)`` in the worker, for another drawing than a
+        run's (``kidym sweep``'s summary plots): a module-level function, sent by name
+        with its pickled arguments.
+
+        Returns
+        -------
+        list of Path or None
+            What it returns (the files written); ``None`` where the worker could not
+            call it (the caller calls it itself).
+        """
+        answer = self.start_call(function, *args, **kwargs)
+        return None if answer is None else answer()
+
+    def start_call(self, function: Callable[..., list[Path]], *args, **kwargs
+                   ) -> Callable[[], list[Path] | None] | None:
+        """:meth:`call` without waiting: ``answer()`` waits for what :meth:`call`
+        returns; ``None`` where the worker could not take the call."""
+        return self._answer if self._submit((function, args, kwargs)) else None
+
+    def _send(self, job: tuple) -> list[Path] | None:
+        """Send ``job`` (``(function or None, args, kwargs)``), wait for the answer."""
+        return self._answer() if self._submit(job) else None
+
+    def _submit(self, job: tuple) -> bool:
+        """Send ``job`` to the worker; ``False`` (and the worker ended) where it cannot."""
+        if self._job is None:
+            self.close()
+            return False
         try:
-            data = pickle.dumps((result, str(out), options), protocol=pickle.HIGHEST_PROTOCOL)
+            data = pickle.dumps(job, protocol=pickle.HIGHEST_PROTOCOL)
         except Exception:   # a result that does not pickle: drawn by the caller
             self.close()
-            return None
+            return False
         try:
             _write_all(self._job, data)
         except OSError:
             self.close()
-            return None
+            return False
         os.close(self._job)
         self._job = None
+        return True
+
+    def _answer(self) -> list[Path] | None:
+        """The worker's answer to the job sent (the worker then ends); ``None`` where
+        it died; its error raised here."""
+        if self._reply is None:
+            return None
         reply = _read_all(self._reply)
         self.close()
         try:
@@ -154,9 +198,13 @@ def _serve(job: int, reply: int, model) -> int:  # pragma: no cover (in the chil
     data = _read_all(job)
     if not data:   # the command ended without plots
         return 0
-    result, out, options = pickle.loads(data)
+    function, args, kwargs = pickle.loads(data)
     try:
-        answer = ("ok", plot_run(result, model, out, **options))
+        if function is None:   # a run's plots (the model: this process's own)
+            result, out = args
+            answer = ("ok", plot_run(result, model, out, **kwargs))
+        else:
+            answer = ("ok", function(*args, **kwargs))
     except Exception as exc:   # raised again by the command
         answer = ("error", exc)
     try:

@@ -70,6 +70,16 @@ FORMATS = ("png",)
 LEGEND_INSIDE = 6
 #: entries per column of an outside legend
 LEGEND_ROWS = 14
+#: a panel of more curves than this has no legend (a legend of colours that repeat
+#: names none of them, and its many texts take seconds to draw): its curves are
+#: shaded along a colour map in the order of their names, and a colour bar beside
+#: the panel names the first, the last and a few between
+LEGEND_MAX = 20
+#: the most phase portraits drawn: beyond, this many evenly spread over the
+#: coordinates, the first and last among them (the title says how many of how many)
+PHASE_MAX = 12
+#: inches right of a panel for its colour bar and the names along it
+COLORBAR_WIDTH = 1.5
 
 
 def _save(fig: Figure, path: Path, formats: Sequence[str] = FORMATS) -> list[Path]:
@@ -307,26 +317,58 @@ def _panels(ctx: _Context, names: Sequence[str], title: str, *, stem: str) -> Fi
     axis."""
     series = [ctx.series(n) for n in names]
     groups = _by_kind(series)
-    n_legend = max(len(g) for g in groups.values()) + len(event_times(ctx.result))
+    events = len(event_times(ctx.result))
+    n_legend = max((len(g) for g in groups.values() if len(g) <= LEGEND_MAX),
+                   default=0) + events
     legend = 1.7 * math.ceil(n_legend / LEGEND_ROWS) if n_legend > LEGEND_INSIDE else 0.0
+    if any(len(g) > LEGEND_MAX for g in groups.values()):
+        legend = max(legend, COLORBAR_WIDTH)
     fig = _new_figure(8.0 + legend, 1.1 + 2.9 * len(groups))
     _margins(fig, right=0.25 + legend)
     axes = fig.subplots(len(groups), 1, sharex=True, squeeze=False)[:, 0]
     colors = _colors(len(series))
     k = 0
     for ax, group in zip(axes, groups.values()):
-        for s in group:
-            ax.plot(ctx.result.t, s.values, label=math_name(s.name),
-                    color=colors[k % len(colors)], gid=s.name)
-            k += 1
+        if len(group) > LEGEND_MAX:
+            _shaded(ax, ctx.result.t, group)
+        else:
+            for s in group:
+                ax.plot(ctx.result.t, s.values, label=math_name(s.name),
+                        color=colors[k % len(colors)], gid=s.name)
+                k += 1
         ax.set_ylabel(_panel_label(group))
         ax.grid(True, alpha=0.3)
         _mark_events(ax, ctx.result)
-        _legend(ax, len(group) + len(event_times(ctx.result)))
+        if len(group) <= LEGEND_MAX:
+            _legend(ax, len(group) + events)
+        elif events:   # the events' entries only
+            ax.legend(loc="best", fontsize="small")
     axes[-1].set_xlabel(f"t, {ctx.time_unit}")
     fig.suptitle(f"{ctx.model.name}: {title}")
     fig.set_label(stem)
     return fig
+
+
+def _shaded(ax, t: np.ndarray, group: Sequence[Series]) -> None:
+    """The curves of a panel of more than :data:`LEGEND_MAX`: coloured along a colour
+    map in their order, with a colour bar right of the panel that names a few of them
+    (no legend)."""
+    from matplotlib import colormaps
+    from matplotlib.cm import ScalarMappable
+    from matplotlib.colors import Normalize
+
+    cmap, n = colormaps["viridis"], len(group)
+    for k, s in enumerate(group):
+        ax.plot(t, s.values, color=cmap(k / (n - 1)), lw=0.8, gid=s.name)
+    fig = ax.get_figure()
+    width = fig.get_size_inches()[0]
+    box = ax.get_position()
+    cax = fig.add_axes((1.0 - (COLORBAR_WIDTH - 0.1) / width, box.y0, 0.12 / width,
+                        box.height))
+    bar = fig.colorbar(ScalarMappable(Normalize(0, n - 1), cmap), cax=cax)
+    ticks = sorted({round(x) for x in np.linspace(0, n - 1, min(n, 5))})
+    bar.set_ticks(ticks, labels=[math_name(group[k].name) for k in ticks])
+    bar.set_label(f"{n} curves, in order")
 
 
 def _time_plot(result: Result, model: Model, names: Sequence[str], title: str,
@@ -393,6 +435,9 @@ def _phase(ctx: _Context) -> Figure | None:
     pairs = [(q, f"{q}'t") for q in names if f"{q}'t" in names]
     if not pairs:
         return None
+    total = len(pairs)
+    if total > PHASE_MAX:   # evenly spread, the first and the last among them
+        pairs = [pairs[round(x)] for x in np.linspace(0, total - 1, PHASE_MAX)]
     n = len(pairs)
     cols = min(n, 3)
     rows = -(-n // cols)
@@ -410,7 +455,8 @@ def _phase(ctx: _Context) -> Figure | None:
         ax.grid(True, alpha=0.3)
     for ax in list(axes.flat)[n:]:
         ax.set_visible(False)
-    fig.suptitle(f"{ctx.model.name}: phase portraits")
+    fig.suptitle(f"{ctx.model.name}: phase portraits"
+                 + (f" ({n} of {total} coordinates)" if n < total else ""))
     fig.set_label("phase")
     return fig
 

@@ -362,11 +362,6 @@ def surfaces(model: Model, values: dict[str, float], t: np.ndarray) -> tuple[Sur
     return tuple(out)
 
 
-def _zero(t: float, state: object) -> float:
-    """An input's value where only positions are wanted (they do not depend on it)."""
-    return 0.0
-
-
 def body_poses(model: Model, result: Result, *, times: np.ndarray | None = None) -> Poses:
     """Evaluate every body's centre, origin and rotation at the times of ``result``.
 
@@ -384,31 +379,33 @@ def body_poses(model: Model, result: Result, *, times: np.ndarray | None = None)
     -------
     Poses
     """
-    from kidym.simulation.simulate import NumpySystem
+    from kidym.simulation.layout import parameter_vector
+    from kidym.simulation.numpy_engine import generate_python
 
     bodies = tuple(b.name for b in model.bodies)
     wanted = [n for b in bodies for n in pose_names(b)]
     extended = dataclasses.replace(model, outputs=tuple(wanted))
-    system = NumpySystem.build(derive(extended))
-    if model.inputs:
-        # positions never depend on an external input (kidym.model.inputs refuses one in a
-        # position); the energy columns the system evaluates beside them are not used here
-        from kidym.simulation.inputs import InputBinding
-
-        system = system.with_inputs(InputBinding(
-            tuple(model.inputs), tuple(_zero for _ in model.inputs), system.state_names))
-    p = system.parameter_vector({k: v for k, v in result.parameters.items()
-                                 if k in model.parameter_values})
-    index = {n: k for k, n in enumerate(system.output_names)}
-    missing = [n for n in system.state_names if n not in result.values]
+    eq = derive(extended)
+    named = dict(eq.outputs_named)
+    # the positions alone (not the mass matrix and forces, most of a big model's code)
+    positions = generate_python(eq, {n: named[n] for n in wanted}, dynamics=False).function
+    state_names = tuple(str(s) for s in (*eq.coordinates, *eq.speeds))
+    # positions never depend on an external input (kidym.model.inputs refuses one in a
+    # position): the inputs, which the function's parameter vector ends with, are zero
+    p = parameter_vector(model, {k: v for k, v in result.parameters.items()
+                                 if k in model.parameter_values}).tolist()
+    p += [0.0] * len(eq.inputs)
+    index = {n: k for k, n in enumerate(wanted)}
+    missing = [n for n in state_names if n not in result.values]
     if missing:
         raise KeyError("the results lack the state " + ", ".join(missing)
                        + f" of model `{model.name}`")
-    Y = np.array([result.values[n] for n in system.state_names])
+    Y = np.array([result.values[n] for n in state_names])
     n_t = result.t.size
-    out = np.empty((n_t, len(system.output_names)))
+    out = np.empty((n_t, len(wanted)))
     for k in range(n_t):
-        out[k] = system.outputs(result.t[k] if times is None else times[k], Y[:, k], p)
+        out[k] = positions(float(result.t[k] if times is None else times[k]),
+                           Y[:, k].tolist(), p)
     nb = len(bodies)
     centre = np.empty((nb, n_t, 3))
     origin = np.empty((nb, n_t, 3))

@@ -37,6 +37,7 @@ from kidym.simulation.spec import (
 from kidym.simulation.watch import watching
 
 if TYPE_CHECKING:
+    from kidym.codegen.emit import CCode
     from kidym.simulation.choice import Choice
 
 #: The NumPy method that ``auto`` runs for a compiled engine's method name.
@@ -232,16 +233,18 @@ def simulate(system, *, t_end: float | None = None, t_start: float | None = None
                                 n_points=n_points, constraints=stabilization_of(constraints),
                                 inputs=inputs, free=free)
     chosen, why = _choose(system, eq, engine, options)
-    spec = done = None
+    spec = done = probed = None
     with watching() as watch:   # progress on a terminal; Ctrl-C stops the run (or probe)
         if chosen is None:   # auto, and only a probe decides
-            chosen, why, spec, done = _auto(system, eq, options, prepare)
+            chosen, why, spec, done, probed = _auto(system, eq, options, prepare)
         options = _options_for(chosen, options, engine)
         if done is not None and done.result is not None:   # the probe was the whole run
             result, error = done.result, done.error
         else:
             chosen.check(options, system)
-            own, chosen, why, options = _system(chosen, system, eq, options, why)
+            own, chosen, why, options = _system(
+                chosen, system, eq, options, why, probed=probed,
+                code=done.code if done is not None else None)
             spec = spec if spec is not None else prepare(own)
             watch.begin("simulating", spec.t0, spec.t1)
             result, error = chosen.run(own, spec, options)
@@ -292,10 +295,11 @@ def _choose(system, eq: Equations, engine: str, options: RunOptions
 
 
 def _auto(system, eq: Equations, options: RunOptions, prepare
-          ) -> tuple[Engine, str, RunSpec, Choice]:
-    """``(engine, why, spec, choice)`` of ``auto`` by a probe of the run in NumPy
-    (:func:`kidym.simulation.choice.choose_engine`): the run is prepared once, on the
-    NumPy system, and that preparation serves the chosen engine."""
+          ) -> tuple[Engine, str, RunSpec, Choice, object]:
+    """``(engine, why, spec, choice, probed)`` of ``auto`` by a probe of the run in NumPy
+    (:func:`kidym.simulation.choice.choose_engine`) on the NumPy system ``probed``: the
+    run is prepared once, on that system, and that preparation serves the chosen
+    engine (and the system, where NumPy is chosen)."""
     from kidym.simulation.choice import choose_engine
 
     numpy = engine_named("numpy")
@@ -303,9 +307,10 @@ def _auto(system, eq: Equations, options: RunOptions, prepare
     numpy.check(numpy_options, system)
     ns = system if numpy.owns(system) else numpy.system(eq, numpy_options)
     spec = prepare(ns)
-    choice = choose_engine(eq, options, lambda s: numpy.run(ns, s, numpy_options), spec)
+    choice = choose_engine(eq, options, lambda s: numpy.run(ns, s, numpy_options), spec,
+                           python_bytes=len(ns.source.encode("utf-8")))
     return (engine_named(choice.engine), f"auto → {choice.engine}: {choice.why}", spec,
-            choice)
+            choice, ns)
 
 
 def _options_for(chosen: Engine, options: RunOptions, engine: str) -> RunOptions:
@@ -316,13 +321,20 @@ def _options_for(chosen: Engine, options: RunOptions, engine: str) -> RunOptions
     return options
 
 
-def _system(chosen: Engine, system, eq: Equations, options: RunOptions,
-            why: str) -> tuple[object, Engine, str, RunOptions]:
+def _system(chosen: Engine, system, eq: Equations, options: RunOptions, why: str, *,
+            probed: object = None, code: CCode | None = None
+            ) -> tuple[object, Engine, str, RunOptions]:
     """``(system, engine, why, options)``: ``system`` if it is the engine's own, else the
-    one the engine builds; under ``auto`` a model that does not compile runs in NumPy."""
+    NumPy system ``auto``'s probe ran (``probed``) where NumPy was chosen, else the one
+    the engine builds (from ``code``, the C ``auto`` generated for its estimate, where
+    given); under ``auto`` a model that does not compile runs in NumPy."""
     if chosen.owns(system):
         return system, chosen, why, options
+    if probed is not None and chosen.owns(probed):
+        return probed, chosen, why, options
     try:
+        if code is not None:
+            return chosen.system(eq, options, code=code), chosen, why, options
         return chosen.system(eq, options), chosen, why, options
     except CompileError as exc:
         if not why or exc.kind == "internal":
@@ -331,5 +343,6 @@ def _system(chosen: Engine, system, eq: Equations, options: RunOptions,
         options = _options_for(numpy, options, "auto")
         numpy.check(options, system)
         why += f"; compiling failed, NumPy used instead ({exc})"
-        return (system if numpy.owns(system) else numpy.system(eq, options)), numpy, why, \
-            options
+        if probed is None:
+            probed = system if numpy.owns(system) else numpy.system(eq, options)
+        return probed, numpy, why, options

@@ -120,8 +120,8 @@ class CompiledSystem:
               extra_flags: tuple[str, ...] = (), native: bool | None = None,
               progress: Callable[[int, int], None] | None = None,
               jacobian: bool = False,
-              stage: Callable[[str], AbstractContextManager] | None = None
-              ) -> CompiledSystem:
+              stage: Callable[[str], AbstractContextManager] | None = None,
+              code: CCode | None = None) -> CompiledSystem:
         """Generate, compile (or reuse from the cache) and load the library of ``eq``.
 
         ``flags``, ``extra_flags``, ``native`` (tune for this processor; ``None``: as
@@ -133,7 +133,10 @@ class CompiledSystem:
         ``BDF`` forms the Jacobian by difference quotients. ``stage(label)``, a
         context manager such as :meth:`kidym.progress.Reporter.stage`, wraps each stage
         of the build: ``"cache key"``, ``"generating C"``, ``"compiling"`` (these two
-        not on a cached start) and ``"loading"``.
+        not on a cached start) and ``"loading"``. ``code``: the C already generated
+        from ``eq`` with these ``events``, ``fold`` and ``jacobian`` (``engine="auto"``
+        generates it to estimate the build), compiled instead of generating it again;
+        the cache key is that of ``eq`` either way.
 
         Raises
         ------
@@ -153,8 +156,9 @@ class CompiledSystem:
         if hit is not None:    # generating the C again is most of a cached start
             code, path = hit
         else:
-            with stage("generating C"):
-                code = generate_c(eq, events=events, fold=fold, jacobian=jacobian)
+            if code is None:
+                with stage("generating C"):
+                    code = generate_c(eq, events=events, fold=fold, jacobian=jacobian)
             with stage("compiling"):
                 path = build(code, flags=flags, extra_flags=extra_flags, native=native,
                              progress=progress)
@@ -555,3 +559,21 @@ def compile_estimate(code: CCode) -> float:
              for b in (len(x.encode("utf-8")) for x in code.sources)]
     workers = min(os.cpu_count() or 1, len(costs))
     return COMPILE_BASE_S + max(max(costs), sum(costs) / workers)
+
+
+#: The least bytes of C that the compiled engine generates per byte of the Python that
+#: the NumPy engine generates from the same equations: :func:`compile_floor`'s ratio
+#: (0.69-10 on the examples, least for the rolling ball's long outputs, 1.6 for the
+#: biped; ``tests/simulation/test_compiled.py`` checks it on every example).
+C_PER_PYTHON_BYTE = 0.6
+
+
+def compile_floor(python_bytes: int) -> float:
+    """Seconds the compile takes at least (a lower bound of :func:`compile_estimate`),
+    from the size in bytes of the NumPy engine's generated Python of the same equations:
+    known before any C is generated. The linear term over at least
+    :data:`C_PER_PYTHON_BYTE` bytes of C per byte of Python, spread over all
+    processors."""
+    return (COMPILE_BASE_S + COMPILE_S_PER_BYTE * C_PER_PYTHON_BYTE * python_bytes
+            / (os.cpu_count() or 1))
+

@@ -9,6 +9,9 @@ from pathlib import Path
 
 import numpy as np
 
+from kidym.eom.equations import Equations
+from kidym.simulation.spec import RunOptions
+
 #: Integration methods of the compiled engine (name → driver code, description).
 COMPILED_METHODS: dict[str, tuple[int, str]] = {
     "ERK8": (4, "ARKODE explicit Runge-Kutta of order 8, Hairer's DOP853 coefficients with "
@@ -23,6 +26,18 @@ COMPILED_METHODS: dict[str, tuple[int, str]] = {
 JACOBIAN_CHOICES = ("auto", "analytic", "fd")
 #: ``solve_ivp`` method names accepted by the compiled engine, and what they run.
 METHOD_ALIASES = {"DOP853": "ERK8", "RK45": "ERK5"}
+
+
+
+def wants_jacobian(eq: Equations, options: RunOptions) -> bool:
+    """Whether the compiled library of a run carries the analytic Jacobian: ``BDF``'s
+    Newton matrix, unless ``jacobian="fd"`` or the model has controls (whose solve is
+    not differentiated) or external inputs (whose derivatives are unknown). The
+    library's cache key and its C depend on it: the build and ``auto``'s estimate and
+    cache lookup ask this one function."""
+    return (METHOD_ALIASES.get(options.method, options.method) == "BDF"
+            and options.jacobian != "fd" and eq.controls is None and not eq.inputs)
+
 
 #: How the ARKODE methods produce the state at the output times (``output_mode``).
 OUTPUT_MODES = {"hermite": 0, "step": 1, "extension": 2}

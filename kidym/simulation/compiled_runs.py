@@ -16,6 +16,7 @@ import time as _time
 
 import numpy as np
 
+from kidym.codegen.emit import CCode
 from kidym.eom.constraints import Stabilization
 from kidym.eom.equations import Equations
 from kidym.eom.events import MAX_ERROR_TEST_FAILURES, STORM_HINT, storm_detail, switch_hint
@@ -32,6 +33,7 @@ from kidym.simulation.compiled_methods import (  # noqa: F401 (the engine's meth
     arkode_options,
     erk8_tolerances,
     output_mode_of,
+    wants_jacobian,
 )
 from kidym.simulation.events import states_after
 from kidym.simulation.finish import assemble
@@ -389,13 +391,13 @@ class CompiledEngine:
         if options.events and self.owns(system):
             raise ValueError("pass the events to CompiledSystem.build (they are compiled in)")
 
-    def system(self, eq: Equations, options: RunOptions) -> CompiledSystem:
+    def system(self, eq: Equations, options: RunOptions, *, code: CCode | None = None
+               ) -> CompiledSystem:
+        """The compiled system of ``eq`` for these options; ``code``: its C where the
+        caller has generated it (``auto``'s estimate), not generated again."""
         # BDF's Newton matrix: the analytic Jacobian goes into the library
-        return CompiledSystem.build(
-            eq, events=options.events,
-            jacobian=(METHOD_ALIASES.get(options.method, options.method) == "BDF"
-                      and options.jacobian != "fd" and eq.controls is None
-                      and not eq.inputs))
+        return CompiledSystem.build(eq, events=options.events,
+                                    jacobian=wants_jacobian(eq, options), code=code)
 
     def run(self, system: CompiledSystem, spec: RunSpec, options: RunOptions
             ) -> tuple[Result, SimulationError | None]:

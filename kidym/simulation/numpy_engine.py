@@ -142,7 +142,8 @@ def needs_accelerations(eq: Equations, outputs: dict[str, Expr] | None) -> bool:
     return bool(outputs) and eq.uses_accelerations(list(outputs.values()))
 
 
-def generate_python(eq: Equations, outputs: dict[str, Expr] | None = None) -> PythonFunction:
+def generate_python(eq: Equations, outputs: dict[str, Expr] | None = None, *,
+                    dynamics: bool = True) -> PythonFunction:
     """Generate ``f(t, y, p) -> (ydot, M, F[, outputs])`` for the equations.
 
     Parameters
@@ -154,6 +155,10 @@ def generate_python(eq: Equations, outputs: dict[str, Expr] | None = None) -> Py
         fourth item, an array of their values in dict order. If they use the
         accelerations ``ẇ`` (:attr:`Equations.accelerations`), ``y`` is
         ``[q, w, ẇ]`` (see :func:`needs_accelerations`).
+    dynamics : bool
+        ``False``: ``f(t, y, p) -> outputs`` alone, with only the intermediate
+        quantities they use (the bodies' positions of a drawing need neither ``M``
+        nor ``F``, most of a big model's code).
 
     Returns
     -------
@@ -164,7 +169,7 @@ def generate_python(eq: Equations, outputs: dict[str, Expr] | None = None) -> Py
         :attr:`Equations.forcing_extended`).
     """
     names = IdentifierMap(RESERVED | _FRAME | frozenset(_NAMESPACE))
-    roots = list(eq.roots())
+    roots = list(eq.roots()) if dynamics else []
     extra = list((outputs or {}).values())
     inter = eq.intermediates(roots + extra)
     # outputs that use the accelerations ẇ read them after the state: y = [q, w, ẇ]
@@ -179,6 +184,10 @@ def generate_python(eq: Equations, outputs: dict[str, Expr] | None = None) -> Py
         lines.append(f"    {names(str(s))} = p[{i}]  # {comment_text(str(s))}")
     for s, expr in inter:
         lines.append(f"    {names(str(s))} = {emit(expr)}  # {comment_text(str(s))}")
+    if not dynamics:
+        lines.append("    return np.array([" + ", ".join(emit(x) for x in extra) + "],"
+                     " dtype=float)")
+        return _compiled("\n".join(lines) + "\n", names)
     n = eq.n_w
     lines.append(f"    M = np.empty(({n}, {n}))")
     for i in range(n):
@@ -197,7 +206,11 @@ def generate_python(eq: Equations, outputs: dict[str, Expr] | None = None) -> Py
         lines.append("    out = np.array([" + ", ".join(emit(x) for x in extra) + "],"
                      " dtype=float)")
         lines.append("    return qdot, M, F, out")
-    source = "\n".join(lines) + "\n"
+    return _compiled("\n".join(lines) + "\n", names)
+
+
+def _compiled(source: str, names: IdentifierMap) -> PythonFunction:
+    """The function ``rhs`` of ``source``, checked (:func:`_check_source`) and compiled."""
     _check_source(source, {ident for _, ident in names.items()})
     namespace = dict(_NAMESPACE)
     exec(compile(source, "<kidym generated rhs>", "exec"), namespace)

@@ -13,11 +13,10 @@ from kidym.errors import RunInterrupted
 def cmd_sweep(args: argparse.Namespace, pairs, load) -> int:
     """Run the study, then write ``sweep.nc``, ``runs.csv`` and the summary plots into
     one output directory, published whole (:func:`kidym.outdir.staged`)."""
-    from kidym.outdir import check_replaceable, staged
-    from kidym.progress import seconds
-    from kidym.study.design import from_model, from_options
-    from kidym.study.output import STATISTICS, statistic, summary_plots
-    from kidym.study.sweep import require_dask, sweep
+    from kidym.outdir import check_replaceable
+    from kidym.study.design import from_options
+    from kidym.study.output import STATISTICS
+    from kidym.study.sweep import require_dask
 
     # every option is checked before anything is computed
     if args.scheduler:
@@ -37,11 +36,31 @@ def cmd_sweep(args: argparse.Namespace, pairs, load) -> int:
     model = load(args.model)
     out = Path(args.out) if args.out else Path("kidym-out") / f"{model.name}-sweep"
     check_replaceable(out, force=args.force, keep=[args.model])
+    from kidym.report.plot_worker import PlotWorker
+
+    # the summary plots' process, forked now (where a core is idle): it imports
+    # matplotlib while this one derives and runs, and draws while the file is written
+    plotter = None if args.no_plots else PlotWorker.start(model)
+    try:
+        return _sweep(args, pairs, model, study, out, formats, plotter)
+    finally:
+        if plotter is not None:
+            plotter.close()
+
+
+def _sweep(args: argparse.Namespace, pairs, model, study, out: Path, formats: tuple,
+           plotter) -> int:
+    """The study of :func:`cmd_sweep` once its options are checked (``plotter``: the
+    process that draws the summary plots, or ``None``)."""
     import scipy.io  # noqa: F401 (the file's writer, loaded before the runs: Ctrl-C writes at once)
 
     from kidym.eom.stored import derived
+    from kidym.outdir import staged
+    from kidym.progress import seconds
     from kidym.simulation.compiled import CompiledSystem
-    from kidym.study.sweep import recorded_quantities
+    from kidym.study.design import from_model
+    from kidym.study.output import statistic, summary_plots
+    from kidym.study.sweep import recorded_quantities, sweep
 
     system = CompiledSystem.build(derived(model),
                                   jacobian=args.method == "BDF" and not model.inputs)
@@ -83,10 +102,16 @@ def cmd_sweep(args: argparse.Namespace, pairs, load) -> int:
     if len(result.failed) > 5:
         print(f"  … and {len(result.failed) - 5} more (see runs.csv)")
     with staged(out, force=args.force, command="kidym sweep", keep=[args.model]) as stage:
+        drawn = None
+        if plotter is not None:   # the worker draws while the file is written here
+            drawn = plotter.start_call(summary_plots, result, quantity, args.statistic,
+                                       stage.path, formats)
         files = [result.write(stage.path / "sweep.nc"),
                  _runs_csv(result, stage.path / "runs.csv", quantity, args.statistic, stat)]
         if not args.no_plots:
-            files += summary_plots(result, quantity, args.statistic, stage.path, formats)
+            plots = drawn() if drawn is not None else None
+            files += (plots if plots is not None else
+                      summary_plots(result, quantity, args.statistic, stage.path, formats))
     for f in files:
         print(f"results: {stage.final(f)}")
     return 0

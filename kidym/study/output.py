@@ -221,10 +221,7 @@ def summary_plots(result, quantity: str, how: str, directory: Path,
     the second name of a 2-D grid, up to 8; a scatter for a random sample), and for a
     grid of two or more names a map over the first two. Failed runs are counted in the
     title and shown as red crosses on the axis."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure  # (no pyplot: the session's backend is kept)
 
     from kidym.symbolic.identifiers import identifier
 
@@ -240,10 +237,10 @@ def summary_plots(result, quantity: str, how: str, directory: Path,
             p = directory / f"{stem}.{fmt}"
             fig.savefig(p, dpi=110)
             files.append(p)
-        plt.close(fig)
 
     for i, name in enumerate(study.names):
-        fig, ax = plt.subplots(figsize=(6.4, 4.2), layout="constrained")
+        fig = Figure(figsize=(6.4, 4.2), layout="constrained")
+        ax = fig.subplots()
         x = study.table[:, i]
         if study.kind == "grid" and len(study.names) >= 2:
             other = 1 if i == 0 else 0
@@ -272,7 +269,8 @@ def summary_plots(result, quantity: str, how: str, directory: Path,
     if study.kind == "grid" and len(study.names) >= 2:
         m = np.moveaxis(s.reshape(study.shape), (0, 1), (0, 1)).reshape(
             len(study.axes[0]), len(study.axes[1]), -1)[:, :, 0]
-        fig, ax = plt.subplots(figsize=(6.4, 4.8), layout="constrained")
+        fig = Figure(figsize=(6.4, 4.8), layout="constrained")
+        ax = fig.subplots()
         mesh = ax.pcolormesh(study.axes[1], study.axes[0], m, shading="nearest")
         fig.colorbar(mesh, ax=ax, label=label)
         ax.set_xlabel(study.names[1])

@@ -13,6 +13,7 @@ import kidym
 from kidym.model.model import Plot
 from kidym.report import plot_worker
 from kidym.report.plot_worker import PlotWorker, draw_plots
+from tests.codegen.shared import kidym_cache  # noqa: F401 (the sweep's library)
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 
@@ -77,3 +78,21 @@ def test_a_worker_given_nothing_ends(idle):
 def test_no_worker_on_a_busy_machine(monkeypatch):
     monkeypatch.setattr(plot_worker, "idle_core", lambda: False)
     assert PlotWorker.start(None) is None
+
+
+def test_a_sweeps_summary_plots_drawn_by_the_worker_are_the_ones_drawn_here(idle, tmp_path):
+    # kidym sweep's worker (PlotWorker.call of summary_plots), started before the runs
+    from kidym.study.output import summary_plots
+
+    model = kidym.parse(SOURCE, name="spring")
+    worker = PlotWorker.start(model)
+    study = kidym.sweep(model, vary={"c": [2.0, 4.0, 8.0], "m": [1.0, 2.0]}, t_end=1.0,
+                        n_points=5, executor="loop")
+    (tmp_path / "here").mkdir()
+    (tmp_path / "there").mkdir()
+    here = summary_plots(study, "x", "final", tmp_path / "here")
+    answer = worker.start_call(summary_plots, study, "x", "final", tmp_path / "there")
+    there = answer()
+    assert there is not None and [p.name for p in there] == [p.name for p in here]
+    assert [p.read_bytes() for p in there] == [p.read_bytes() for p in here]
+    assert worker.pid == 0   # ended and waited for

@@ -256,3 +256,17 @@ def test_mass_matrix_blocks_are_solved_apart():
     text = "m = 1; Spin | Rz(phi) | m, 0, 0, 0; Slider | Sx(x) | m, 0, 0, 0;"
     with pytest.raises(kidym.SimulationError, match="mass matrix is singular"):
         kidym.simulate(kidym.parse(text), t_end=1, engine="compiled")
+
+
+@pytest.mark.parametrize("path", EXAMPLE_FILES, ids=_id)
+def test_compile_floor_is_below_the_estimate(path):
+    # engine="auto" keeps a short run in NumPy without generating C when the NumPy run
+    # is below compile_floor (from the size of the generated Python): that must be a
+    # floor of the estimate from the C itself (the least C: no events, no Jacobian)
+    from kidym.simulation.compiled import C_PER_PYTHON_BYTE, compile_estimate, compile_floor
+
+    _, ns, cs = _systems(str(path))
+    python_bytes = len(ns.source.encode("utf-8"))
+    assert sum(len(x.encode("utf-8")) for x in cs.code.sources) >= \
+        C_PER_PYTHON_BYTE * python_bytes
+    assert compile_floor(python_bytes) <= compile_estimate(cs.code)
