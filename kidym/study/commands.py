@@ -42,16 +42,17 @@ def cmd_sweep(args: argparse.Namespace, pairs, load) -> int:
     # matplotlib while this one derives and runs, and draws while the file is written
     plotter = None if args.no_plots else PlotWorker.start(model)
     try:
-        return _sweep(args, pairs, model, study, out, formats, plotter)
+        return _sweep(args, pairs, model, study, out, formats, plotter, inputs)
     finally:
         if plotter is not None:
             plotter.close()
 
 
 def _sweep(args: argparse.Namespace, pairs, model, study, out: Path, formats: tuple,
-           plotter) -> int:
+           plotter, inputs) -> int:
     """The study of :func:`cmd_sweep` once its options are checked (``plotter``: the
-    process that draws the summary plots, or ``None``)."""
+    process that draws the summary plots, or ``None``; ``inputs``: the tables of
+    ``--input``)."""
     import scipy.io  # noqa: F401 (the file's writer, loaded before the runs: Ctrl-C writes at once)
 
     from kidym.eom.stored import derived
