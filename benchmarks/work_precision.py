@@ -15,7 +15,8 @@ Models (each over its own span):
 
 Every method of both engines runs at the requested ``rtol`` (``atol = rtol·1e-3``):
 compiled ``ERK8`` (DOP853's coefficients), ``Fehlberg78``, ``ERK5``, ``Adams``,
-``BDF`` (analytic Jacobian); NumPy ``DOP853``, ``RK45``, ``LSODA``, ``Radau``, ``BDF``;
+``BDF`` (analytic Jacobian; CVODE is asked for ``rtol × 1e-2``,
+``BDF_TOL_FACTOR`` in ``kidym/simulation/compiled_methods.py``); NumPy ``DOP853``, ``RK45``, ``LSODA``, ``Radau``, ``BDF``;
 and ``default``: ``kidym.simulate(eq, rtol=…, atol=…)`` with nothing else given (the
 default engine ``auto`` and method). Error: ``max |y − y_ref| / (1 + |y_ref|)`` over
 the states at the last time (over the positions for ``andrews``); ``err/rtol`` is that
@@ -34,7 +35,7 @@ build of the C where it or ``compiled`` builds, included; ``/best``: the default
 the faster of the two), then with the library cached (best of 5; ``/best`` over the
 faster of NumPy and the cached compiled run).
 
-Run: ``python benchmarks/work_precision.py [--rtols 1e-6 1e-9] [--quick]``
+Run: ``python benchmarks/work_precision.py [--rtols 1e-6 1e-8 1e-9 1e-10] [--quick]``
 """
 
 from __future__ import annotations
@@ -213,7 +214,7 @@ def engines(quick: bool, out=sys.stdout) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rtols", type=float, nargs="+", default=[1e-6, 1e-9])
+    ap.add_argument("--rtols", type=float, nargs="+", default=[1e-6, 1e-8, 1e-9, 1e-10])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--budget", type=float, default=20.0,
                     help="seconds: a NumPy run estimated longer is skipped")
