@@ -15,8 +15,9 @@ Models (each over its own span):
 
 Every method of both engines runs at the requested ``rtol`` (``atol = rtol·1e-3``):
 compiled ``ERK8`` (DOP853's coefficients), ``Fehlberg78``, ``ERK5``, ``Adams``,
-``BDF`` (analytic Jacobian; CVODE is asked for ``rtol × 1e-2``,
-``BDF_TOL_FACTOR`` in ``kidym/simulation/compiled_methods.py``); NumPy ``DOP853``, ``RK45``, ``LSODA``, ``Radau``, ``BDF``;
+``BDF`` (analytic Jacobian; CVODE is asked for ``rtol × 1e-2``, ``BDF_TOL_FACTOR`` in
+``kidym/simulation/compiled_methods.py``); NumPy ``DOP853``, ``RK45``, ``LSODA``,
+``Radau``, ``BDF``;
 and ``default``: ``kidym.simulate(eq, rtol=…, atol=…)`` with nothing else given (the
 default engine ``auto`` and method). Error: ``max |y − y_ref| / (1 + |y_ref|)`` over
 the states at the last time (over the positions for ``andrews``); ``err/rtol`` is that
@@ -34,6 +35,10 @@ derived equations: first each in a fresh library cache (the default's probe, and
 build of the C where it or ``compiled`` builds, included; ``/best``: the default over
 the faster of the two), then with the library cached (best of 5; ``/best`` over the
 faster of NumPy and the cached compiled run).
+
+``--scan``: instead, the compiled ``ERK8``'s and ``Fehlberg78``'s error (and its ratio
+to ``τ``) and steps on each model with ARKODE handed ``τ`` = 1e-5 … 1e-11: the data
+behind the default's tolerance rule (``docs/compiled.md``).
 
 Run: ``python benchmarks/work_precision.py [--rtols 1e-6 1e-8 1e-9 1e-10] [--quick]``
 """
@@ -212,6 +217,26 @@ def engines(quick: bool, out=sys.stdout) -> None:
               f"{again / min(numpy, cached):7.2f}  {why}", file=out, flush=True)
 
 
+def scan(quick: bool, out=sys.stdout) -> None:
+    """What ARKODE's tolerance ``τ`` buys: the error and the steps of the compiled
+    ``ERK8`` and ``Fehlberg78`` on each model, ARKODE handed ``τ`` (``atol = τ·1e-3``)
+    from 1e-5 to 1e-11 — the data behind the default's tolerance rule
+    (``docs/compiled.md``, "Which method meets the tolerance")."""
+    print(f"{'model':<12}{'tau':>7}  {'ERK8 error':>10}{'/tau':>7}{'steps':>7}"
+          f"  {'Fehlberg78':>10}{'/tau':>7}{'steps':>7}", file=out)
+    for name, eq, t_end in models(quick):
+        ref = reference(name, eq, t_end)
+        for tau in (10.0 ** -e for e in ((6, 9) if quick else range(5, 12))):
+            cells = []
+            for method in ("ERK8", "Fehlberg78"):
+                kw = dict(engine="compiled", method=method, t_end=t_end, n_points=2)
+                r = kidym.simulate(eq, rtol=tau, atol=tau * 1e-3, **kw)
+                handed = r.stats.get("arkode_tolerances", (tau,))[0]   # (ERK8's mapping)
+                err = final_error(name, eq, r, ref)
+                cells.append(f"{err:10.1e}{err / handed:7.2g}{r.stats['nsteps']:7d}")
+            print(f"{name:<12}{tau:7.0e}  " + "  ".join(cells), file=out, flush=True)
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rtols", type=float, nargs="+", default=[1e-6, 1e-8, 1e-9, 1e-10])
@@ -220,8 +245,14 @@ def main(argv: list[str] | None = None) -> None:
                     help="seconds: a NumPy run estimated longer is skipped")
     ap.add_argument("--quick", action="store_true",
                     help="one α, three methods (a check that the script runs)")
+    ap.add_argument("--scan", action="store_true",
+                    help="instead: ERK8's and Fehlberg78's error and steps against the "
+                         "tolerance handed to ARKODE")
     args = ap.parse_args(argv)
     print(machine())
+    if args.scan:
+        scan(args.quick)
+        return
     print(f"error at the last time vs the reference; atol = rtol*1e-3; wall: whole "
           f"simulate() call, best of >= {args.repeat}; /best: over the fastest method within "
           f"{MEETS:g}x rtol")
