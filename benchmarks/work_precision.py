@@ -222,8 +222,8 @@ def scan(quick: bool, out=sys.stdout) -> None:
     ``ERK8`` and ``Fehlberg78`` on each model, ARKODE handed ``τ`` (``atol = τ·1e-3``)
     from 1e-5 to 1e-11 — the data behind the default's tolerance rule
     (``docs/compiled.md``, "Which method meets the tolerance")."""
-    print(f"{'model':<12}{'tau':>7}  {'ERK8 error':>10}{'/tau':>7}{'steps':>7}"
-          f"  {'Fehlberg78':>10}{'/tau':>7}{'steps':>7}", file=out)
+    print(f"{'model':<12}{'tau':>7}  {'ERK8 error':>10}{'/tau':>8}{'steps':>7}"
+          f"  {'Fehlberg78':>10}{'/tau':>8}{'steps':>7}", file=out)
     for name, eq, t_end in models(quick):
         ref = reference(name, eq, t_end)
         for tau in (10.0 ** -e for e in ((6, 9) if quick else range(5, 12))):
@@ -233,7 +233,7 @@ def scan(quick: bool, out=sys.stdout) -> None:
                 r = kidym.simulate(eq, rtol=tau, atol=tau * 1e-3, **kw)
                 handed = r.stats.get("arkode_tolerances", (tau,))[0]   # (ERK8's mapping)
                 err = final_error(name, eq, r, ref)
-                cells.append(f"{err:10.1e}{err / handed:7.2g}{r.stats['nsteps']:7d}")
+                cells.append(f"{err:10.1e}{err / handed:8.2g}{r.stats['nsteps']:7d}")
             print(f"{name:<12}{tau:7.0e}  " + "  ".join(cells), file=out, flush=True)
 
 
