@@ -36,9 +36,9 @@ build of the C where it or ``compiled`` builds, included; ``/best``: the default
 the faster of the two), then with the library cached (best of 5; ``/best`` over the
 faster of NumPy and the cached compiled run).
 
-``--scan``: instead, the compiled ``ERK8``'s and ``Fehlberg78``'s error (and its ratio
-to ``τ``) and steps on each model with ARKODE handed ``τ`` = 1e-5 … 1e-11: the data
-behind the default's tolerance rule (``docs/compiled.md``).
+``--scan``: instead, the compiled ``ERK8``'s, ``Fehlberg78``'s and ``BDF``'s error (and
+its ratio to ``τ``) and steps on each model with the solver handed ``τ`` = 1e-5 … 1e-11:
+the data behind the default's tolerance rule and BDF's factor (``docs/compiled.md``).
 
 Run: ``python benchmarks/work_precision.py [--rtols 1e-6 1e-8 1e-9 1e-10] [--quick]``
 """
@@ -218,20 +218,27 @@ def engines(quick: bool, out=sys.stdout) -> None:
 
 
 def scan(quick: bool, out=sys.stdout) -> None:
-    """What ARKODE's tolerance ``τ`` buys: the error and the steps of the compiled
-    ``ERK8`` and ``Fehlberg78`` on each model, ARKODE handed ``τ`` (``atol = τ·1e-3``)
-    from 1e-5 to 1e-11 — the data behind the default's tolerance rule
-    (``docs/compiled.md``, "Which method meets the tolerance")."""
-    print(f"{'model':<12}{'tau':>7}  {'ERK8 error':>10}{'/tau':>8}{'steps':>7}"
-          f"  {'Fehlberg78':>10}{'/tau':>8}{'steps':>7}", file=out)
+    """What the solver's own tolerance ``τ`` buys: the error (and its ratio to ``τ``) and
+    the steps of the compiled ``ERK8``, ``Fehlberg78`` and ``BDF`` on each model, the
+    solver handed ``τ`` = 1e-5 … 1e-11 (``atol = τ·1e-3``; ``BDF`` is asked for
+    ``τ / BDF_TOL_FACTOR`` so that CVODE gets ``τ``) — the data behind the default's
+    tolerance rule and BDF's factor (``docs/compiled.md``, "Which method meets the
+    tolerance")."""
+    from kidym.simulation.compiled_methods import BDF_TOL_FACTOR
+
+    methods = ("ERK8", "Fehlberg78", "BDF")
+    print(f"{'model':<12}{'tau':>7}" + "".join(f"  {m:>10}{'/tau':>8}{'steps':>7}"
+                                                for m in methods), file=out)
     for name, eq, t_end in models(quick):
         ref = reference(name, eq, t_end)
         for tau in (10.0 ** -e for e in ((6, 9) if quick else range(5, 12))):
             cells = []
-            for method in ("ERK8", "Fehlberg78"):
-                kw = dict(engine="compiled", method=method, t_end=t_end, n_points=2)
-                r = kidym.simulate(eq, rtol=tau, atol=tau * 1e-3, **kw)
-                handed = r.stats.get("arkode_tolerances", (tau,))[0]   # (ERK8's mapping)
+            for method in methods:
+                rtol = tau / BDF_TOL_FACTOR if method == "BDF" else tau
+                r = kidym.simulate(eq, engine="compiled", method=method, rtol=rtol,
+                                   atol=rtol * 1e-3, t_end=t_end, n_points=2)
+                handed = r.stats.get("arkode_tolerances",
+                                     r.stats.get("cvode_tolerances", (rtol,)))[0]
                 err = final_error(name, eq, r, ref)
                 cells.append(f"{err:10.1e}{err / handed:8.2g}{r.stats['nsteps']:7d}")
             print(f"{name:<12}{tau:7.0e}  " + "  ".join(cells), file=out, flush=True)
@@ -246,8 +253,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--quick", action="store_true",
                     help="one α, three methods (a check that the script runs)")
     ap.add_argument("--scan", action="store_true",
-                    help="instead: ERK8's and Fehlberg78's error and steps against the "
-                         "tolerance handed to ARKODE")
+                    help="instead: ERK8's, Fehlberg78's and BDF's error and steps against "
+                         "the tolerance handed to the solver")
     args = ap.parse_args(argv)
     print(machine())
     if args.scan:
