@@ -15,7 +15,8 @@ Models (each over its own span):
 
 Every method of both engines runs at the requested ``rtol`` (``atol = rtol·1e-3``):
 compiled ``ERK8`` (DOP853's coefficients), ``Fehlberg78``, ``ERK5``, ``Adams``,
-``BDF`` (analytic Jacobian; CVODE is asked for ``rtol × 1e-2``, ``BDF_TOL_FACTOR`` in
+``BDF`` (analytic Jacobian; CVODE is asked for ``rtol × 1e-2`` for ``BDF`` and
+``rtol × 1e-1`` for ``Adams``, ``BDF_TOL_FACTOR`` and ``ADAMS_TOL_FACTOR`` in
 ``kidym/simulation/compiled_methods.py``); NumPy ``DOP853``, ``RK45``, ``LSODA``,
 ``Radau``, ``BDF``;
 and ``default``: ``kidym.simulate(eq, rtol=…, atol=…)`` with nothing else given (the
@@ -36,9 +37,10 @@ build of the C where it or ``compiled`` builds, included; ``/best``: the default
 the faster of the two), then with the library cached (best of 5; ``/best`` over the
 faster of NumPy and the cached compiled run).
 
-``--scan``: instead, the compiled ``ERK8``'s, ``Fehlberg78``'s and ``BDF``'s error (and
-its ratio to ``τ``) and steps on each model with the solver handed ``τ`` = 1e-5 … 1e-11:
-the data behind the default's tolerance rule and BDF's factor (``docs/compiled.md``).
+``--scan``: instead, the compiled ``ERK8``'s, ``Fehlberg78``'s, ``BDF``'s and ``Adams``'
+error (and its ratio to ``τ``) and steps on each model with the solver handed ``τ`` =
+1e-5 … 1e-11: the data behind the default's tolerance rule and CVODE's factors
+(``docs/compiled.md``).
 
 Run: ``python benchmarks/work_precision.py [--rtols 1e-6 1e-8 1e-9 1e-10] [--quick]``
 """
@@ -219,14 +221,15 @@ def engines(quick: bool, out=sys.stdout) -> None:
 
 def scan(quick: bool, out=sys.stdout) -> None:
     """What the solver's own tolerance ``τ`` buys: the error (and its ratio to ``τ``) and
-    the steps of the compiled ``ERK8``, ``Fehlberg78`` and ``BDF`` on each model, the
-    solver handed ``τ`` = 1e-5 … 1e-11 (``atol = τ·1e-3``; ``BDF`` is asked for
-    ``τ / BDF_TOL_FACTOR`` so that CVODE gets ``τ``) — the data behind the default's
-    tolerance rule and BDF's factor (``docs/compiled.md``, "Which method meets the
-    tolerance")."""
-    from kidym.simulation.compiled_methods import BDF_TOL_FACTOR
+    the steps of the compiled ``ERK8``, ``Fehlberg78``, ``BDF`` and ``Adams`` on each
+    model, the solver handed ``τ`` = 1e-5 … 1e-11 (``atol = τ·1e-3``; ``BDF`` and
+    ``Adams`` are asked for ``τ`` over their factor, so that CVODE gets ``τ``) — the data
+    behind the default's tolerance rule and CVODE's factors (``docs/compiled.md``,
+    "Which method meets the tolerance")."""
+    from kidym.simulation.compiled_methods import ADAMS_TOL_FACTOR, BDF_TOL_FACTOR
 
-    methods = ("ERK8", "Fehlberg78", "BDF")
+    factors = {"BDF": BDF_TOL_FACTOR, "Adams": ADAMS_TOL_FACTOR}
+    methods = ("ERK8", "Fehlberg78", "BDF", "Adams")
     print(f"{'model':<12}{'tau':>7}" + "".join(f"  {m:>10}{'/tau':>8}{'steps':>7}"
                                                 for m in methods), file=out)
     for name, eq, t_end in models(quick):
@@ -234,7 +237,7 @@ def scan(quick: bool, out=sys.stdout) -> None:
         for tau in (10.0 ** -e for e in ((6, 9) if quick else range(5, 12))):
             cells = []
             for method in methods:
-                rtol = tau / BDF_TOL_FACTOR if method == "BDF" else tau
+                rtol = tau / factors.get(method, 1.0)
                 r = kidym.simulate(eq, engine="compiled", method=method, rtol=rtol,
                                    atol=rtol * 1e-3, t_end=t_end, n_points=2)
                 handed = r.stats.get("arkode_tolerances",
@@ -253,8 +256,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--quick", action="store_true",
                     help="one α, three methods (a check that the script runs)")
     ap.add_argument("--scan", action="store_true",
-                    help="instead: ERK8's, Fehlberg78's and BDF's error and steps against "
-                         "the tolerance handed to the solver")
+                    help="instead: the compiled methods' error and steps against the "
+                         "tolerance handed to the solver")
     args = ap.parse_args(argv)
     print(machine())
     if args.scan:
