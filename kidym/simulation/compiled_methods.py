@@ -137,12 +137,12 @@ def output_mode_of(method: str, output_mode: str) -> str:
 #: 1 (issue 28): ARKODE holds the ``rtol`` asked for. With 0.8 (``rtol^0.8``, looser) the
 #: error of seed 001's virtual constraints (α = 1e4…1e6, a fast vibration over hundreds of
 #: periods) was 48-144 × rtol at rtol 1e-6 and 90 × at 1e-9 (α = 1e6); with 1 it is at
-#: most about 1.2 × rtol on every model of ``benchmarks/work_precision.py``, for 1.5-2 ×
+#: most about 1.4 × rtol on every model of ``benchmarks/work_precision.py``, for 1.5-2 ×
 #: the evaluations on smooth models. Not looser at tight ``rtol`` either, though ERK8 is
 #: 1e-4…1e-1 × rtol on the chain and Andrews there: on seed 001 at α = 1e6 its error is
 #: 1-1.4 × ARKODE's tolerance at every τ from 1e-6 to 1e-10 (``work_precision.py
 #: --scan``), so handing ARKODE ``S·rtol`` puts that error at ``S·rtol``, and coming
-#: within 2 × of ``Fehlberg78`` on Andrews at rtol 1e-10 needs ``S`` ≈ 10 (issue 28).
+#: within 2 × of ``Fehlberg78``'s steps on Andrews at rtol 1e-10 needs ``S`` ≈ 10 (issue 28).
 ERK8_TOL_EXPONENT = 1.0
 
 
