@@ -77,7 +77,7 @@ BENCHMARKS: tuple[Bench, ...] = (
     Bench("python benchmarks/cli.py --repeat 3", "--repeat 1"),
     Bench("python benchmarks/watch.py --repeat 15", "--repeat 1"),
     Bench("python benchmarks/input_callbacks.py"),
-    Bench("python benchmarks/work_precision.py --rtols 1e-6 1e-9",
+    Bench("python benchmarks/work_precision.py --rtols 1e-6 1e-8 1e-9 1e-10",
           "--quick --rtols 1e-6 --repeat 1"),
 )
 

@@ -15,7 +15,10 @@ Models (each over its own span):
 
 Every method of both engines runs at the requested ``rtol`` (``atol = rtol·1e-3``):
 compiled ``ERK8`` (DOP853's coefficients), ``Fehlberg78``, ``ERK5``, ``Adams``,
-``BDF`` (analytic Jacobian); NumPy ``DOP853``, ``RK45``, ``LSODA``, ``Radau``, ``BDF``;
+``BDF`` (analytic Jacobian; CVODE is asked for ``rtol × 1e-2`` for ``BDF`` and
+``rtol × 1e-1`` for ``Adams``, ``BDF_TOL_FACTOR`` and ``ADAMS_TOL_FACTOR`` in
+``kidym/simulation/compiled_methods.py``); NumPy ``DOP853``, ``RK45``, ``LSODA``,
+``Radau``, ``BDF``;
 and ``default``: ``kidym.simulate(eq, rtol=…, atol=…)`` with nothing else given (the
 default engine ``auto`` and method). Error: ``max |y − y_ref| / (1 + |y_ref|)`` over
 the states at the last time (over the positions for ``andrews``); ``err/rtol`` is that
@@ -36,7 +39,12 @@ faster of NumPy and the cached compiled run). A small run in each engine comes f
 so that what the process pays once (imports) is in none of the columns (it was in the
 default's, which ran first; ``benchmarks/cli.py`` measures the commands whole).
 
-Run: ``python benchmarks/work_precision.py [--rtols 1e-6 1e-9] [--quick]``
+``--scan``: instead, the compiled ``ERK8``'s, ``Fehlberg78``'s, ``BDF``'s and ``Adams``'
+error (and its ratio to ``τ``) and steps on each model with the solver handed ``τ`` =
+1e-5 … 1e-11: the data behind the default's tolerance rule and CVODE's factors
+(``docs/compiled.md``).
+
+Run: ``python benchmarks/work_precision.py [--rtols 1e-6 1e-8 1e-9 1e-10] [--quick]``
 """
 
 from __future__ import annotations
@@ -225,16 +233,50 @@ def engines(quick: bool, out=sys.stdout) -> None:
               f"{again / min(numpy, cached):7.2f}  {why}", file=out, flush=True)
 
 
+def scan(quick: bool, out=sys.stdout) -> None:
+    """What the solver's own tolerance ``τ`` buys: the error (and its ratio to ``τ``) and
+    the steps of the compiled ``ERK8``, ``Fehlberg78``, ``BDF`` and ``Adams`` on each
+    model, the solver handed ``τ`` = 1e-5 … 1e-11 (``atol = τ·1e-3``; ``BDF`` and
+    ``Adams`` are asked for ``τ`` over their factor, so that CVODE gets ``τ``) — the data
+    behind the default's tolerance rule and CVODE's factors (``docs/compiled.md``,
+    "Which method meets the tolerance")."""
+    from kidym.simulation.compiled_methods import ADAMS_TOL_FACTOR, BDF_TOL_FACTOR
+
+    factors = {"BDF": BDF_TOL_FACTOR, "Adams": ADAMS_TOL_FACTOR}
+    methods = ("ERK8", "Fehlberg78", "BDF", "Adams")
+    print(f"{'model':<12}{'tau':>7}" + "".join(f"  {m:>10}{'/tau':>8}{'steps':>7}"
+                                                for m in methods), file=out)
+    for name, eq, t_end in models(quick):
+        ref = reference(name, eq, t_end)
+        for tau in (10.0 ** -e for e in ((6, 9) if quick else range(5, 12))):
+            cells = []
+            for method in methods:
+                rtol = tau / factors.get(method, 1.0)
+                r = kidym.simulate(eq, engine="compiled", method=method, rtol=rtol,
+                                   atol=rtol * 1e-3, t_end=t_end, n_points=2)
+                handed = r.stats.get("arkode_tolerances",
+                                     r.stats.get("cvode_tolerances", (rtol,)))[0]
+                err = final_error(name, eq, r, ref)
+                cells.append(f"{err:10.1e}{err / handed:8.2g}{r.stats['nsteps']:7d}")
+            print(f"{name:<12}{tau:7.0e}  " + "  ".join(cells), file=out, flush=True)
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rtols", type=float, nargs="+", default=[1e-6, 1e-9])
+    ap.add_argument("--rtols", type=float, nargs="+", default=[1e-6, 1e-8, 1e-9, 1e-10])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--budget", type=float, default=20.0,
                     help="seconds: a NumPy run estimated longer is skipped")
     ap.add_argument("--quick", action="store_true",
                     help="one α, three methods (a check that the script runs)")
+    ap.add_argument("--scan", action="store_true",
+                    help="instead: the compiled methods' error and steps against the "
+                         "tolerance handed to the solver")
     args = ap.parse_args(argv)
     print(machine())
+    if args.scan:
+        scan(args.quick)
+        return
     print(f"error at the last time vs the reference; atol = rtol*1e-3; wall: whole "
           f"simulate() call, best of >= {args.repeat}; /best: over the fastest method within "
           f"{MEETS:g}x rtol")

@@ -44,6 +44,7 @@ from kidym.simulation.compiled_methods import (  # noqa: F401 (the engine's meth
     arkode_options,
     erk8_tolerances,
     output_mode_of,
+    solver_tolerances,
 )
 from kidym.simulation.inputs import InputBinding
 from kidym.simulation.layout import parameter_vector
@@ -491,8 +492,7 @@ class CompiledSystem:
         msg = ctypes.create_string_buffer(512)
         mode = output_mode_of(method, output_mode)
         table = arkode_options(method, mode)
-        inner_rtol, inner_atol = (erk8_tolerances(rtol, atol) if method == "ERK8"
-                                  else (rtol, atol))
+        inner_rtol, inner_atol = solver_tolerances(method, rtol, atol)
         started = _time.perf_counter()
         status = call_watched(lambda: self.lib.kidym_simulate(
             _ptr(p), float(t0), _ptr(y0), len(times), _ptr(times),

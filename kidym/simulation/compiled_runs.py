@@ -166,6 +166,9 @@ def to_result(system: CompiledSystem, raw: dict, p: np.ndarray, *, rtol: float, 
              "build_time_s": system.build_time_s, **(extra or {})}
     if raw["method"] == "ERK8":
         stats["arkode_tolerances"] = raw["arkode_tolerances"]
+    elif raw["method"] in ("BDF", "Adams"):
+        # CVODE is asked for tighter tolerances (compiled_methods.BDF_TOL_FACTOR, …)
+        stats["cvode_tolerances"] = raw["arkode_tolerances"]
     if raw.get("jacobian"):
         # BDF's Newton matrix: the analytic Jacobian or CVODE's difference quotients
         # (their evaluations of f are part of nfev, and counted apart here)

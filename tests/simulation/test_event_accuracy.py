@@ -12,8 +12,9 @@ re-stepping, at rtol 1e-10: Fehlberg78 2.1e-7 off at the level and 1.4e-6 at the
 ERK8 in the "step" and "hermite" output modes 1.4e-7 at the level).
 The multistep methods (CVODE's, LSODA and SciPy's BDF) are held to the same bound at
 rtol 1e-12: their global error is far above rtol (compiled BDF at rtol 1e-10 with 201
-outputs: φ 3.8e-7 off the closed form, the event times 7e-8, i.e. the state error over
-the speed), which is the method's, not the root finder's.
+outputs, before CVODE was asked for rtol × 1e-2: φ 3.8e-7 off the closed form, the
+event times 7e-8, i.e. the state error over the speed; tens of times rtol still),
+which is the method's, not the root finder's.
 """
 
 from __future__ import annotations
