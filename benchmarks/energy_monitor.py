@@ -33,8 +33,7 @@ from tests import fixtures
 from tests.simulation.test_energy_balance import DRIVEN, OSCILLATOR
 
 #: (rtol, atol) of the runs: the defaults first.
-TOLERANCES = ((1e-9, 1e-12), (1e-6, 1e-12), (1e-7, 1e-12), (1e-8, 1e-12), (1e-10, 1e-12),
-              (1e-6, 1e-8))
+TOLERANCES = ((1e-9, 1e-12), (1e-6, 1e-12), (1e-7, 1e-12), (1e-8, 1e-12), (1e-10, 1e-12))
 
 
 def models():
