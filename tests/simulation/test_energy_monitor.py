@@ -138,3 +138,27 @@ def test_cli_run_says_whether_the_run_was_monitored(tmp_path):
         stats[name] = json.loads((out / "results.json").read_text(encoding="utf-8"))["stats"]
     assert stats["on"]["energy_monitor"]["monitored"]
     assert "energy_monitor" not in stats["off"]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_constant_force_on_a_coordinate_is_monitored(engine):
+    """A constant force on a coordinate has a potential (E includes −F x): monitored; a
+    spring-mass pulled by it oscillates about x = F/k and passes."""
+    text = ("m = 1; k = 4; F0 = 2; Cart | Sx(x) | m, 0, 0, 0; Cs.x = k; Pg.x = F0; "
+            "INITIAL := x(0);")
+    r = kidym.simulate(kidym.parse(text), t_end=5, engine=engine, rtol=1e-6)
+    assert r.success and r.stats["energy_monitor"]["monitored"]
+    assert np.max(r["x"]) == pytest.approx(2 * 2.0 / 4, rel=1e-4)   # 2 F/k, closed form
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_impacts_that_take_energy_are_no_failure(engine):
+    """The bouncing ball loses (1 − e²) of its energy at each impact (a reset of the
+    state, СОБЫТИЯ): the monitor restarts there, the run passes."""
+    from tests.fixtures import EXAMPLES
+
+    r = kidym.simulate(kidym.load(EXAMPLES / "bouncing_ball" / "bouncing_ball.kdm"),
+                       engine=engine)
+    energy = r["energy"]
+    assert r.success and r.stats["energy_monitor"]["monitored"]
+    assert energy[-1] < 0.5 * energy[0]                    # several impacts passed
