@@ -26,20 +26,20 @@ below ``rtol |y_i| + atol``. Such an error changes ``E`` by at most about
     ``δE = Σ_i |M w|_i (rtol |w_i| + atol) + Σ_j |F_j| (rtol |q_j| + atol)``
 
 (``M w = ∂T/∂w``, the momenta; ``F``, the generalized forces, ``−∂Π/∂q`` up to velocity
-terms), evaluated at every output time from the state (:func:`tolerance_energy`). The
-run fails at the first output time ``t_k`` where
+terms), evaluated from the state at :data:`SAMPLES` output times at most
+(:func:`tolerance_energy`). The run fails at the first output time ``t_k`` where
 
     ``|B(t_k)| > MARGIN · max_{j ≤ k} δE_j + ROUNDING · max_{j ≤ k} max(|E_j|, T_j)``
 
 (the rounding term for tolerances near the precision of doubles). :data:`MARGIN` is
 chosen from measurement: ``benchmarks/energy_monitor.py`` runs every example and the
 tests' models in both engines at the default tolerances and at rtol 1e-6 … 1e-10 and
-prints the largest ``|B| / (bound / MARGIN)``; docs/simulation.md states the figure.
+prints the largest ``|B| / δE``; docs/output.md ("The energy monitor") states it.
 
 **What it cannot see.** A branch jump that keeps the energy (the parallelogram four-bar
 with a spring jumps with a clean balance, issue 27) is the passage monitor's
-(:mod:`kidym.simulation.monitors`); a long run at a loose tolerance that drifts more than
-``MARGIN`` times its tolerance is failed, as it should be: its energy is wrong by more
+(:mod:`kidym.simulation.monitors`); a long run at a loose tolerance whose energy drifts by more
+than ``MARGIN · δE`` is failed, as it should be: its energy is wrong by more
 than it asked for. ``monitor_energy=False`` (``kidym run --no-energy-monitor``) turns the
 monitor off.
 """
