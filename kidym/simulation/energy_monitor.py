@@ -31,10 +31,11 @@ terms), evaluated from the state at :data:`SAMPLES` output times at most
 
     ``|B(t_k)| > MARGIN · max_{j ≤ k} δE_j + ROUNDING · max_{j ≤ k} max(|E_j|, T_j)``
 
-(the rounding term for tolerances near the precision of doubles). :data:`MARGIN` is
-chosen from measurement: ``benchmarks/energy_monitor.py`` runs every example and the
-tests' models in both engines at the default tolerances and at rtol 1e-6 … 1e-10 and
-prints the largest ``|B| / δE``; docs/output.md ("The energy monitor") states it.
+(the rounding term for tolerances near the precision of doubles; ``rtol`` at least
+:data:`ALI3_RTOL` for a run that crossed singular positions by ``formulation="ali3"``).
+:data:`MARGIN` is chosen from measurement: ``benchmarks/energy_monitor.py`` runs every
+example and the tests' models in both engines at the default tolerances and at rtol
+1e-6 … 1e-10 and prints the largest ``|B| / δE``; docs/output.md ("The energy monitor") states it.
 
 **What it cannot see.** A branch jump that keeps the energy (the parallelogram four-bar
 with a spring jumps with a clean balance, issue 27) is the passage monitor's
@@ -62,6 +63,12 @@ from kidym.simulation.result import Result
 MARGIN = 100.0
 #: Relative rounding floor of the bound (tolerances near the precision of doubles).
 ROUNDING = 1e-11
+#: A run that passed singular positions by ``formulation="ali3"`` (asked, or continued
+#: into) is bounded as at this ``rtol`` at least: the bridges across the positions have
+#: an accuracy of their own that ``rtol`` does not set (docs/benchmarks.md, "Closed loops
+#: through singular positions": errors of 1e-7 … 1e-5 at rtol 1e-10): IFToMM A02's
+#: energy after them moved more than ``MARGIN · δE`` of rtol 1e-12 on its branch.
+ALI3_RTOL = 1e-10
 #: Output times at which ``δE`` is evaluated at most (evenly strided, and the last;
 #: between them the bound holds the running maximum): one evaluation of the equations
 #: each, a small part of a run's cost.
@@ -200,6 +207,8 @@ def check_energy(result: Result, eq, system, p: np.ndarray, *, rtol: float,
     starts = reset_starts(result)
     for a, b in zip(starts, [*starts[1:], t.size]):
         drift[a:b] = energy[a:b] - energy[a]
+    if "ali3" in str((result.stats.get("constraint_drift") or {}).get("formulation", "")):
+        rtol = max(rtol, ALI3_RTOL)   # the bridges' accuracy is their own
     delta, kinetic = tolerance_energy(system, eq, t, result.values, p, rtol, atol)
     if not np.any(np.isfinite(delta)):
         return EnergyCheck("the equations could not be evaluated at the output times")
