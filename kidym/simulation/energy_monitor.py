@@ -201,6 +201,9 @@ def check_energy(result: Result, eq, system, p: np.ndarray, *, rtol: float,
     reason = unmonitored_reason(eq)
     if reason:
         return EnergyCheck(reason)
+    missing = [str(x) for x in (*eq.coordinates, *eq.speeds) if str(x) not in result.values]
+    if missing:
+        return EnergyCheck(f"the run does not record {', '.join(missing)}")
     t = np.asarray(result.t, float)
     energy = np.asarray(result.values["energy"], float)
     drift = np.empty_like(energy)   # W = 0: B = E − E(start), between resets
