@@ -162,3 +162,28 @@ def test_impacts_that_take_energy_are_no_failure(engine):
     energy = r["energy"]
     assert r.success and r.stats["energy_monitor"]["monitored"]
     assert energy[-1] < 0.5 * energy[0]                    # several impacts passed
+
+
+@pytest.mark.slow
+def test_a_run_its_step_control_got_wrong_is_no_success():
+    """`test5_sphere` (a point thrown into a spherical cavity, an exponential wall) in
+    NumPy at rtol 1e-10: SciPy's step control can miss a contact with the wall (it did
+    here, at about 1.2 s). Either the run passes and its motion is within 1e-7 of a
+    compiled run at rtol 1e-12, or the monitor fails it and the same run without the
+    monitor is further off than that: never success off the motion, and no failure of
+    a run on it."""
+    from tests.fixtures import EXAMPLES
+
+    model = kidym.load(EXAMPLES / "virtual_constraints" / "test5_sphere.kdm")
+    options = {"max_step": 0.05 / np.sqrt(50000.0)}   # the example's 0.05/√α
+    ref = kidym.simulate(model, engine="compiled", rtol=1e-12, atol=1e-14,
+                         monitor_energy=False, **options)
+    full = kidym.simulate(model, engine="numpy", rtol=1e-10, monitor_energy=False,
+                          **options)
+    off = max(float(np.max(np.abs(full[q] - ref[q]))) for q in ("x", "y", "z"))
+    r = kidym.simulate(model, engine="numpy", rtol=1e-10, raise_on_failure=False,
+                       **options)
+    if r.success:
+        assert off < 1e-7
+    else:
+        assert r.failure["kind"] == faults.ENERGY and off > 1e-7
