@@ -217,7 +217,8 @@ def _run(args: argparse.Namespace, model, out: Path, rep, formats, plotter) -> i
                               n_points=args.points, max_step=args.max_step,
                               jacobian=args.jacobian, formulation=_formulation(args),
                               inputs=_input_tables(getattr(args, "input", None)),
-                              free=_names(getattr(args, "free", None)))
+                              free=_names(getattr(args, "free", None)),
+                              monitor_energy=not getattr(args, "no_energy_monitor", False))
     except SimulationError as exc:
         # the results up to the failure are written (marked partial in results.json),
         # then the error is reported and the exit status is 2
@@ -496,6 +497,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "kidym-out/MODEL_NAME)")
     p.add_argument("--no-integrals", action="store_true", dest="no_integrals",
                    help="do not search the model's first integrals nor report their drift")
+    p.add_argument("--no-energy-monitor", action="store_true", dest="no_energy_monitor",
+                   help="do not fail a run of a conservative model whose energy moves more "
+                        "than its tolerances allow (docs/simulation.md, \"The energy "
+                        "monitor\")")
     _add_force(p)
     _add_run_output_options(p)
     p.set_defaults(func=cmd_run)

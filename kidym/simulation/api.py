@@ -23,8 +23,9 @@ from kidym.eom.stored import derived
 from kidym.errors import CompileError, RunInterrupted, SimulationError
 from kidym.model.model import Model
 from kidym.simulation import faults
+from kidym.simulation.energy_monitor import check_energy, energy_failure
 from kidym.simulation.engine import Engine, engine_named, engine_of
-from kidym.simulation.finish import finish
+from kidym.simulation.finish import finish, with_energy_balance
 from kidym.simulation.minimal import Partitioning, formulation_of, require_minimal_form
 from kidym.simulation.result import Result
 from kidym.simulation.spec import (
@@ -95,7 +96,8 @@ def simulate(system, *, t_end: float | None = None, t_start: float | None = None
              jacobian: str = "auto",
              formulation: str | Partitioning = "augmented",
              inputs: Mapping[object, object] | Callable | None = None,
-             free: str | Sequence[str] | None = None) -> Result:
+             free: str | Sequence[str] | None = None,
+             monitor_energy: bool = True) -> Result:
     """Integrate the equations of motion over time.
 
     Parameters
@@ -192,6 +194,15 @@ def simulate(system, *, t_end: float | None = None, t_start: float | None = None
         (``stats["constraint_drift"]["formulation"]`` is then ``"augmented, then
         ali3"``, ``["formulation_choice"]`` says why); every other run that reaches
         one stops there with an error, and so does a run that starts at one.
+    monitor_energy : bool
+        The energy monitor (:mod:`kidym.simulation.energy_monitor`, both engines): a
+        run of a conservative model (no explicit time, inputs, controls, dampers or
+        non-potential forces) whose energy ``E − E(0)`` leaves the bound its tolerances
+        allow (100 times the change of ``E`` that one step's allowed error can make)
+        ends as a failure at the first output time past it, the result kept up to
+        there. ``result.stats["energy_monitor"]`` says whether the run was monitored
+        (and why not) and the largest ratio of the balance to its bound. ``False``
+        turns the monitor off.
 
     Returns
     -------
@@ -221,7 +232,8 @@ def simulate(system, *, t_end: float | None = None, t_start: float | None = None
                          quaternion_stabilization=quaternion_stabilization,
                          normalize_quaternions=normalize_quaternions, jacobian=jacobian,
                          partitioning=formulation_of(formulation),
-                         ali3=isinstance(formulation, str) and formulation == "ali3")
+                         ali3=isinstance(formulation, str) and formulation == "ali3",
+                         monitor_energy=bool(monitor_energy))
     if options.ali3:
         from kidym.simulation.passages import require_ali3
 
@@ -233,10 +245,11 @@ def simulate(system, *, t_end: float | None = None, t_start: float | None = None
                                 n_points=n_points, constraints=stabilization_of(constraints),
                                 inputs=inputs, free=free)
     chosen, why = _choose(system, eq, engine, options)
-    spec = done = probed = None
+    spec = done = probed = own = None
     with watching() as watch:   # progress on a terminal; Ctrl-C stops the run (or probe)
         if chosen is None:   # auto, and only a probe decides
             chosen, why, spec, done, probed = _auto(system, eq, options, prepare)
+            own = probed   # (the system of a probe that was the whole run)
         options = _options_for(chosen, options, engine)
         if done is not None and done.result is not None:   # the probe was the whole run
             result, error = done.result, done.error
@@ -252,6 +265,8 @@ def simulate(system, *, t_end: float | None = None, t_start: float | None = None
     if why:
         result.stats["engine_choice"] = why
     finish(result, eq.model, normalize_quaternions=normalize_quaternions)
+    if error is None and options.monitor_energy:
+        result, error = _monitor_energy(result, eq, own, spec, options)
     if error is not None:
         error.result = result
         if error.kind == faults.INTERRUPTED:
@@ -259,6 +274,19 @@ def simulate(system, *, t_end: float | None = None, t_start: float | None = None
         if raise_on_failure:
             raise error
     return result
+
+
+def _monitor_energy(result: Result, eq: Equations, system, spec: RunSpec,
+                    options: RunOptions) -> tuple[Result, SimulationError | None]:
+    """``(result, error)`` after the energy monitor
+    (:mod:`kidym.simulation.energy_monitor`): the result cut at the first output time
+    past the bound and its error, or ``result`` with its statistics and ``None``."""
+    check = check_energy(result, eq, system, spec.p, rtol=options.rtol, atol=options.atol)
+    result.stats["energy_monitor"] = check.stats()
+    if check.k is None:
+        return result, None
+    cut, error = energy_failure(result, check)
+    return with_energy_balance(cut), error
 
 
 def _choose(system, eq: Equations, engine: str, options: RunOptions

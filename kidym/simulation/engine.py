@@ -45,7 +45,9 @@ class Engine(Protocol):
         """Raise ``ValueError`` for an option this engine cannot honour."""
 
     def system(self, eq: Equations, options: RunOptions) -> object:
-        """The engine's system for ``eq`` (generated, compiled, cached)."""
+        """The engine's system for ``eq`` (generated, compiled, cached); it evaluates
+        ``dynamics(t, y, p) -> (q̇, M, F)`` at a state (the energy monitor's bound,
+        :mod:`kidym.simulation.energy_monitor`)."""
 
     def run(self, system: object, spec: RunSpec, options: RunOptions
             ) -> tuple[Result, SimulationError | None]:

@@ -44,8 +44,11 @@ INTEGRATOR = "integrator-failure"
 CONSTRAINTS = "constraint-failure"
 #: stopped on request (Ctrl-C, :mod:`kidym.simulation.watch`): nothing failed
 INTERRUPTED = "interrupted"
+#: the energy of a conservative run moved more than its tolerances allow
+#: (:mod:`kidym.simulation.energy_monitor`)
+ENERGY = "energy-balance"
 KINDS = (NON_FINITE, BLOW_UP, SINGULAR, STEP_COLLAPSE, EVENT_STORM, QUATERNION, INTEGRATOR,
-         CONSTRAINTS, INTERRUPTED)
+         CONSTRAINTS, INTERRUPTED, ENERGY)
 
 #: A quaternion whose norm falls below this has collapsed (the rotation is ``Λ/|Λ|``).
 QUATERNION_COLLAPSE = 1e-3

@@ -73,7 +73,8 @@ class RunOptions:
 
     ``partitioning`` is the minimal form's :class:`~kidym.simulation.minimal.Partitioning`
     (None: the augmented form); ``ali3`` the augmented Lagrangian crossing of singular
-    positions (:mod:`kidym.simulation.passages`); the rest as :func:`kidym.simulate`.
+    positions (:mod:`kidym.simulation.passages`); ``monitor_energy`` the energy monitor
+    (:mod:`kidym.simulation.energy_monitor`); the rest as :func:`kidym.simulate`.
     """
 
     method: str = "DOP853"
@@ -87,6 +88,7 @@ class RunOptions:
     jacobian: str = "auto"
     partitioning: object = None
     ali3: bool = False
+    monitor_energy: bool = True
 
 
 def check_options(*, t_start: float | None, t_end: float | None, n_points: int,

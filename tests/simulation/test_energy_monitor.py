@@ -1,0 +1,189 @@
+"""The energy monitor (issue 27): a conservative run whose energy leaves the bound its
+tolerances allow ends as a failure, in both engines, by one rule
+(:mod:`kidym.simulation.energy_monitor`); runs that do work are not monitored."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import kidym
+from kidym.cli import main
+from kidym.errors import SimulationError
+from kidym.simulation import faults, passages
+from kidym.simulation import simulate as numpy_runs
+from tests.codegen.shared import kidym_cache  # noqa: F401
+from tests.fixtures import DOUBLE_PENDULUM, FOUR_BAR_SPRING
+from tests.simulation.test_energy_balance import DRIVEN
+
+ENGINES = ["numpy", "compiled"]
+
+#: A rod hinged at one end, released at rest horizontal: E = T + Π is 0 all along, while
+#: T and Π exchange m g l/2 — the bound must scale with the motion, not with |E|.
+HORIZONTAL_ROD = ("m = 1; l = 1; J = 0.1; g = 9.81; Rod | Rz(phi) | Sx(l/2), m, 0, J, J; "
+                  "GRAVITY := 0, -g, 0; INITIAL := phi(0);")
+#: A damped spring-mass, free (no time): its work is the damper's.
+DAMPED = ("m = 1; k = 400; c = 2; Cart | Sx(x) | m, 0, 0, 0; Cs.x = k; Dd.x = c; "
+          "INITIAL := x(0.1);")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("rtol", [1e-6, 1e-10])
+def test_a_regular_conservative_run_passes(engine, rtol):
+    """The double pendulum, 5 s: monitored, well inside the bound, to the end; its
+    energy conserved to what the tolerance asks (the closed form: E is constant)."""
+    r = kidym.simulate(kidym.parse(DOUBLE_PENDULUM), t_end=5, initial={"phi1": 0.7},
+                       engine=engine, rtol=rtol, atol=1e-12)
+    monitor = r.stats["energy_monitor"]
+    assert r.success and r.t[-1] == 5.0
+    assert monitor["monitored"] and not monitor["tripped"] and monitor["ratio"] < 1
+    energy = r["energy"]
+    assert np.max(np.abs(energy - energy[0])) < 1e3 * rtol * np.max(np.abs(energy))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_run_whose_energy_stays_zero_passes_at_a_loose_tolerance(engine):
+    r = kidym.simulate(kidym.parse(HORIZONTAL_ROD), t_end=5, engine=engine, rtol=1e-6)
+    assert r.success and r.stats["energy_monitor"]["monitored"]
+    assert r.stats["energy_monitor"]["ratio"] < 1
+    # it moved: the rod swings down through the vertical (φ = -π/2)
+    assert np.min(r["phi"]) < -1.5
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_damped_model_passes_unmonitored(engine):
+    """W ≠ 0 (a damper): the work is integrated over the output times, 41 of them here,
+    and the balance is the quadrature's (above 1e-3 of the energy) — no failure, and the
+    statistics say why it is not monitored."""
+    r = kidym.simulate(kidym.parse(DAMPED), t_end=2.0, n_points=41, engine=engine)
+    assert r.success
+    assert r.stats["energy_balance"]["relative"] > 1e-3
+    assert r.stats["energy_monitor"] == {"monitored": False,
+                                         "reason": "the damper `Dd.x` does work"}
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_time_dependent_model_passes_unmonitored(engine):
+    """A rod on a support moved by a prescribed motion: time-dependent, not monitored."""
+    r = kidym.simulate(kidym.parse(DRIVEN), t_end=3, engine=engine, rtol=1e-6)
+    assert r.success
+    assert not r.stats["energy_monitor"]["monitored"]
+    assert "time" in r.stats["energy_monitor"]["reason"]
+
+
+def _kicked(real):
+    """``continue_run`` that continues wrongly: every speed after the continuation 10 %
+    too fast (still on the velocity constraints ``G w = 0``: the kinetic energy 21 %
+    too high)."""
+    def run(system, p, t_from, y_from, t1, times, **options):
+        ok, status, message, nfev, t, y, stats, fault = real(system, p, t_from, y_from, t1,
+                                                             times, **options)
+        y = np.array(y, float)
+        y[len(system.equations.coordinates):] *= 1.1
+        return ok, status, message, nfev, t, y, stats, fault
+
+    return run
+
+
+@pytest.fixture
+def wrong_continuation(monkeypatch):
+    """The continuation of an augmented run past a singular position (both engines call
+    ``passages.continue_run``; the NumPy engine imported it by name) made wrong."""
+    kicked = _kicked(passages.continue_run)
+    monkeypatch.setattr(passages, "continue_run", kicked)
+    monkeypatch.setattr(numpy_runs, "continue_run", kicked)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_wrong_continuation_fails_at_its_first_sample(engine, wrong_continuation):
+    """The spring four-bar reaches φ = 0 at about 0.62 s and goes on by ali3 from its last
+    sample before; with that continuation 10 % too fast the run fails at the first output
+    time after it, with the time, the balance, the bound and the state."""
+    with pytest.raises(SimulationError) as caught:
+        kidym.simulate(kidym.parse(FOUR_BAR_SPRING), t_end=3, engine=engine)
+    error = caught.value
+    r = error.result
+    start = r.stats["constraint_drift"]["continued_from"]
+    times = np.linspace(0, 3, 501)
+    first = times[times > start + 1e-12][0]
+    assert error.kind == faults.ENERGY and error.time == pytest.approx(first)
+    assert r.failure["kind"] == faults.ENERGY and not r.success and r.status == -1
+    assert r.t[-1] == pytest.approx(first)              # the result kept up to there
+    assert error.state == {n: r[n][-1] for n in r.state_names}
+    # the balance is the kick: 0.21 T at that sample (T from the energy's jump)
+    jump = r["energy"][-1] - r["energy"][0]
+    assert jump > 0.5
+    assert f"t = {first:.10g}" in str(error) and f"E - E(0) = {jump:.3g}" in str(error)
+    assert "tighten rtol" in error.hint
+    assert r.stats["energy_monitor"]["tripped"]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_the_monitor_can_be_turned_off(engine, wrong_continuation):
+    r = kidym.simulate(kidym.parse(FOUR_BAR_SPRING), t_end=1, engine=engine,
+                       monitor_energy=False)
+    assert r.success and r.t[-1] == 1.0 and "energy_monitor" not in r.stats
+
+
+def test_cli_run_says_whether_the_run_was_monitored(tmp_path):
+    path = tmp_path / "rod.kdm"
+    path.write_text(HORIZONTAL_ROD, encoding="utf-8")
+    stats = {}
+    for flags, name in (([], "on"), (["--no-energy-monitor"], "off")):
+        out = tmp_path / name
+        assert main(["run", str(path), "--engine", "numpy", "--t-end", "1", "--out",
+                     str(out), "--no-plots", "--no-integrals", *flags]) == 0
+        stats[name] = json.loads((out / "results.json").read_text(encoding="utf-8"))["stats"]
+    assert stats["on"]["energy_monitor"]["monitored"]
+    assert "energy_monitor" not in stats["off"]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_constant_force_on_a_coordinate_is_monitored(engine):
+    """A constant force on a coordinate has a potential (E includes −F x): monitored; a
+    spring-mass pulled by it oscillates about x = F/k and passes."""
+    text = ("m = 1; k = 4; F0 = 2; Cart | Sx(x) | m, 0, 0, 0; Cs.x = k; Pg.x = F0; "
+            "INITIAL := x(0);")
+    r = kidym.simulate(kidym.parse(text), t_end=5, engine=engine, rtol=1e-6)
+    assert r.success and r.stats["energy_monitor"]["monitored"]
+    assert np.max(r["x"]) == pytest.approx(2 * 2.0 / 4, rel=1e-4)   # 2 F/k, closed form
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_impacts_that_take_energy_are_no_failure(engine):
+    """The bouncing ball loses (1 − e²) of its energy at each impact (a reset of the
+    state, СОБЫТИЯ): the monitor restarts there, the run passes."""
+    from tests.fixtures import EXAMPLES
+
+    r = kidym.simulate(kidym.load(EXAMPLES / "bouncing_ball" / "bouncing_ball.kdm"),
+                       engine=engine)
+    energy = r["energy"]
+    assert r.success and r.stats["energy_monitor"]["monitored"]
+    assert energy[-1] < 0.5 * energy[0]                    # several impacts passed
+
+
+@pytest.mark.slow
+def test_a_run_its_step_control_got_wrong_is_no_success():
+    """`test5_sphere` (a point thrown into a spherical cavity, an exponential wall) in
+    NumPy at rtol 1e-10: SciPy's step control can miss a contact with the wall (it did
+    here, at about 1.2 s). Either the run passes and its motion is within 1e-7 of a
+    compiled run at rtol 1e-12, or the monitor fails it and the same run without the
+    monitor is further off than that: never success off the motion, and no failure of
+    a run on it."""
+    from tests.fixtures import EXAMPLES
+
+    model = kidym.load(EXAMPLES / "virtual_constraints" / "test5_sphere.kdm")
+    options = {"max_step": 0.05 / np.sqrt(50000.0)}   # the example's 0.05/√α
+    ref = kidym.simulate(model, engine="compiled", rtol=1e-12, atol=1e-14,
+                         monitor_energy=False, **options)
+    full = kidym.simulate(model, engine="numpy", rtol=1e-10, monitor_energy=False,
+                          **options)
+    off = max(float(np.max(np.abs(full[q] - ref[q]))) for q in ("x", "y", "z"))
+    r = kidym.simulate(model, engine="numpy", rtol=1e-10, raise_on_failure=False,
+                       **options)
+    if r.success:
+        assert off < 1e-7
+    else:
+        assert r.failure["kind"] == faults.ENERGY and off > 1e-7
