@@ -155,6 +155,21 @@ def test_ali3_passes_a02_through_its_first_singular_position(a02_eq, engine):
     assert angle_error(result.values["q1"], exact) < 1e-6
 
 
+def test_compiled_phase_cut_by_its_step_limit_is_not_a_passage(a02_eq, monkeypatch):
+    # one step between two samples: the window that nears θ = 0 is cut by the limit
+    # where the loop's steps shrink; the run goes on from its last sample (not a
+    # bridge of its own), and the one bridge is the passage through θ = 0
+    from kidym.simulation import passages
+
+    monkeypatch.setattr(passages, "PHASE_MAX_STEPS", 1)
+    result = kidym.simulate(a02_eq, engine="compiled", formulation="ali3", rtol=1e-10,
+                            t_end=0.9, n_points=181)
+    exact = parallelogram_motion(**A02, times=result.t)
+    assert result.success
+    assert len(result.stats["constraint_drift"]["bridges"]) == 1
+    assert angle_error(result.values["q1"], exact) < 1e-6
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("engine", ["numpy", "compiled"])
 def test_ali3_spring_four_bar_ten_seconds(spring_eq, engine):
