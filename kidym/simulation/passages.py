@@ -60,7 +60,11 @@ MAX_NEWTON = 30
 #: Relative cut-off of the saddle-point systems' Schur complement ``G A⁻¹ Gᵀ`` (its
 #: eigenvalues scale as ``σ²`` of ``G``): of the bridge's Newton moves, of the projections.
 NEWTON_RCOND = 1e-12
-PROJECTION_RCOND = 1e-10
+#: (The projections' cut-off is near √eps: ``G A⁻¹ Gᵀ`` squares ``G``'s condition, and at
+#: A02's singular position with N = 40 — 40 ranks lost at once — the directions kept by
+#: 1e-10 amplified the compiled evaluations' rounding into an energy error of 7e-5 in
+#: one step; 1e-9: 4e-6, 1e-8: 4e-7, 1e-7: 8e-8, the NumPy engine's at 1e-10.)
+PROJECTION_RCOND = 1e-7
 #: Newton's step (relative) at which a bridge step has converged: its tangent leaves
 #: out the forces' derivatives, so it converges linearly at a rate ~h², and below this
 #: the penalty's rounding dominates.
