@@ -317,7 +317,9 @@ def test_ali3_passes_a_loss_of_two_ranks_on_the_branch(engine):
 @pytest.mark.slow
 @pytest.mark.parametrize("engine", ["numpy", "compiled"])
 def test_ali3_a02_n2_twenty_seconds(engine):
-    # the benchmark's 400 output steps, its high-precision threshold 1e-3 on the tip
+    # the benchmark's 400 output steps, its high-precision threshold 1e-3 on the tip,
+    # and the bound of N = 1 (test_ali3_a02_twenty_seconds): measured 3.0 and 2.3
+    # rtol^{2/3} (6e-7, 5e-7) in the two engines, the bound 20 rtol^{2/3} (4.3e-6)
     eq = kidym.derive(kidym.parse(iftomm_a02(2)))
     result = kidym.simulate(eq, engine=engine, formulation="ali3", rtol=1e-10,
                             t_end=20.0, n_points=401)
@@ -326,7 +328,7 @@ def test_ali3_a02_n2_twenty_seconds(engine):
     tip = np.hypot(np.cos(result.values["c0"]) - np.cos(exact),
                    np.sin(result.values["c0"]) - np.sin(exact))
     assert result.success
-    assert tip.max() < 1e-3
+    assert tip.max() < min(1e-3, 4 * ali3_bound(1e-10))
 
 
 def test_an_ill_conditioned_augmented_solve_is_an_error_not_a_scipy_warning():
