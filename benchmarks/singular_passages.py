@@ -9,7 +9,8 @@ angle (A02: of its tip) against the exact 1-DOF motion of the parallelogram bran
 
     python3 benchmarks/singular_passages.py            # spring 10 s, A02 N = 1 20 s
     python3 benchmarks/singular_passages.py --n 2 10   # A02 with other N
-    python3 benchmarks/singular_passages.py --ali3-only --n 1 2 10 40
+    python3 benchmarks/singular_passages.py --ali3-only --n 1 2 10
+    python3 benchmarks/singular_passages.py --ali3-only --no-spring --engines compiled --n 40
 """
 
 from __future__ import annotations
@@ -50,9 +51,12 @@ def main() -> None:
                         help="A02's N (1 by default)")
     parser.add_argument("--no-spring", action="store_true")
     parser.add_argument("--ali3-only", action="store_true",
-                        help="only formulation='ali3' (both engines)")
+                        help="only formulation='ali3'")
+    parser.add_argument("--engines", nargs="*", default=["numpy", "compiled"],
+                        choices=["numpy", "compiled"], help="the engines (both by default)")
     args = parser.parse_args()
-    routes = tuple(r for r in ROUTES if r[1] == "ali3" or not args.ali3_only)
+    routes = tuple(r for r in ROUTES if (r[1] == "ali3" or not args.ali3_only)
+                   and r[0] in args.engines)
     print(machine())
     if not args.no_spring:
         spring = dict(l=1.0, m=1.0, g=9.81, k=25.0, rest=np.sqrt(2.0), theta0=1.0,

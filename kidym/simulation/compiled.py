@@ -226,17 +226,29 @@ class CompiledSystem:
         self.lib.kidym_constants(_ptr(p), _ptr(c))
         return c
 
+    def _constants_of(self, p: np.ndarray) -> np.ndarray:
+        """:meth:`constants` of ``p``, kept per thread for the last ``p`` (the bridges
+        of ``formulation="ali3"`` evaluate one state after another at one ``p``)."""
+        key = p.tobytes()
+        held = getattr(self._local, "constants", None)
+        if held is None or held[0] != key:
+            held = self._local.constants = (key, self.constants(p))
+        return held[1]
+
     def evaluate(self, t: float, y: np.ndarray, p: np.ndarray) -> tuple:
         """``(q̇, M, F)`` at one state."""
         y = np.ascontiguousarray(y, dtype=float)
         p = np.ascontiguousarray(p, dtype=float)
-        c = self.constants(p)
+        c = self._constants_of(p)
         try:
             n_f = self._local.n_forcing
         except AttributeError:   # (forcing_extended builds a list of every G entry)
             n_f = self._local.n_forcing = len(self.equations.forcing_extended)
         qdot, M, F = np.empty(self.code.n_q), np.empty((self.code.n_w,) * 2), np.empty(n_f)
-        self.lib.kidym_eval(float(t), _ptr(y), _ptr(p), _ptr(c), _ptr(qdot), _ptr(M), _ptr(F))
+        # (the arrays' addresses as integers, held alive by the names here: ``_ptr``'s
+        # ``data_as`` costs most of a call on a small model)
+        self.lib.kidym_eval(float(t), y.ctypes.data, p.ctypes.data, c.ctypes.data,
+                            qdot.ctypes.data, M.ctypes.data, F.ctypes.data)
         return qdot, M, F
 
     def dynamics(self, t: float, y: np.ndarray, p: np.ndarray) -> tuple:

@@ -129,17 +129,18 @@ def singular_ratio(G: np.ndarray, rank: int) -> float:
 
 
 def pivot_columns(G: np.ndarray, rank: int) -> list[int]:
-    """``rank`` columns of ``G`` by greedy column pivoting (modified Gram–Schmidt)."""
-    R = G.copy()
-    chosen: list[int] = []
-    for _ in range(rank):
-        norms = np.sqrt((R ** 2).sum(axis=0))
-        norms[chosen] = -1.0
-        j = int(np.argmax(norms))
-        chosen.append(j)
-        v = R[:, j] / norms[j] if norms[j] > 0 else R[:, j]
-        R = R - np.outer(v, v @ R)
-    return chosen
+    """``rank`` columns of ``G`` by greedy column pivoting: at each step the column of
+    largest norm orthogonal to those chosen (LAPACK's QR with column pivoting, ``geqp3``;
+    a Python Gram–Schmidt loop of the same choice took 40 of the 93 s that A02 with
+    N = 10 spent outside the compiled loop). A non-finite ``G`` gives the first
+    ``rank`` columns (its ratio :func:`singular_ratio` is 0 there)."""
+    from scipy.linalg import qr
+
+    if rank == 0 or G.size == 0:
+        return []
+    if not np.all(np.isfinite(G)):
+        return list(range(rank))
+    return [int(j) for j in qr(G, pivoting=True, mode="r", check_finite=False)[1][:rank]]
 
 
 def _signed_volume(G: np.ndarray, cols: list[int]) -> float:

@@ -45,10 +45,14 @@ from kidym.simulation import faults
 from kidym.simulation.constrained import project
 from kidym.simulation.monitors import loop_passage, pivot_columns, singular_ratio
 
-#: ``σ_ρ/σ_1`` of ``G`` below which the bridge carries the motion.
-NEAR = 0.05
-#: The bridge's step is ``BRIDGE_FACTOR · rtol^{1/3}`` seconds.
-BRIDGE_FACTOR = 0.2
+#: ``σ_ρ/σ_1`` of ``G`` below which the bridge carries the motion (relative to the
+#: largest seen). The bridges set the run's accuracy (each leaves an energy error
+#: ``O(h²)``, docs/theory.md "What sets the accuracy"): a shorter bridge is cheaper than
+#: a shorter step for the same error (A02 N = 1, 20 s: 0.02 with ``h = 0.1 rtol^{1/3}``
+#: about 8e-7 for 25 000 bridge evaluations, 0.05 with ``0.05 rtol^{1/3}`` 5e-7 for 125 000).
+NEAR = 0.02
+#: The bridge's step is ``BRIDGE_FACTOR · rtol^{1/3}`` seconds (0.2 before: A02 8e-6).
+BRIDGE_FACTOR = 0.1
 #: Penalty ``α h²/4`` relative to the mass matrix's scale over ``GᵀG``'s.
 PENALTY = 1e2
 #: Newton iterations of one bridge step.
@@ -56,7 +60,11 @@ MAX_NEWTON = 30
 #: Relative cut-off of the saddle-point systems' Schur complement ``G A⁻¹ Gᵀ`` (its
 #: eigenvalues scale as ``σ²`` of ``G``): of the bridge's Newton moves, of the projections.
 NEWTON_RCOND = 1e-12
-PROJECTION_RCOND = 1e-10
+#: (The projections' cut-off is near √eps: ``G A⁻¹ Gᵀ`` squares ``G``'s condition, and at
+#: A02's singular position with N = 40 — 40 ranks lost at once — the directions kept by
+#: 1e-10 amplified the compiled evaluations' rounding into an energy error of 7e-5 in
+#: one step; 1e-9: 4e-6, 1e-8: 4e-7, 1e-7: 8e-8, the NumPy engine's at 1e-10.)
+PROJECTION_RCOND = 1e-7
 #: Newton's step (relative) at which a bridge step has converged: its tangent leaves
 #: out the forces' derivatives, so it converges linearly at a rate ~h², and below this
 #: the penalty's rounding dominates.
@@ -114,20 +122,28 @@ class _Bridge:
         the multipliers come in one solve where ``G`` is regular and the penalty
         carries the directions where it has lost rank (several at once: A02 with
         N ≥ 2; redundant rows) — the plain augmented Lagrangian update ``λ += αΦ``
-        converges there at a rate ``1 − O(α σ²)``, too slow near the position."""
+        converges there at a rate ``1 − O(α σ²)``, too slow near the position.
+
+        The unknown is the step's increment ``Δ = q₁ − q``, not ``q₁``: the rule's
+        velocity ``2Δ/h − v`` and acceleration ``4Δ/h² − …`` from ``q₁ − q`` lost the
+        digits of ``q`` (an angle of a crank that has turned ten times, ``|q| ≈ 60``,
+        leaves ``Δ`` an error of ``1e-14``, ``4Δ/h²`` one of ``1e-5`` at ``h = 3e-5``):
+        A02's energy changed 5 times more across a bridge at 10 turns than at the start."""
         tn = t + h
-        q1 = q + h * v + 0.5 * h * h * a
+        delta = h * v + 0.5 * h * h * a
         converged, last_move = False, np.inf
         for _it in range(MAX_NEWTON):
-            v1 = 2.0 / h * (q1 - q) - v
-            a1 = 4.0 / (h * h) * (q1 - q) - 4.0 / h * v - a
+            q1 = q + delta
+            v1 = 2.0 / h * delta - v
+            a1 = 4.0 / (h * h) * delta - 4.0 / h * v - a
             M, F, blk = self.block(tn, q1, v1)
             G, phi = blk.G, blk.phi
             alpha = 4.0 / (h * h) * self._penalty(M, G)
             R = M @ a1 - F + G.T @ (lam + alpha * phi)
             T = M + (h * h / 4.0) * alpha * G.T @ G
             dq, z = _saddle(T, G, -(h * h / 4.0) * R, -phi, NEWTON_RCOND)
-            q1 = q1 + dq
+            delta = delta + dq
+            q1 = q + delta
             lam = lam + 4.0 / (h * h) * z
             scale = 1.0 + np.abs(q1).max()
             move = float(np.abs(dq).max())
@@ -146,14 +162,14 @@ class _Bridge:
                                                     np.concatenate([q1, v]).tolist())),
                 hint="reduce max_step (the bridge's step is bounded by it)",
                 kind=faults.CONSTRAINTS)
-        v1 = 2.0 / h * (q1 - q) - v
-        a1 = 4.0 / (h * h) * (q1 - q) - 4.0 / h * v - a
+        v1 = 2.0 / h * delta - v
+        a1 = 4.0 / (h * h) * delta - 4.0 / h * v - a
         M, _F, blk = self.block(tn, q1, v1)
         g = blk.c - blk.G @ v1
         v1 = self._project(M, blk.G, v1, -g)
         M, _F, blk = self.block(tn, q1, v1)
         a1 = self._project(M, blk.G, a1, blk.gamma)
-        return q1, v1, a1, lam
+        return q1, v1, a1, lam, blk.G
 
 
 def require_ali3(eq, *, engine: str, events, constraints) -> None:
@@ -271,12 +287,15 @@ def run_ali3(system, p: np.ndarray, t0: float, t1: float, y0: np.ndarray, times:
             out_t.append(tk)
             out_y.append(value(tk))
 
-    def geometry(tt: float, yy: np.ndarray) -> tuple:
-        return _geometry(system.constraint_block(tt, yy, p)[2].G, rank)
+    def jacobian(tt: float, yy: np.ndarray) -> np.ndarray:
+        return system.constraint_block(tt, yy, p)[2].G
+
+    def geometry(tt: float, yy: np.ndarray, G: np.ndarray | None = None) -> tuple:
+        return _geometry(jacobian(tt, yy) if G is None else G, rank)
 
     # ``σ_ρ/σ_1`` is measured against the largest seen in the run: a long chain of loops
     # (A02 with N = 40) is ill-conditioned everywhere, not only near its singular positions
-    watch = _Watch(geometry, geometry(t0, y0)[0])
+    watch = _Watch(geometry, geometry(t0, y0)[0], jacobian, rank)
     if reference is not None:
         watch.seen(geometry(*reference)[0])
     try:
@@ -297,7 +316,7 @@ def run_ali3(system, p: np.ndarray, t0: float, t1: float, y0: np.ndarray, times:
             crossed = False
             while t < t1:
                 h = min(h_bridge, t1 - t)
-                q1, v1, a1, lam = bridge.step(t, h, q, v, a, lam)
+                q1, v1, a1, lam, G = bridge.step(t, h, q, v, a, lam)
                 tn = t + h
                 qa, va, aa = q, v, a
 
@@ -309,8 +328,7 @@ def run_ali3(system, p: np.ndarray, t0: float, t1: float, y0: np.ndarray, times:
                 emit(tn, value)
                 t, q, v, a = tn, q1, v1, a1
                 y = np.concatenate([q, v])
-                r, _c, _d = geometry(t, y)
-                G = system.constraint_block(t, y, p)[2].G
+                r = watch.ratio(G)   # (G of the step's end, as its last evaluation's)
                 # past the position: the best block flipped (one rank lost) or ``r``
                 # was below NEAR (several ranks lost: the block's determinant vanishes
                 # to an even order and need not change sign)
@@ -392,8 +410,10 @@ class _Watch:
     """``σ_ρ/σ_1`` against :data:`NEAR` times the largest seen: ``near`` is the
     threshold, :meth:`seen` raises it with an accepted state's ratio."""
 
-    def __init__(self, geometry, r0: float) -> None:
+    def __init__(self, geometry, r0: float, jacobian, rank: int) -> None:
         self.geometry, self.reference = geometry, r0
+        #: ``G`` at a state (one evaluation), and its rank at the start.
+        self.jacobian, self.rank = jacobian, rank
         #: The end of an interval where the monitor's rule saw a passage (a bridge
         #: carries the motion at least to it), or None.
         self.until: float | None = None
@@ -404,6 +424,10 @@ class _Watch:
 
     def seen(self, r: float) -> None:
         self.reference = max(self.reference, r)
+
+    def ratio(self, G: np.ndarray) -> float:
+        """``σ_ρ/σ_1`` of ``G``."""
+        return singular_ratio(G, self.rank)
 
 
 def numpy_phase(system, p, t, y, t1, watch, emit, *, pending, method, rtol, atol,
@@ -424,8 +448,8 @@ def numpy_phase(system, p, t, y, t1, watch, emit, *, pending, method, rtol, atol
             fault = faults.Fault(faults.INTEGRATOR, str(msg).rstrip("."), solver.t,
                                  solver.y)
             break
-        r_new, _c, _d = watch.geometry(solver.t, solver.y)
-        G_new = system.constraint_block(solver.t, solver.y, p)[2].G
+        G_new = watch.jacobian(solver.t, solver.y)
+        r_new = watch.ratio(G_new)
         dense = solver.dense_output()
         # a step may leap over a position where several ranks are lost (no sign change
         # of the best block, ``r`` regular at both ends): ``r`` inside it, too, at
@@ -435,7 +459,7 @@ def numpy_phase(system, p, t, y, t1, watch, emit, *, pending, method, rtol, atol
         points = np.linspace(t, solver.t, max(STEP_CHECKS, int(np.ceil(
             (solver.t - t) / (CHECK_FACTOR * h_bridge)))) + 2)
         states = np.array([y, *(dense(tk) for tk in points[1:-1]), solver.y], float)
-        inside = min(watch.geometry(tk, yk)[0] for tk, yk in
+        inside = min(watch.ratio(watch.jacobian(tk, yk)) for tk, yk in
                      zip(points[1:-1], states[1:-1], strict=True))
         passage = None
         if not (min(r_new, inside) < watch.near
@@ -462,7 +486,7 @@ def numpy_phase(system, p, t, y, t1, watch, emit, *, pending, method, rtol, atol
         emit(solver.t, dense)
         t, y = float(solver.t), np.array(solver.y)
         watch.seen(r_new)
-        _r, cols, det = watch.geometry(t, y)
+        _r, cols, det = watch.geometry(t, y, G_new)
     return t, y, near, solver.nfev, fault
 
 
@@ -473,8 +497,8 @@ def _last_regular(system, p, watch, ta: float, tb: float, dense, cols: list[int]
     t_ok = ta
     for tk in np.linspace(ta, tb, max(int(np.ceil((tb - ta) / spacing)), 1) + 1)[1:-1]:
         yk = dense(tk)
-        r_k, _c, _d = watch.geometry(tk, yk)
-        G = system.constraint_block(tk, yk, p)[2].G
+        G = watch.jacobian(tk, yk)
+        r_k = watch.ratio(G)
         if r_k < watch.near or det * float(np.linalg.det(G[:, cols])) <= 0:
             break
         t_ok = float(tk)
@@ -488,6 +512,11 @@ STEP_CHECKS = 4
 #: that the window's end leaves over is integrated in vain, so windows are short).
 CHECK_FACTOR = 20
 WINDOW_SAMPLES = 200
+#: Steps of the compiled phase's loop between two of its samples (``max_steps`` of
+#: :meth:`~kidym.simulation.compiled.CompiledSystem.integrate`, per output interval):
+#: away from singular positions a step spans several samples.
+PHASE_MAX_STEPS = 50
+UNLIMITED_STEPS = 10_000_000
 
 
 def compiled_phase(system, p, t, y, t1, watch, emit, *, pending, method, rtol, atol,
@@ -496,24 +525,34 @@ def compiled_phase(system, p, t, y, t1, watch, emit, *, pending, method, rtol, a
     projection as its stabilization), over windows of samples ``CHECK_FACTOR`` bridge
     steps apart and the output times, cut at the first sample near a singular position
     (or where the best block flips, or the loop failed): the run goes on from the sample
-    before it. Returns ``(t, y, near, nfev, fault)``."""
+    before it. Returns ``(t, y, near, nfev, fault)``.
+
+    A window's steps between two samples are limited to :data:`PHASE_MAX_STEPS`: the
+    augmented run's steps shrink as it nears the position, and without the limit the
+    loop integrated each window that held a passage through it to the window's end in
+    vain (A02 with N = 1: 4.7 million evaluations over 20 s, about 0.04 million with
+    the limit). A window cut by the limit goes on from its last sample (the whole
+    window again, unlimited, where the cut left no sample)."""
     spacing = CHECK_FACTOR * min(BRIDGE_FACTOR * rtol ** (1.0 / 3.0), max_step)
     nfev = 0
+    budget = PHASE_MAX_STEPS
     while t < t1:
         tw = min(t1, t + WINDOW_SAMPLES * spacing)
         grid = np.linspace(t, tw, max(int(np.ceil((tw - t) / spacing)), 1) + 1)
         wanted = [tk for tk in pending if t < tk <= tw]
         grid = np.union1d(grid, wanted)
         raw = system.integrate(y, p, grid, t0=t, method=method, rtol=rtol, atol=atol,
-                               max_step=max_step)
+                               max_step=max_step, max_steps=budget)
         nfev += raw["nfev"]
         ts, Ys = raw["t"], raw["y"]
         _r, cols, det = watch.geometry(t, y)
         last = 0
-        near = raw["status"] < 0 or len(ts) < len(grid)
+        cut = (raw["status"] < 0 and budget == PHASE_MAX_STEPS
+               and "TOO_MUCH_WORK" in raw["message"])
+        near = (raw["status"] < 0 or len(ts) < len(grid)) and not cut
         for k in range(1, len(ts)):
-            r_k, _c, _d = watch.geometry(ts[k], Ys[k])
-            G = system.constraint_block(ts[k], Ys[k], p)[2].G
+            G = watch.jacobian(ts[k], Ys[k])
+            r_k = watch.ratio(G)
             if r_k < watch.near or det * float(np.linalg.det(G[:, cols])) <= 0:
                 near = True
                 break
@@ -534,6 +573,7 @@ def compiled_phase(system, p, t, y, t1, watch, emit, *, pending, method, rtol, a
         t, y = float(ts[last]), np.array(Ys[last])
         if near:
             return t, y, True, nfev, None
+        budget = UNLIMITED_STEPS if cut and last == 0 else PHASE_MAX_STEPS
     return t, y, False, nfev, None
 
 
