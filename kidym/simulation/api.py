@@ -281,7 +281,8 @@ def _monitor_energy(result: Result, eq: Equations, system, spec: RunSpec,
     """``(result, error)`` after the energy monitor
     (:mod:`kidym.simulation.energy_monitor`): the result cut at the first output time
     past the bound and its error, or ``result`` with its statistics and ``None``."""
-    check = check_energy(result, eq, system, spec.p, rtol=options.rtol, atol=options.atol)
+    check = check_energy(result, eq, system, spec.p, rtol=options.rtol, atol=options.atol,
+                         method=options.method)
     result.stats["energy_monitor"] = check.stats()
     if check.k is None:
         return result, None

@@ -187,3 +187,47 @@ def test_a_run_its_step_control_got_wrong_is_no_success():
         assert off < 1e-7
     else:
         assert r.failure["kind"] == faults.ENERGY and off > 1e-7
+
+
+#: A bead on a hoop turned at the constant rate W about the vertical: time cancels from
+#: its equations, yet the motor does work — E = T + Π changes along a correct run (the
+#: Jacobi integral T₂ − T₀ + Π is what is conserved, checked here as the second route).
+HOOP = ("m = 0.4; r = 0.6; g = 9.81; W = 5; Bead | Rz(W*t), Rx(th), Sz(-r) | m, 0, 0, 0; "
+        "GRAVITY := 0, 0, -g; INITIAL := th(0.4), th't(0.5);")
+#: A slider shifted by `Sx(q + ceil(q))`: its position, and so Π, jumps at integers of q
+#: while its motion (through ∂/∂q where smooth) is that of `Sx(q)` (tests/symbolic).
+JUMPING = ("m = 1; g = 9.81; Slider | Sx(q + ceil(q)) | m, 0, 0, 0; GRAVITY := -g, 0, 0; "
+           "INITIAL := q(0.5), q't(1);")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_rheonomic_transform_is_not_monitored(engine):
+    r = kidym.simulate(kidym.parse(HOOP), t_end=1.0, engine=engine, rtol=1e-10, atol=1e-12)
+    assert r.success and r.t[-1] == 1.0
+    monitor = r.stats["energy_monitor"]
+    assert not monitor["monitored"] and "`Bead` moves by a law of time" in monitor["reason"]
+    th, w = np.asarray(r["th"]), np.asarray(r["th't"])
+    m, rr, g, W = 0.4, 0.6, 9.81, 5.0
+    jacobi = 0.5 * m * rr**2 * (w**2 - W**2 * np.sin(th) ** 2) - m * g * rr * np.cos(th)
+    assert np.ptp(jacobi) < 1e-7 * np.max(np.abs(jacobi))
+    energy = np.asarray(r["energy"])
+    assert np.ptp(energy) > 1e-3 * np.max(np.abs(energy))   # E moved: a monitor would fail it
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_an_energy_through_a_function_with_jumps_is_not_monitored(engine):
+    r = kidym.simulate(kidym.parse(JUMPING), t_end=1.0, engine=engine, rtol=1e-10, atol=1e-12)
+    assert r.success and r.t[-1] == 1.0
+    monitor = r.stats["energy_monitor"]
+    assert not monitor["monitored"] and "ceiling(q)" in monitor["reason"]
+    # the motion is Sx(q)'s: uniformly accelerated by -g from q't = 1
+    t = np.asarray(r.t)
+    np.testing.assert_allclose(r["q"], 0.5 + t - 9.81 * t**2 / 2, atol=1e-8)
+
+
+@pytest.mark.parametrize(("engine", "method"), [("numpy", "BDF"), ("numpy", "LSODA"),
+                                                ("compiled", "BDF"), ("compiled", "Adams")])
+def test_a_multistep_run_is_not_monitored(engine, method):
+    r = kidym.simulate(kidym.parse(DOUBLE_PENDULUM), t_end=0.5, engine=engine, method=method)
+    monitor = r.stats["energy_monitor"]
+    assert not monitor["monitored"] and f"method {method} does not hold" in monitor["reason"]
