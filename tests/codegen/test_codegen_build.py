@@ -188,8 +188,10 @@ def test_generated_c_a_working_compiler_rejects_is_called_our_bug(monkeypatch, t
     assert len(kept) == 1 and "kidym_broken" in kept[0].read_text(encoding="utf-8")
     assert not list(tmp_path.glob(".build-*")) and not list(tmp_path.glob("*.so"))
     eq = equations(PENDULUM)
-    monkeypatch.setattr(importlib.import_module("kidym.simulation.compiled"), "generate_c",
-                        lambda *a, **k: broken)
+    for where in ("kidym.simulation.compiled", "kidym.simulation.choice"):
+        # (auto generates the C once, for its estimate, and builds that code)
+        monkeypatch.setattr(importlib.import_module(where), "generate_c",
+                            lambda *a, **k: broken)
     # auto, on a run whose NumPy estimate is far beyond any build (1e5 s of a pendulum:
     # about a minute of NumPy on any machine, a loaded one longer), so that it compiles:
     # kidym's own bug is raised, not hidden behind a NumPy run
