@@ -72,9 +72,12 @@ def run(name: str, model: str, t_end: float | None, scratch: Path) -> Path:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", type=Path, help="folder for the PNG files")
-    parser.add_argument("models", nargs="*", choices=list(MODELS), default=[],
-                        help="which models (default: all)")
+    parser.add_argument("models", nargs="*", metavar="MODEL",
+                        help=f"which models: {', '.join(MODELS)} (default: all)")
     args = parser.parse_args(argv)
+    unknown = [m for m in args.models if m not in MODELS]
+    if unknown:   # (not choices=: Python 3.11 checks a nargs="*" default against them whole)
+        parser.error(f"unknown model {unknown[0]}: choose from {', '.join(MODELS)}")
     args.out.mkdir(parents=True, exist_ok=True)
     written = []
     with tempfile.TemporaryDirectory() as scratch:
