@@ -190,15 +190,17 @@ def _running(x: np.ndarray) -> np.ndarray:
 
 
 def check_energy(result: Result, eq, system, p: np.ndarray, *, rtol: float,
-                 atol: float) -> EnergyCheck:
-    """Apply the monitor's rule (module docstring) to a finished ``result``."""
+                 atol: float, reason: str | None = None) -> EnergyCheck:
+    """Apply the monitor's rule (module docstring) to a finished ``result``;
+    ``reason``: :func:`unmonitored_reason` of ``eq`` where the caller has it already
+    (the runs of a batch or a study share it)."""
     balance = energy_balance(result)
     if balance is None:
         return EnergyCheck("the run records no energy balance (a model with its own "
                            "`energy` output)")
     if not balance.available:
         return EnergyCheck(f"no energy balance: {balance.unavailable}")
-    reason = unmonitored_reason(eq)
+    reason = unmonitored_reason(eq) if reason is None else reason
     if reason:
         return EnergyCheck(reason)
     missing = [str(x) for x in (*eq.coordinates, *eq.speeds) if str(x) not in result.values]
@@ -250,3 +252,19 @@ def energy_failure(result: Result, check: EnergyCheck) -> tuple[Result, Simulati
         success=False, status=-1, message=str(error), stats=stats,
         failure=error.to_dict())
     return cut, error
+
+
+def monitor_run(result: Result, eq, system, p: np.ndarray, *, rtol: float, atol: float,
+                reason: str | None = None
+                ) -> tuple[Result, EnergyCheck, SimulationError | None]:
+    """The monitor applied to one finished run that reached its end, as every entry
+    point applies it (:func:`kidym.simulate`, :func:`kidym.simulate_batch`,
+    :func:`kidym.sweep`): ``(result, check, error)`` — ``result`` with
+    ``stats["energy_monitor"]`` and ``error`` ``None``, or, where the check tripped,
+    the result cut at the first output time past the bound and its error."""
+    check = check_energy(result, eq, system, p, rtol=rtol, atol=atol, reason=reason)
+    result.stats["energy_monitor"] = check.stats()
+    if check.k is None:
+        return result, check, None
+    cut, error = energy_failure(result, check)
+    return cut, check, error
