@@ -157,30 +157,47 @@ def tolerance_energy(system, eq, t: np.ndarray, values: dict, p: np.ndarray,
                      rtol: float, atol: float) -> tuple[np.ndarray, np.ndarray]:
     """``(δE, T)`` at the output times ``t``: the change of ``E`` that an error of
     ``rtol |y_i| + atol`` in every state component can make, and the kinetic energy
-    ``½ wᵀ M w`` (both NaN where the system cannot be evaluated)."""
+    ``½ wᵀ M w`` (both NaN where the system cannot be evaluated). The equations are
+    evaluated at :data:`SAMPLES` of the times at most, in one call of the system's
+    ``dynamics_many`` where it has one (the compiled engine's), else state by state."""
     names_q = [str(q) for q in eq.coordinates]
     names_w = [str(w) for w in eq.speeds]
-    q_all = np.array([values[n] for n in names_q], float).reshape(len(names_q), len(t))
-    w_all = np.array([values[n] for n in names_w], float).reshape(len(names_w), len(t))
-    y_all = np.vstack([q_all, w_all])
+    n_q, n_w = len(names_q), len(names_w)
+    q_all = np.array([values[n] for n in names_q], float).reshape(n_q, len(t))
+    w_all = np.array([values[n] for n in names_w], float).reshape(n_w, len(t))
     delta = np.full(len(t), np.nan)
     kinetic = np.full(len(t), np.nan)
     step = max(1, -(-len(t) // SAMPLES))
-    for k in sorted({*range(0, len(t), step), len(t) - 1}):
-        q, w = q_all[:, k], w_all[:, k]
+    ks = np.array(sorted({*range(0, len(t), step), len(t) - 1}), dtype=int)
+    Q, W = q_all[:, ks].T, w_all[:, ks].T                  # (K, n_q), (K, n_w)
+    M, F = _dynamics_at(system, np.asarray(t, float)[ks], np.hstack([Q, W]), p, n_w)
+    momenta = np.einsum("kij,kj->ki", M, W)
+    dq = rtol * np.abs(Q) + atol
+    force = (np.sum(np.abs(F) * dq, axis=1) if n_q == n_w
+             else np.sum(np.abs(F), axis=1) * np.max(dq, axis=1, initial=0.0))
+    delta[ks] = np.sum(np.abs(momenta) * (rtol * np.abs(W) + atol), axis=1) + force
+    kinetic[ks] = 0.5 * np.sum(W * momenta, axis=1)
+    return delta, kinetic
+
+
+def _dynamics_at(system, t: np.ndarray, Y: np.ndarray, p: np.ndarray, n_w: int
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """``(M, F[:n_w])`` at the states of ``Y`` (rows), shapes (K, n_w, n_w), (K, n_w);
+    NaN at a state where the system cannot be evaluated."""
+    many = getattr(system, "dynamics_many", None)
+    if many is not None:
+        _qdot, M, F = many(t, Y, p)
+        return M, F[:, :n_w]
+    M = np.full((len(t), n_w, n_w), np.nan)
+    F = np.full((len(t), n_w), np.nan)
+    for k in range(len(t)):
         try:
-            _qdot, M, F = system.dynamics(float(t[k]), y_all[:, k], p)
+            _qdot, Mk, Fk = system.dynamics(float(t[k]), Y[k], p)
         except (SimulationError, ArithmeticError, ValueError):
             continue
-        M = np.asarray(M, float)
-        F = np.asarray(F, float)[:len(w)]
-        momenta = M @ w
-        dq = rtol * np.abs(q) + atol
-        force = (np.abs(F) @ dq if len(q) == len(w)
-                 else np.sum(np.abs(F)) * float(np.max(dq, initial=0.0)))
-        delta[k] = float(np.abs(momenta) @ (rtol * np.abs(w) + atol) + force)
-        kinetic[k] = 0.5 * float(w @ momenta)
-    return delta, kinetic
+        M[k] = np.asarray(Mk, float)
+        F[k] = np.asarray(Fk, float)[:n_w]
+    return M, F
 
 
 def _running(x: np.ndarray) -> np.ndarray:
