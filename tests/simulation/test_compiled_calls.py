@@ -4,9 +4,9 @@
 routes independent of it: the NumPy engine's right-hand side (generated Python and
 LAPACK), and the plain ctypes route the call path used before (the constants computed
 by ``kidym_constants`` for every call, a pointer built for every array), which must
-agree bit for bit since it runs the same C on the same numbers. ``rhs_batch`` is
-checked against single calls (exactly), and so is ``dynamics_many``, the parameter cache against a changed
-parameter vector, and bad shapes against clear errors.
+agree bit for bit since it runs the same C on the same numbers. ``rhs_batch`` and
+``dynamics_many`` are checked against single calls (exactly), the parameter cache against
+a changed parameter vector, and bad shapes against clear errors.
 """
 
 from __future__ import annotations
