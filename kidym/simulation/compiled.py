@@ -269,7 +269,10 @@ class CompiledSystem:
             raise ValueError(f"the states Y have shape {Y.shape}; this system needs shape "
                              f"({K}, {n_q + n_w}), one state a row")
         c = self._constants_of(p)
-        n_f = len(self.equations.forcing_extended)
+        try:
+            n_f = self._local.n_forcing
+        except AttributeError:   # (as evaluate: forcing_extended builds a list)
+            n_f = self._local.n_forcing = len(self.equations.forcing_extended)
         qdot, M, F = np.empty((K, n_q)), np.empty((K, n_w, n_w)), np.empty((K, n_f))
         call, pa, ca = self.lib.kidym_eval, p.ctypes.data, c.ctypes.data
         ya, qa, ma, fa = Y.ctypes.data, qdot.ctypes.data, M.ctypes.data, F.ctypes.data

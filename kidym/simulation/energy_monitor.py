@@ -56,7 +56,7 @@ import symengine as se
 from kidym.errors import SimulationError
 from kidym.model.model import TIME
 from kidym.simulation import faults
-from kidym.simulation.energy import energy_balance, reset_starts
+from kidym.simulation.energy import balance_unavailable, reset_starts
 from kidym.simulation.result import Result
 
 #: ``|B|`` may reach this many times the energy change one step's allowed error can make.
@@ -211,12 +211,12 @@ def check_energy(result: Result, eq, system, p: np.ndarray, *, rtol: float,
     """Apply the monitor's rule (module docstring) to a finished ``result``;
     ``reason``: :func:`unmonitored_reason` of ``eq`` where the caller has it already
     (the runs of a batch or a study share it)."""
-    balance = energy_balance(result)
-    if balance is None:
+    unavailable = balance_unavailable(result)   # (W = 0: no quadrature of the work)
+    if unavailable is None:
         return EnergyCheck("the run records no energy balance (a model with its own "
                            "`energy` output)")
-    if not balance.available:
-        return EnergyCheck(f"no energy balance: {balance.unavailable}")
+    if unavailable:
+        return EnergyCheck(f"no energy balance: {unavailable}")
     reason = unmonitored_reason(eq) if reason is None else reason
     if reason:
         return EnergyCheck(reason)
