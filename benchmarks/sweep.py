@@ -19,11 +19,12 @@ First, ``kidym.sweep`` (threads) against ``kidym.simulate_batch`` on the identic
 (the same library, parameters, output times and threads; issue 28: a sweep within 1.2×
 of the batch per run): whole calls, interleaved, best of ``--repeat``, wall and CPU
 time (every thread's; on a shared machine wall time counts waiting for a core), the
-ratio sweep/batch, and whether the states agree exactly. Then the cost of the energy
-monitor (issue 27; every run of a sweep goes through it, the biped is conservative):
-the same study on the plain loop with ``monitor_energy`` on and off, interleaved, best
-of ``--repeat`` (at least 3), wall and CPU µs per run, their difference and the largest
-ratio of a run's energy balance to its bound. ``--no-dask`` stops there.
+ratio sweep/batch, and whether the states agree exactly. With ``--monitor``, then the
+cost of the energy monitor (issue 27; every run of a sweep goes through it, the biped
+is conservative): the same study on the plain loop with ``monitor_energy`` on and off,
+interleaved, best of ``--repeat`` (at least 3), wall and CPU µs per run, their
+difference and the largest ratio of a run's energy balance to its bound. ``--no-dask``
+stops there.
 
 The three results are compared (they must be identical arrays) and the Dask run's
 result file is written with ``--out FILE`` (NetCDF). Wall times are the best of
@@ -32,7 +33,8 @@ hits them alike); ratios are against the plain loop. ``busy s`` is the runs' own
 time summed over the threads or workers: above the loop's, the runs themselves were
 slowed (other processes on the cores, or the executor's own work).
 
-Run: ``python benchmarks/sweep.py [--runs 1000] [--t-end 0.5] [--no-dask] [--out FILE]``.
+Run: ``python benchmarks/sweep.py [--runs 1000] [--t-end 0.5] [--no-dask] [--monitor]
+[--out FILE]``.
 """
 
 from __future__ import annotations
@@ -60,7 +62,9 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=1, help="timed repetitions (best of)")
     ap.add_argument("--out", default=None, help="write the Dask run's result here (NetCDF)")
     ap.add_argument("--no-dask", action="store_true",
-                    help="only the sweep against simulate_batch")
+                    help="only the sweep against simulate_batch (and --monitor)")
+    ap.add_argument("--monitor", action="store_true",
+                    help="the energy monitor's cost per run: on against off, plain loop")
     args = ap.parse_args()
 
     print(machine())
@@ -77,7 +81,8 @@ def main() -> None:
           f"{model.t_end:g} s), {args.points} outputs, compiled ERK8 rtol 1e-9")
 
     versus_batch(model, system, study, args)
-    monitor_cost(model, system, study, args)
+    if args.monitor:
+        monitor_cost(model, system, study, args)
     if args.no_dask:
         return
     from distributed import Client, LocalCluster
