@@ -5,8 +5,11 @@ A run that leaves its motion — a closed loop that jumps to another branch at a
 position, an integrator whose error estimate misses what happens within a step —
 usually changes the energy ``E = T + Π`` by more than the requested tolerances explain.
 The energy balance (:mod:`kidym.simulation.energy`) measures ``B(t) = E(t) − E(0) − W(t)``;
-this module turns it into a monitor, one rule applied by :func:`kidym.simulate` to the
-finished result of either engine (after :func:`~kidym.simulation.finish.finish`).
+this module turns it into a monitor, one rule (:func:`monitor_run`) applied by
+:func:`kidym.simulate` to the finished result of either engine (after
+:func:`~kidym.simulation.finish.finish`), and by :func:`kidym.simulate_batch` and
+:func:`kidym.sweep` (every executor, Dask's workers included) to each of their runs
+that reaches its end: a run that trips fails alone, as it fails alone.
 
 **Which runs.** Only runs whose work ``W`` is zero by the model's structure
 (:func:`unmonitored_reason`): no explicit time, no external inputs (``ВХОДЫ``), no
@@ -41,8 +44,8 @@ example and the tests' models in both engines at the default tolerances and at r
 with a spring jumps with a clean balance, issue 27) is the passage monitor's
 (:mod:`kidym.simulation.monitors`); a long run at a loose tolerance whose energy drifts by more
 than ``MARGIN · δE`` is failed, as it should be: its energy is wrong by more
-than it asked for. ``monitor_energy=False`` (``kidym run --no-energy-monitor``) turns the
-monitor off.
+than it asked for. ``monitor_energy=False`` (``kidym run --no-energy-monitor``,
+``kidym sweep --no-energy-monitor``) turns the monitor off.
 """
 
 from __future__ import annotations

@@ -296,7 +296,20 @@ def test_compiled_batch_and_sweep_with_the_monitor_off(wrong_continuation, tmp_p
 
 
 @pytest.mark.compiled
-def test_compiled_a_study_of_a_model_that_does_work_says_it_is_not_monitored():
-    study = kidym.sweep(kidym.parse(DAMPED), vary={"c": [1.0, 2.0]}, t_end=1.0)
+@pytest.mark.parametrize(("text", "vary", "why"), [
+    (DAMPED, {"c": [1.0, 2.0]}, "the damper `Dd.x` does work"),
+    (DRIVEN, {"m": [1.0, 2.0]}, "the model depends on time explicitly"),
+])
+def test_compiled_batch_and_study_of_a_model_that_does_work_are_not_monitored(text, vary,
+                                                                             why):
+    """A damper, a time-dependent model: every run passes unmonitored, and says why."""
+    study = kidym.sweep(kidym.parse(text), vary=vary, t_end=1.0)
     assert study.status.tolist() == [0, 0] and np.isnan(study.energy_ratio).all()
-    assert study.options["energy_monitor"] == "not monitored: the damper `Dd.x` does work"
+    assert study.options["energy_monitor"].startswith(f"not monitored: {why}")
+    (name, values), = vary.items()
+    batch = kidym.simulate_batch(kidym.parse(text), parameters=[{name: v} for v in values],
+                                 t_end=1.0, workers=2)
+    assert batch.success.all()
+    for r in batch.results:
+        assert not r.stats["energy_monitor"]["monitored"]
+        assert r.stats["energy_monitor"]["reason"].startswith(why)
