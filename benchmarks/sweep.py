@@ -19,7 +19,12 @@ First, ``kidym.sweep`` (threads) against ``kidym.simulate_batch`` on the identic
 (the same library, parameters, output times and threads; issue 28: a sweep within 1.2×
 of the batch per run): whole calls, interleaved, best of ``--repeat``, wall and CPU
 time (every thread's; on a shared machine wall time counts waiting for a core), the
-ratio sweep/batch, and whether the states agree exactly. ``--no-dask`` stops there.
+ratio sweep/batch, and whether the states agree exactly. With ``--monitor``, then the
+cost of the energy monitor (issue 27; every run of a sweep goes through it, the biped
+is conservative): the same study on the plain loop with ``monitor_energy`` on and off,
+interleaved, best of ``--repeat`` (at least 3), wall and CPU µs per run, their
+difference and the largest ratio of a run's energy balance to its bound. ``--no-dask``
+stops there.
 
 The three results are compared (they must be identical arrays) and the Dask run's
 result file is written with ``--out FILE`` (NetCDF). Wall times are the best of
@@ -28,7 +33,8 @@ hits them alike); ratios are against the plain loop. ``busy s`` is the runs' own
 time summed over the threads or workers: above the loop's, the runs themselves were
 slowed (other processes on the cores, or the executor's own work).
 
-Run: ``python benchmarks/sweep.py [--runs 1000] [--t-end 0.5] [--no-dask] [--out FILE]``.
+Run: ``python benchmarks/sweep.py [--runs 1000] [--t-end 0.5] [--no-dask] [--monitor]
+[--out FILE]``.
 """
 
 from __future__ import annotations
@@ -56,7 +62,9 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=1, help="timed repetitions (best of)")
     ap.add_argument("--out", default=None, help="write the Dask run's result here (NetCDF)")
     ap.add_argument("--no-dask", action="store_true",
-                    help="only the sweep against simulate_batch")
+                    help="only the sweep against simulate_batch (and --monitor)")
+    ap.add_argument("--monitor", action="store_true",
+                    help="the energy monitor's cost per run: on against off, plain loop")
     args = ap.parse_args()
 
     print(machine())
@@ -73,6 +81,8 @@ def main() -> None:
           f"{model.t_end:g} s), {args.points} outputs, compiled ERK8 rtol 1e-9")
 
     versus_batch(model, system, study, args)
+    if args.monitor:
+        monitor_cost(model, system, study, args)
     if args.no_dask:
         return
     from distributed import Client, LocalCluster
@@ -142,6 +152,31 @@ def versus_batch(model, system, study, args) -> None:
     (ws, cs), (wb, cb) = best["sweep"], best["batch"]
     print(f"sweep/batch: wall {ws / wb:.2f}, cpu {cs / cb:.2f} (target ≤ 1.2); identical "
           f"states: {'yes' if same else 'NO'}")
+
+
+def monitor_cost(model, system, study, args) -> None:
+    """The energy monitor's cost per run: the study on the plain loop, on and off."""
+    best = {True: (np.inf, np.inf), False: (np.inf, np.inf)}
+    out = {}
+    for _ in range(max(args.repeat, 3)):   # interleaved: a change of load hits both
+        for on in best:
+            wall, cpu = time.perf_counter(), time.process_time()
+            out[on] = kidym.sweep(model, vary=study, system=system, t_end=args.t_end,
+                                  n_points=args.points, executor="loop", monitor_energy=on)
+            took = (time.perf_counter() - wall, time.process_time() - cpu)
+            best[on] = tuple(min(a, b) for a, b in zip(best[on], took))
+    n = study.n_runs
+    print(f"the energy monitor on the plain loop, {n} runs (best of {max(args.repeat, 3)}, "
+          f"whole calls): {out[True].options['energy_monitor']}")
+    print(f"{'monitor':<8}{'wall s':>9}{'cpu s':>9}{'wall µs/run':>13}{'cpu µs/run':>12}"
+          f"{'failed':>8}")
+    for on, (wall, cpu) in best.items():
+        print(f"{'on' if on else 'off':<8}{wall:>9.3f}{cpu:>9.3f}{wall / n * 1e6:>13.0f}"
+              f"{cpu / n * 1e6:>12.0f}{len(out[on].failed):>8}")
+    (w1, c1), (w0, c0) = best[True], best[False]
+    print(f"the monitor's cost: wall {(w1 - w0) / n * 1e6:.0f} µs/run ({w1 / w0:.2f}×), cpu "
+          f"{(c1 - c0) / n * 1e6:.0f} µs/run ({c1 / c0:.2f}×); largest |B|/bound "
+          f"{np.nanmax(out[True].energy_ratio):.2g}")
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ from kidym.eom.stored import derived
 from kidym.errors import CompileError, RunInterrupted, SimulationError
 from kidym.model.model import Model
 from kidym.simulation import faults
-from kidym.simulation.energy_monitor import check_energy, energy_failure
+from kidym.simulation.energy_monitor import monitor_run
 from kidym.simulation.engine import Engine, engine_named, engine_of
 from kidym.simulation.finish import finish, with_energy_balance
 from kidym.simulation.minimal import Partitioning, formulation_of, require_minimal_form
@@ -281,13 +281,11 @@ def _monitor_energy(result: Result, eq: Equations, system, spec: RunSpec,
     """``(result, error)`` after the energy monitor
     (:mod:`kidym.simulation.energy_monitor`): the result cut at the first output time
     past the bound and its error, or ``result`` with its statistics and ``None``."""
-    check = check_energy(result, eq, system, spec.p, rtol=options.rtol, atol=options.atol,
-                         method=options.method)
-    result.stats["energy_monitor"] = check.stats()
-    if check.k is None:
+    result, _check, error = monitor_run(result, eq, system, spec.p, rtol=options.rtol,
+                                        atol=options.atol, method=options.method)
+    if error is None:
         return result, None
-    cut, error = energy_failure(result, check)
-    return with_energy_balance(cut), error
+    return with_energy_balance(result), error
 
 
 def _choose(system, eq: Equations, engine: str, options: RunOptions

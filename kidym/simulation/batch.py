@@ -5,7 +5,8 @@ releases the GIL for the foreign call, so they run in parallel on all cores. Eac
 is prepared as one run is (:func:`~kidym.simulation.spec.prepare_run`) and integrated
 as :func:`kidym.simulate` integrates it in the compiled engine
 (:func:`~kidym.simulation.compiled_runs.run_compiled`), its external inputs bound to
-the library for its own thread.
+the library for its own thread; each run that reaches its end then goes through the
+energy monitor as one run does (:func:`~kidym.simulation.energy_monitor.monitor_run`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from kidym.errors import RunInterrupted
 from kidym.model.model import Model
 from kidym.simulation.compiled import CompiledSystem
 from kidym.simulation.compiled_runs import run_compiled
+from kidym.simulation.energy_monitor import monitor_run, unmonitored_reason
+from kidym.simulation.finish import finish, with_energy_balance
 from kidym.simulation.inputs import InputBinding
 from kidym.simulation.result import Result
 from kidym.simulation.spec import output_times, prepare_run, run_span
@@ -39,7 +42,8 @@ def simulate_batch(system: Model | Equations | CompiledSystem, *,
                    method: str = "ERK8", rtol: float = 1e-9, atol: float = 1e-12,
                    max_step: float = np.inf, workers: int | None = None,
                    inputs: Mapping | Callable | Sequence[Mapping | Callable] | None = None,
-                   free: str | Sequence[str] | None = None) -> BatchResult:
+                   free: str | Sequence[str] | None = None,
+                   monitor_energy: bool = True) -> BatchResult:
     """Simulate one model for many initial conditions, parameter sets and/or inputs.
 
     Parameters
@@ -64,6 +68,13 @@ def simulate_batch(system: Model | Equations | CompiledSystem, *,
         As in :func:`kidym.simulate` with ``engine="compiled"``.
     workers : int, optional
         Threads (default: all cores).
+    monitor_energy : bool
+        The energy monitor on every run, as :func:`kidym.simulate`'s
+        ``monitor_energy``: a run of a conservative model whose energy leaves the bound
+        its tolerances allow fails alone (kind ``energy``, kept up to the first output
+        time past the bound, NaN after it in the stacked arrays); each run's
+        ``results[k].stats["energy_monitor"]`` says whether it was monitored and its
+        ratio. ``False`` turns it off.
 
     Returns
     -------
@@ -132,7 +143,7 @@ def simulate_batch(system: Model | Equations | CompiledSystem, *,
               for ic, pp in zip(initial, parameters)]
     return run_batch(system, t0=t0, times=times, y0s=y0s, ps=ps, method=method, rtol=rtol,
                      atol=atol, max_step=max_step, workers=workers, labels=labels, t1=t1,
-                     inputs=[s.inputs for s in specs])
+                     inputs=[s.inputs for s in specs], monitor_energy=monitor_energy)
 
 
 @dataclass(frozen=True, eq=False)
@@ -180,12 +191,16 @@ def run_batch(system: CompiledSystem, *, t0: float, times: np.ndarray,
                    rtol: float = 1e-9, atol: float = 1e-12, max_step: float = np.inf,
                    workers: int | None = None,
                    labels: Sequence[str] | None = None, t1: float | None = None,
-                   inputs: Sequence[InputBinding | None] | None = None) -> BatchResult:
+                   inputs: Sequence[InputBinding | None] | None = None,
+                   monitor_energy: bool = True) -> BatchResult:
     """Run ``len(y0s)`` simulations in parallel threads (the GIL is released in C).
 
     A run that fails does not stop the others: its partial result and its message,
     which names the run (``labels[k]``, what it was given), are in the batch.
     ``inputs``: each run's bound external inputs (:attr:`RunSpec.inputs`), or None.
+    Each result is finished as :func:`kidym.simulate` finishes it
+    (:func:`~kidym.simulation.finish.finish`) and, with ``monitor_energy``, goes
+    through the energy monitor.
     """
     n = len(y0s)
     workers = workers or os.cpu_count() or 1
@@ -196,14 +211,22 @@ def run_batch(system: CompiledSystem, *, t0: float, times: np.ndarray,
 
     t1 = float(times[-1]) if t1 is None else float(t1)
     bindings = list(inputs) if inputs is not None else [None] * n
+    eq = system.equations
+    reason = unmonitored_reason(eq, method) if monitor_energy else ""   # (once for every run)
 
     def one(k: int, watch: Watch) -> Result:
         with watching(watch=watch):   # (Ctrl-C: the run stops where it is)
             # (as kidym.simulate runs it; its inputs bound for this thread)
-            result, _error = run_compiled(system, t0=t0, t1=t1, y0=y0s[k], p=ps[k],
-                                          times=times, method=method, rtol=rtol, atol=atol,
-                                          max_step=max_step, constraints=stab,
-                                          inputs=bindings[k])
+            result, error = run_compiled(system, t0=t0, t1=t1, y0=y0s[k], p=ps[k],
+                                         times=times, method=method, rtol=rtol, atol=atol,
+                                         max_step=max_step, constraints=stab,
+                                         inputs=bindings[k])
+        finish(result, eq.model)
+        if error is None and monitor_energy:   # (as kidym.simulate: one rule)
+            result, _check, error = monitor_run(result, eq, system, ps[k], rtol=rtol,
+                                                atol=atol, reason=reason)
+            if error is not None:
+                result = with_energy_balance(result)
         watch.ran()
         return result
 

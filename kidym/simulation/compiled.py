@@ -255,6 +255,32 @@ class CompiledSystem:
         """``(q̇, M, F)`` at one state (:meth:`evaluate`; the name both engines share)."""
         return self.evaluate(t, y, p)
 
+    def dynamics_many(self, t: np.ndarray, Y: np.ndarray, p: np.ndarray) -> tuple:
+        """``(q̇, M, F)`` at the ``K`` states of ``Y`` (shape (K, n_y)) at the times
+        ``t`` (shape (K,)), stacked: shapes (K, n_q), (K, n_w, n_w), (K, n_F); each row
+        exactly :meth:`evaluate` of that row, in one loop of calls into C with the
+        arrays' addresses taken once (the energy monitor's bound,
+        :mod:`kidym.simulation.energy_monitor`, on every run of a study)."""
+        t = np.asarray(t, dtype=float)
+        Y = np.ascontiguousarray(Y, dtype=float)
+        p = np.ascontiguousarray(p, dtype=float)
+        n_q, n_w, K = self.code.n_q, self.code.n_w, len(t)
+        if Y.shape != (K, n_q + n_w):
+            raise ValueError(f"the states Y have shape {Y.shape}; this system needs shape "
+                             f"({K}, {n_q + n_w}), one state a row")
+        c = self._constants_of(p)
+        try:
+            n_f = self._local.n_forcing
+        except AttributeError:   # (as evaluate: forcing_extended builds a list)
+            n_f = self._local.n_forcing = len(self.equations.forcing_extended)
+        qdot, M, F = np.empty((K, n_q)), np.empty((K, n_w, n_w)), np.empty((K, n_f))
+        call, pa, ca = self.lib.kidym_eval, p.ctypes.data, c.ctypes.data
+        ya, qa, ma, fa = Y.ctypes.data, qdot.ctypes.data, M.ctypes.data, F.ctypes.data
+        sy, sq, sm, sf = Y.strides[0], qdot.strides[0], M.strides[0], F.strides[0]
+        for k in range(K):
+            call(float(t[k]), ya + k * sy, pa, ca, qa + k * sq, ma + k * sm, fa + k * sf)
+        return qdot, M, F
+
     # the interface of kidym.simulation.constrained (as NumpySystem's)
     def rates(self, t: float, y: np.ndarray, p: np.ndarray) -> np.ndarray:
         """``q̇ = B w + β`` at one state."""

@@ -210,6 +210,18 @@ def energy_balance(result) -> EnergyBalance | None:
                                         for a, b in zip(starts, [*starts[1:], t.size])))
 
 
+def balance_unavailable(result) -> str | None:
+    """What :func:`energy_balance` checks before it integrates the work: ``None`` where
+    the run records no ``energy`` and ``energy't`` (or no times), else why its balance
+    cannot be taken, ``""`` where it can (the energy monitor's first question, asked of
+    every run of a study)."""
+    values = result.values
+    if "energy" not in values or POWER not in values or not np.size(result.t):
+        return None
+    return _unavailable(result, np.asarray(result.t, float),
+                        np.asarray(values["energy"], float), np.asarray(values[POWER], float))
+
+
 def _unavailable(result, t: np.ndarray, energy: np.ndarray, power: np.ndarray) -> str:
     """Why the balance of a run cannot be taken, ``""`` where it can."""
     failure = getattr(result, "failure", None) or {}

@@ -5,8 +5,11 @@ A run that leaves its motion — a closed loop that jumps to another branch at a
 position, an integrator whose error estimate misses what happens within a step —
 usually changes the energy ``E = T + Π`` by more than the requested tolerances explain.
 The energy balance (:mod:`kidym.simulation.energy`) measures ``B(t) = E(t) − E(0) − W(t)``;
-this module turns it into a monitor, one rule applied by :func:`kidym.simulate` to the
-finished result of either engine (after :func:`~kidym.simulation.finish.finish`).
+this module turns it into a monitor, one rule (:func:`monitor_run`) applied by
+:func:`kidym.simulate` to the finished result of either engine (after
+:func:`~kidym.simulation.finish.finish`), and by :func:`kidym.simulate_batch` and
+:func:`kidym.sweep` (every executor, Dask's workers included) to each of their runs
+that reaches its end: a run that trips fails alone, as it fails alone.
 
 **Which runs.** Only runs whose work ``W`` is zero by the model's structure
 (:func:`unmonitored_reason`): no explicit time, no external inputs (``ВХОДЫ``), no
@@ -41,8 +44,8 @@ example and the tests' models in both engines at the default tolerances and at r
 with a spring jumps with a clean balance, issue 27) is the passage monitor's
 (:mod:`kidym.simulation.monitors`); a long run at a loose tolerance whose energy drifts by more
 than ``MARGIN · δE`` is failed, as it should be: its energy is wrong by more
-than it asked for. ``monitor_energy=False`` (``kidym run --no-energy-monitor``) turns the
-monitor off.
+than it asked for. ``monitor_energy=False`` (``kidym run --no-energy-monitor``,
+``kidym sweep --no-energy-monitor``) turns the monitor off.
 """
 
 from __future__ import annotations
@@ -56,7 +59,7 @@ import symengine as se
 from kidym.errors import SimulationError
 from kidym.model.model import TIME
 from kidym.simulation import faults
-from kidym.simulation.energy import energy_balance, reset_starts
+from kidym.simulation.energy import balance_unavailable, reset_starts
 from kidym.simulation.result import Result
 
 #: ``|B|`` may reach this many times the energy change one step's allowed error can make.
@@ -112,12 +115,29 @@ class EnergyCheck:
                 "tripped": self.k is not None}
 
 
-def unmonitored_reason(eq) -> str:
+#: Methods whose error test does not hold the requested tolerance on an undamped
+#: vibration (docs/benchmarks.md, "Work and precision": the multistep methods miss it by
+#: tens to thousands of times on seed 001's virtual constraints, SciPy's BDF and LSODA also
+#: on smooth models at tight tolerances): their runs are not monitored, since a bound
+#: derived from rtol would fail correct runs of theirs.
+UNHELD_METHODS = frozenset({"BDF", "LSODA", "Adams"})
+
+#: SymEngine functions that step (``floor``, ``ceil``, ``%``): an energy through them
+#: jumps where the motion does not (the forces take their derivative, 0 between steps).
+#: (``sign`` and conditionals are not listed: they build continuous potentials too — a
+#: one-sided wall, ``abs`` — and a potential whose conditional jumps is failed rightly.)
+_JUMPS = frozenset({"floor", "ceiling", "Mod"})
+
+
+def unmonitored_reason(eq, method: str | None = None) -> str:
     """Why runs of ``eq`` (:class:`~kidym.eom.equations.Equations`) are not monitored,
     ``""`` where its work ``W`` is zero by its structure: no external inputs, no
     controls, no explicit time, and every element inertial (``J``), elastic (``C``)
     with a constant characteristic, or a constant force (``P``) on a coordinate or on a
     named position (no velocity) — the elements whose potential ``E`` includes."""
+    if method in UNHELD_METHODS:
+        return (f"the method {method} does not hold the requested tolerance on vibrations "
+                "(docs/benchmarks.md, Work and precision)")
     if eq.inputs:
         return "the model has external inputs (ВХОДЫ): they do work"
     if eq.controls is not None:
@@ -131,7 +151,7 @@ def unmonitored_reason(eq) -> str:
                 "drives it does work")
     jumps = _jumping_function(graph, eq.energy_named)
     if jumps:
-        return (f"the energy goes through `{jumps}`, a function with jumps: it jumps where "
+        return (f"the energy goes through `{jumps}`, a function that steps: it jumps where "
                 "the motion does not")
     for el in eq.model.elements:
         label = f"`{el.name}.{el.coordinate}`"
@@ -174,7 +194,7 @@ def _moves_with_time(model) -> str:
 
 
 def _jumping_function(graph, energy) -> str:
-    """A function with jumps (:data:`_JUMPS`) in a formula that ``energy`` needs, ``""``
+    """A function that steps (:data:`_JUMPS`) in a formula that ``energy`` needs, ``""``
     where there is none."""
     for s in [*graph.needed([energy]), energy]:
         try:
@@ -207,30 +227,47 @@ def tolerance_energy(system, eq, t: np.ndarray, values: dict, p: np.ndarray,
                      rtol: float, atol: float) -> tuple[np.ndarray, np.ndarray]:
     """``(δE, T)`` at the output times ``t``: the change of ``E`` that an error of
     ``rtol |y_i| + atol`` in every state component can make, and the kinetic energy
-    ``½ wᵀ M w`` (both NaN where the system cannot be evaluated)."""
+    ``½ wᵀ M w`` (both NaN where the system cannot be evaluated). The equations are
+    evaluated at :data:`SAMPLES` of the times at most, in one call of the system's
+    ``dynamics_many`` where it has one (the compiled engine's), else state by state."""
     names_q = [str(q) for q in eq.coordinates]
     names_w = [str(w) for w in eq.speeds]
-    q_all = np.array([values[n] for n in names_q], float).reshape(len(names_q), len(t))
-    w_all = np.array([values[n] for n in names_w], float).reshape(len(names_w), len(t))
-    y_all = np.vstack([q_all, w_all])
+    n_q, n_w = len(names_q), len(names_w)
+    q_all = np.array([values[n] for n in names_q], float).reshape(n_q, len(t))
+    w_all = np.array([values[n] for n in names_w], float).reshape(n_w, len(t))
     delta = np.full(len(t), np.nan)
     kinetic = np.full(len(t), np.nan)
     step = max(1, -(-len(t) // SAMPLES))
-    for k in sorted({*range(0, len(t), step), len(t) - 1}):
-        q, w = q_all[:, k], w_all[:, k]
+    ks = np.array(sorted({*range(0, len(t), step), len(t) - 1}), dtype=int)
+    Q, W = q_all[:, ks].T, w_all[:, ks].T                  # (K, n_q), (K, n_w)
+    M, F = _dynamics_at(system, np.asarray(t, float)[ks], np.hstack([Q, W]), p, n_w)
+    momenta = np.einsum("kij,kj->ki", M, W)
+    dq = rtol * np.abs(Q) + atol
+    force = (np.sum(np.abs(F) * dq, axis=1) if n_q == n_w
+             else np.sum(np.abs(F), axis=1) * np.max(dq, axis=1, initial=0.0))
+    delta[ks] = np.sum(np.abs(momenta) * (rtol * np.abs(W) + atol), axis=1) + force
+    kinetic[ks] = 0.5 * np.sum(W * momenta, axis=1)
+    return delta, kinetic
+
+
+def _dynamics_at(system, t: np.ndarray, Y: np.ndarray, p: np.ndarray, n_w: int
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """``(M, F[:n_w])`` at the states of ``Y`` (rows), shapes (K, n_w, n_w), (K, n_w);
+    NaN at a state where the system cannot be evaluated."""
+    many = getattr(system, "dynamics_many", None)
+    if many is not None:
+        _qdot, M, F = many(t, Y, p)
+        return M, F[:, :n_w]
+    M = np.full((len(t), n_w, n_w), np.nan)
+    F = np.full((len(t), n_w), np.nan)
+    for k in range(len(t)):
         try:
-            _qdot, M, F = system.dynamics(float(t[k]), y_all[:, k], p)
+            _qdot, Mk, Fk = system.dynamics(float(t[k]), Y[k], p)
         except (SimulationError, ArithmeticError, ValueError):
             continue
-        M = np.asarray(M, float)
-        F = np.asarray(F, float)[:len(w)]
-        momenta = M @ w
-        dq = rtol * np.abs(q) + atol
-        force = (np.abs(F) @ dq if len(q) == len(w)
-                 else np.sum(np.abs(F)) * float(np.max(dq, initial=0.0)))
-        delta[k] = float(np.abs(momenta) @ (rtol * np.abs(w) + atol) + force)
-        kinetic[k] = 0.5 * float(w @ momenta)
-    return delta, kinetic
+        M[k] = np.asarray(Mk, float)
+        F[k] = np.asarray(Fk, float)[:n_w]
+    return M, F
 
 
 def _running(x: np.ndarray) -> np.ndarray:
@@ -239,31 +276,19 @@ def _running(x: np.ndarray) -> np.ndarray:
     return np.maximum.accumulate(filled) if filled.size else filled
 
 
-#: Methods whose error test does not hold the requested tolerance on an undamped
-#: vibration (docs/benchmarks.md, "Work and precision": the multistep methods miss it by
-#: tens to thousands of times on seed 001's virtual constraints, SciPy's BDF and LSODA also
-#: on smooth models at tight tolerances): their runs are not monitored, since a bound
-#: derived from rtol would fail correct runs of theirs.
-UNHELD_METHODS = frozenset({"BDF", "LSODA", "Adams"})
-
-#: SymEngine functions with jumps: an energy through them jumps where the motion does not.
-_JUMPS = frozenset({"floor", "ceiling", "sign", "Piecewise", "Heaviside", "Mod"})
-
-
 def check_energy(result: Result, eq, system, p: np.ndarray, *, rtol: float,
-                 atol: float, method: str | None = None) -> EnergyCheck:
-    """Apply the monitor's rule (module docstring) to a finished ``result`` of the
-    integrator ``method`` (``None``: one that holds its tolerance)."""
-    if method in UNHELD_METHODS:
-        return EnergyCheck(f"the method {method} does not hold the requested tolerance on "
-                           "vibrations (docs/benchmarks.md, Work and precision)")
-    balance = energy_balance(result)
-    if balance is None:
+                 atol: float, reason: str | None = None,
+                 method: str | None = None) -> EnergyCheck:
+    """Apply the monitor's rule (module docstring) to a finished ``result``;
+    ``reason``: :func:`unmonitored_reason` of ``eq`` where the caller has it already
+    (the runs of a batch or a study share it)."""
+    unavailable = balance_unavailable(result)   # (W = 0: no quadrature of the work)
+    if unavailable is None:
         return EnergyCheck("the run records no energy balance (a model with its own "
                            "`energy` output)")
-    if not balance.available:
-        return EnergyCheck(f"no energy balance: {balance.unavailable}")
-    reason = unmonitored_reason(eq)
+    if unavailable:
+        return EnergyCheck(f"no energy balance: {unavailable}")
+    reason = unmonitored_reason(eq, method) if reason is None else reason
     if reason:
         return EnergyCheck(reason)
     missing = [str(x) for x in (*eq.coordinates, *eq.speeds) if str(x) not in result.values]
@@ -315,3 +340,20 @@ def energy_failure(result: Result, check: EnergyCheck) -> tuple[Result, Simulati
         success=False, status=-1, message=str(error), stats=stats,
         failure=error.to_dict())
     return cut, error
+
+
+def monitor_run(result: Result, eq, system, p: np.ndarray, *, rtol: float, atol: float,
+                reason: str | None = None, method: str | None = None
+                ) -> tuple[Result, EnergyCheck, SimulationError | None]:
+    """The monitor applied to one finished run that reached its end, as every entry
+    point applies it (:func:`kidym.simulate`, :func:`kidym.simulate_batch`,
+    :func:`kidym.sweep`): ``(result, check, error)`` — ``result`` with
+    ``stats["energy_monitor"]`` and ``error`` ``None``, or, where the check tripped,
+    the result cut at the first output time past the bound and its error."""
+    check = check_energy(result, eq, system, p, rtol=rtol, atol=atol, reason=reason,
+                         method=method)
+    result.stats["energy_monitor"] = check.stats()
+    if check.k is None:
+        return result, check, None
+    cut, error = energy_failure(result, check)
+    return cut, check, error

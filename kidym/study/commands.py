@@ -77,7 +77,8 @@ def _sweep(args: argparse.Namespace, pairs, model, study, out: Path, formats: tu
                        initial=pairs(args.initial, "--initial"), t_end=args.t_end,
                        n_points=args.points, method=args.method, rtol=args.rtol,
                        atol=args.atol, workers=args.workers, scheduler=args.scheduler,
-                       executor="dask" if args.scheduler else "threads", inputs=inputs)
+                       executor="dask" if args.scheduler else "threads", inputs=inputs,
+                       monitor_energy=not args.no_energy_monitor)
     except RunInterrupted as exc:
         # Ctrl-C: the study so far is written whole (sweep.nc marked partial, runs.csv
         # with each run's status and reason), no plots; one line; exit status 130
@@ -170,6 +171,9 @@ def add_parser(sub, pairs, load, add_force) -> None:
                    help="the quantity of the summary plots (default: the first coordinate)")
     p.add_argument("--statistic", default="final", metavar="final|max|min|mean",
                    help="its statistic over time in the summary plots (final)")
+    p.add_argument("--no-energy-monitor", action="store_true", dest="no_energy_monitor",
+                   help="do not fail a run of a conservative model whose energy moves more "
+                        "than its tolerances allow (docs/output.md, \"The energy monitor\")")
     p.add_argument("--no-plots", action="store_true", help="write no summary plots")
     p.add_argument("--plot-format", default="png", metavar="FORMATS",
                    help="png (default), svg, pdf, or a comma-separated list")

@@ -62,8 +62,22 @@ def dataset(result):
                    {"long_name": "why the run stopped or failed (empty: it reached the end)"}),
         "nfev": (run_dims, result.nfev.reshape(shape),
                  {"long_name": "right-hand side evaluations"}),
+        "energy_ratio": (run_dims, _energy_ratio(result).reshape(shape),
+                         {"long_name": ENERGY_RATIO}),
     }
     return xr.Dataset(data, coords=coords, attrs=_global_attributes(result, __version__))
+
+
+#: What the variable ``energy_ratio`` of a study's file holds.
+ENERGY_RATIO = ("the energy monitor's largest |E - E(0)| / bound (above 1: the run failed "
+                "by it; NaN: not monitored, see the attribute energy_monitor)")
+
+
+def _energy_ratio(result) -> np.ndarray:
+    """Per run, the monitor's ratio (NaN where a result has none)."""
+    ratio = result.energy_ratio
+    return (np.full(result.study.n_runs, np.nan) if ratio is None
+            else np.asarray(ratio, dtype=float))
 
 
 def file_names(names) -> list[str]:
@@ -155,6 +169,8 @@ def write_study(result, path: Path) -> Path:
                  **extra})
             put("nfev", run_dims, result.nfev.reshape(shape),
                 {"long_name": "right-hand side evaluations", **extra})
+            put("energy_ratio", run_dims, _energy_ratio(result).reshape(shape),
+                {"long_name": ENERGY_RATIO, **extra})
             for key, value in _global_attributes(result, __version__).items():
                 setattr(nc, key, _nc_attribute(value))
         with open(tmp, "rb") as f:

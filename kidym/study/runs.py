@@ -16,6 +16,7 @@ import numpy as np
 from kidym.eom.constraints import Stabilization
 from kidym.simulation.compiled import CompiledSystem
 from kidym.simulation.compiled_runs import simulate_compiled
+from kidym.simulation.energy_monitor import monitor_run
 from kidym.simulation.inputs import InputBinding
 from kidym.simulation.watch import current as current_watch
 
@@ -51,6 +52,12 @@ class Job:
         On a Dask worker: the name of the ``distributed.Event`` whose setting stops the
         job's runs where they are (Ctrl-C on the client, :mod:`kidym.study.worker`);
         empty elsewhere.
+    monitor_energy : bool
+        Apply the energy monitor to every run that reaches its end
+        (:func:`~kidym.simulation.energy_monitor.monitor_run`, as :func:`kidym.simulate`
+        does): set by the client where the switch is on and the model is conservative
+        by its structure (:func:`~kidym.simulation.energy_monitor.unmonitored_reason`,
+        decided once for the study).
     """
 
     rows: np.ndarray
@@ -66,6 +73,7 @@ class Job:
     max_step: float = np.inf
     inputs: tuple[InputBinding | None, ...] = ()
     stop: str = ""
+    monitor_energy: bool = False
 
 
 @dataclass(frozen=True, eq=False)
@@ -87,6 +95,10 @@ class JobOutput:
         ``"cache"``, ``"shipped"``, ``"built"``).
     busy_s : float
         Wall seconds spent in :func:`run_job` (where it ran).
+    energy_ratio : ndarray, shape (m,)
+        The energy monitor's largest ``|E − E(0)| / bound`` of each run (above 1: the
+        run failed by it); NaN where it did not look (off, a run that failed before,
+        a balance not available).
     """
 
     rows: np.ndarray
@@ -96,6 +108,7 @@ class JobOutput:
     nfev: np.ndarray
     route: str = "here"
     busy_s: float = 0.0
+    energy_ratio: np.ndarray | None = None
 
 
 def run_job(system: CompiledSystem, job: Job, *, route: str = "here") -> JobOutput:
@@ -106,6 +119,7 @@ def run_job(system: CompiledSystem, job: Job, *, route: str = "here") -> JobOutp
     values = np.full((m, len(job.times), len(job.quantities)), np.nan)
     status = np.zeros(m, dtype=np.int8)
     nfev = np.zeros(m, dtype=np.int64)
+    ratio = np.full(m, np.nan)
     reasons: list[str] = []
     stab = Stabilization()
     watch = current_watch()
@@ -118,6 +132,10 @@ def run_job(system: CompiledSystem, job: Job, *, route: str = "here") -> JobOutp
                               times=job.times, method=job.method, rtol=job.rtol,
                               atol=job.atol, max_step=job.max_step, raise_on_failure=False,
                               constraints=stab, inputs=job.inputs[i] if job.inputs else None)
+        if job.monitor_energy and not r.partial:   # (as kidym.simulate: one rule)
+            r, check, _error = monitor_run(r, system.equations, system, job.ps[i],
+                                           rtol=job.rtol, atol=job.atol, reason="")
+            ratio[i] = check.ratio
         n = len(r.t)
         for j, q in enumerate(job.quantities):
             if q in r.values:
@@ -128,4 +146,4 @@ def run_job(system: CompiledSystem, job: Job, *, route: str = "here") -> JobOutp
         if watch is not None:
             watch.ran()
     return JobOutput(np.asarray(job.rows), values, status, reasons, nfev, route,
-                     time.perf_counter() - started)
+                     time.perf_counter() - started, ratio)

@@ -15,7 +15,10 @@ Every run is recorded: a run whose parameters are impossible (a negative mass, a
 display size of ``ФОРМЫ`` that is not positive: a study draws no bodies, yet the file
 would not be accepted with them, so that run fails with the located message as its
 reason and the others run) or whose integration fails keeps NaN from where it
-stopped, status -1 and the reason.
+stopped, status -1 and the reason. Every run that reaches its end goes through the
+energy monitor as one run does (:func:`~kidym.simulation.energy_monitor.monitor_run`,
+every executor): a run of a conservative model whose energy leaves its bound fails
+alone, its values NaN after the first output time past the bound.
 
 External inputs (``ВХОДЫ``) are bound per run by its preparation, as
 :func:`kidym.simulate` binds them, and travel with the jobs: to a Dask worker they are
@@ -41,6 +44,7 @@ from kidym.errors import ModelError, RunInterrupted, SimulationError
 from kidym.model.display import check_sizes
 from kidym.model.model import Model
 from kidym.simulation.compiled import CompiledSystem
+from kidym.simulation.energy_monitor import unmonitored_reason
 from kidym.simulation.inputs import bind_inputs
 from kidym.simulation.layout import finite_number
 from kidym.simulation.spec import free_states, prepare_run
@@ -88,6 +92,11 @@ class SweepResult:
         Ctrl-C stopped the study (:class:`~kidym.errors.RunInterrupted` carries this
         result): the runs it stopped end where they were (status -1, the reason says
         ``interrupted``), those not begun are NaN with the reason ``not run: …``.
+    energy_ratio : ndarray, shape (n_runs,)
+        The energy monitor's largest ``|E − E(0)| / bound`` per run (above 1: the run
+        failed by it, its reason says so); NaN where it did not look (turned off, a
+        model that exchanges work — ``options["energy_monitor"]`` says why —, a run
+        that failed before its end).
     """
 
     study: Study
@@ -105,6 +114,7 @@ class SweepResult:
     options: dict = field(default_factory=dict)
     busy_s: float = 0.0
     interrupted: bool = False
+    energy_ratio: np.ndarray | None = None
 
     @property
     def failed(self) -> list[int]:
@@ -148,7 +158,8 @@ def sweep(model: Model | str | Path, *, vary: Mapping | Study | None = None,
           executor: str | None = None, workers: int | None = None, scheduler=None,
           chunk_size: int | None = None, system: CompiledSystem | None = None,
           inputs: Mapping | Callable | Sequence[Mapping | Callable] | None = None,
-          free: str | Sequence[str] | None = None) -> SweepResult:
+          free: str | Sequence[str] | None = None,
+          monitor_energy: bool = True) -> SweepResult:
     """Run a parameter study of ``model`` with the compiled engine.
 
     Parameters
@@ -187,6 +198,13 @@ def sweep(model: Model | str | Path, *, vary: Mapping | Study | None = None,
         binding for every run, or one per run of the study (in its order). With
         ``"dask"`` they are pickled to the workers: tables always; a callback that
         cannot be pickled is a ``ValueError`` naming its input (it runs on threads).
+    monitor_energy : bool
+        The energy monitor on every run, as :func:`kidym.simulate`'s ``monitor_energy``
+        (``kidym sweep --no-energy-monitor`` turns it off): a run of a conservative
+        model whose energy leaves the bound its tolerances allow fails alone (status
+        -1, the reason names the time and the balance), the others go on.
+        ``options["energy_monitor"]`` says whether the runs were monitored (and why
+        not), ``energy_ratio`` each run's largest ratio of the balance to its bound.
 
     Returns
     -------
@@ -248,6 +266,10 @@ def sweep(model: Model | str | Path, *, vary: Mapping | Study | None = None,
     options = {"method": method, "rtol": rtol, "atol": atol,
                "max_step": max_step if math.isfinite(max_step) else "inf",
                "t_start": t0, "t_end": t1}
+    # (one decision for the study: the model's structure; kidym.simulate's rule)
+    unmonitored = (unmonitored_reason(system.equations, method) if monitor_energy
+                   else "turned off (monitor_energy=False)")
+    options["energy_monitor"] = f"not monitored: {unmonitored}" if unmonitored else "on"
     n_slots = 1 if executor == "loop" else (workers or os.cpu_count() or 1)
     client = None
     if executor == "dask":
@@ -262,7 +284,8 @@ def sweep(model: Model | str | Path, *, vary: Mapping | Study | None = None,
     jobs = [Job(rows=todo[i:i + size], y0s=y0s[todo[i:i + size]], ps=ps[todo[i:i + size]],
                 t0=t0, t1=t1, times=times, quantities=quantities, method=method, rtol=rtol,
                 atol=atol, max_step=max_step,
-                inputs=tuple(bound[k] for k in todo[i:i + size]) if model.inputs else ())
+                inputs=tuple(bound[k] for k in todo[i:i + size]) if model.inputs else (),
+                monitor_energy=not unmonitored)
             for i in range(0, len(todo), size)]
     started = _time.perf_counter()
     watch = None
@@ -546,6 +569,7 @@ def _assemble(study: Study, model_name: str, times: np.ndarray, quantities: tupl
     values = np.full((n, len(times), len(quantities)), np.nan)
     status = np.full(n, -1, dtype=np.int8)
     nfev = np.zeros(n, dtype=np.int64)
+    ratio = np.full(n, np.nan)
     reasons = ["the run was not done"] * n
     routes: dict[str, int] = {}
     for k, why in setup_errors.items():
@@ -554,9 +578,11 @@ def _assemble(study: Study, model_name: str, times: np.ndarray, quantities: tupl
         values[o.rows] = o.values
         status[o.rows] = o.status
         nfev[o.rows] = o.nfev
+        if o.energy_ratio is not None:
+            ratio[o.rows] = o.energy_ratio
         for k, why in zip(o.rows, o.reasons):
             reasons[int(k)] = why
         routes[o.route] = routes.get(o.route, 0) + len(o.rows)
     return SweepResult(study, model_name, np.asarray(times, float), quantities, values,
                        status, reasons, nfev, wall, executor, workers, routes, options,
-                       sum(o.busy_s for o in outs))
+                       sum(o.busy_s for o in outs), energy_ratio=ratio)

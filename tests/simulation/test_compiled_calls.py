@@ -4,9 +4,9 @@
 routes independent of it: the NumPy engine's right-hand side (generated Python and
 LAPACK), and the plain ctypes route the call path used before (the constants computed
 by ``kidym_constants`` for every call, a pointer built for every array), which must
-agree bit for bit since it runs the same C on the same numbers. ``rhs_batch`` is
-checked against single calls (exactly), the parameter cache against a changed
-parameter vector, and bad shapes against clear errors.
+agree bit for bit since it runs the same C on the same numbers. ``rhs_batch`` and
+``dynamics_many`` are checked against single calls (exactly), the parameter cache against
+a changed parameter vector, and bad shapes against clear errors.
 """
 
 from __future__ import annotations
@@ -109,6 +109,24 @@ def test_rhs_batch_equals_single_calls_exactly(name):
     assert cs.rhs_batch(0.7, Y[:0], p).shape == (0, cs.n_y)
     # a non-contiguous Y (every other row) is read correctly
     assert np.array_equal(cs.rhs_batch(0.7, Y[::2], p), batch[::2])
+
+
+@pytest.mark.parametrize("name", ["holonomic", "time-dependent", "constrained"])
+def test_dynamics_many_equals_single_calls_exactly(name):
+    """``dynamics_many`` (the energy monitor's bound on every run of a study) is
+    ``evaluate`` row by row, each row at its own time; a wrong shape is an error."""
+    _ns, cs = _systems(name)
+    p = cs.parameter_vector()
+    Y = _states(cs, 9, 3)
+    t = np.linspace(0.1, 0.9, len(Y))
+    many = cs.dynamics_many(t, Y, p)
+    for k, part in enumerate(zip(*(cs.evaluate(tk, y, p) for tk, y in zip(t, Y)))):
+        assert many[k].shape == (len(Y), *part[0].shape)
+        assert np.array_equal(many[k], np.array(part))
+    # a non-contiguous Y (every other row) is read correctly
+    assert np.array_equal(cs.dynamics_many(t[::2], Y[::2], p)[1], many[1][::2])
+    with pytest.raises(ValueError, match="one state a row"):
+        cs.dynamics_many(t, Y[:, 1:], p)
 
 
 def test_changed_parameters_are_honoured():

@@ -1,6 +1,8 @@
 """The energy monitor (issue 27): a conservative run whose energy leaves the bound its
 tolerances allow ends as a failure, in both engines, by one rule
-(:mod:`kidym.simulation.energy_monitor`); runs that do work are not monitored."""
+(:mod:`kidym.simulation.energy_monitor`), on every entry point (kidym.simulate, kidym
+run, simulate_batch, sweep and kidym sweep: the same verdict as the run alone); runs
+that do work are not monitored."""
 
 from __future__ import annotations
 
@@ -231,3 +233,125 @@ def test_a_multistep_run_is_not_monitored(engine, method):
     r = kidym.simulate(kidym.parse(DOUBLE_PENDULUM), t_end=0.5, engine=engine, method=method)
     monitor = r.stats["energy_monitor"]
     assert not monitor["monitored"] and f"method {method} does not hold" in monitor["reason"]
+# --- every entry point: simulate_batch and sweep (threads, loop; Dask in tests/study) ---
+
+#: The spring four-bar at two spring rates, 1 s: at k = 25 it reaches φ = 0 (about
+#: 0.62 s) and goes on by ali3 — with ``wrong_continuation``, wrongly —; at k = 400 the
+#: spring holds it off the singular position. 201 output times, as a sweep's default.
+STIFFNESSES = [25.0, 400.0]
+SPAN = {"t_end": 1.0, "n_points": 201}
+
+
+def _alone(k, **options):
+    """The second route: the same run by kidym.simulate (compiled, the batch's
+    defaults), its failure kept."""
+    return kidym.simulate(kidym.parse(FOUR_BAR_SPRING), engine="compiled", method="ERK8",
+                          parameters={"k": k}, raise_on_failure=False, **SPAN, **options)
+
+
+@pytest.mark.compiled
+def test_compiled_batch_and_sweep_of_a_conservative_model_pass_monitored():
+    """The double pendulum from three starts, 3 s: every run of a batch and of a sweep
+    is monitored, passes, and conserves its energy as the tolerance asks (E constant);
+    each run's ratio is the one kidym.simulate finds for it."""
+    model = kidym.parse(DOUBLE_PENDULUM)
+    starts = [0.3, 1.0, 2.0]
+    batch = kidym.simulate_batch(model, initial=[{"phi1": a} for a in starts], t_end=3,
+                                 n_points=201, workers=2)
+    study = kidym.sweep(model, vary={"phi1": starts}, t_end=3, n_points=201,
+                        executor="threads", workers=2)
+    assert batch.success.all() and study.status.tolist() == [0, 0, 0]
+    assert study.options["energy_monitor"] == "on"
+    for k, a in enumerate(starts):
+        monitor = batch.results[k].stats["energy_monitor"]
+        assert monitor["monitored"] and not monitor["tripped"] and monitor["ratio"] < 1
+        energy = study["energy"][k]
+        assert np.max(np.abs(energy - energy[0])) < 1e3 * 1e-9 * np.max(np.abs(energy))
+        alone = kidym.simulate(model, engine="compiled", method="ERK8", t_end=3,
+                               n_points=201, initial={"phi1": a})
+        ratio = alone.stats["energy_monitor"]["ratio"]
+        assert monitor["ratio"] == pytest.approx(ratio, rel=1e-6)
+        assert study.energy_ratio[k] == pytest.approx(ratio, rel=1e-6)
+
+
+@pytest.mark.compiled
+def test_compiled_a_run_that_trips_fails_alone_in_a_batch_and_a_sweep(wrong_continuation):
+    """The run at k = 25, continued wrongly past φ = 0, fails by the monitor as
+    kidym.simulate fails it (the same time, kind and message), kept up to there (NaN
+    after it in the stacked arrays); the run at k = 400 passes, as alone."""
+    tripped, passed = (_alone(k) for k in STIFFNESSES)
+    assert tripped.failure["kind"] == faults.ENERGY and passed.success
+    cut = len(tripped.t)
+    batch = kidym.simulate_batch(kidym.parse(FOUR_BAR_SPRING), workers=2,
+                                 parameters=[{"k": k} for k in STIFFNESSES], **SPAN)
+    assert batch.success.tolist() == [False, True] and batch.failed == [0]
+    r = batch.results[0]
+    assert r.failure["kind"] == faults.ENERGY and r.failure["time"] == tripped.failure["time"]
+    assert batch.messages[0] == f"run 0 (parameters k=25): {tripped.message}"
+    assert r.stats["energy_monitor"]["tripped"] and r.t[-1] == tripped.t[-1]
+    assert np.isnan(batch["q1"][0, cut:]).all() and not np.isnan(batch["q1"][0, :cut]).any()
+    np.testing.assert_allclose(batch["q1"][0, :cut], tripped["q1"], rtol=0, atol=1e-12)
+    assert batch.results[1].stats["energy_monitor"]["ratio"] < 1
+    for executor in ("threads", "loop"):
+        study = kidym.sweep(kidym.parse(FOUR_BAR_SPRING), vary={"k": STIFFNESSES},
+                            executor=executor, **SPAN)
+        assert study.status.tolist() == [-1, 0] and study.failed == [0]
+        assert study.reasons == [tripped.message, ""]
+        assert study.energy_ratio[0] > 1 > study.energy_ratio[1]
+        assert np.isnan(study["q1"][0, cut:]).all()
+        np.testing.assert_array_equal(study["q1"][0, :cut], batch["q1"][0, :cut])
+        np.testing.assert_array_equal(study["q1"][1], batch["q1"][1])
+
+
+@pytest.mark.compiled
+def test_compiled_batch_and_sweep_with_the_monitor_off(wrong_continuation, tmp_path):
+    """``monitor_energy=False`` (``kidym sweep --no-energy-monitor``): the wrong run
+    reaches its end, as kidym.simulate's with the monitor off; a study says so."""
+    alone = _alone(25.0, monitor_energy=False)
+    assert alone.success
+    batch = kidym.simulate_batch(kidym.parse(FOUR_BAR_SPRING), workers=2,
+                                 parameters=[{"k": k} for k in STIFFNESSES], **SPAN,
+                                 monitor_energy=False)
+    assert batch.success.all()
+    assert all("energy_monitor" not in r.stats for r in batch.results)
+    np.testing.assert_array_equal(batch["q1"][0], alone["q1"])
+    study = kidym.sweep(kidym.parse(FOUR_BAR_SPRING), vary={"k": STIFFNESSES}, **SPAN,
+                        monitor_energy=False)
+    assert study.status.tolist() == [0, 0] and np.isnan(study.energy_ratio).all()
+    assert study.options["energy_monitor"] == ("not monitored: turned off "
+                                               "(monitor_energy=False)")
+    # the command line, both ways: the file's status and its attribute
+    xr = pytest.importorskip("xarray", reason="kidym[sweep] (xarray) not installed")
+    path = tmp_path / "four_bar.kdm"
+    path.write_text(FOUR_BAR_SPRING, encoding="utf-8")
+    files = {}
+    for flags, name in (([], "on"), (["--no-energy-monitor"], "off")):
+        out = tmp_path / name
+        assert main(["sweep", str(path), "--vary", "k=25:400:2", "--t-end", "1", "--out",
+                     str(out), "--no-plots", *flags]) == 0
+        files[name] = xr.open_dataset(out / "sweep.nc").load()
+    assert files["on"]["status"].values.tolist() == [-1, 0]
+    assert files["on"].attrs["energy_monitor"] == "on"
+    assert files["off"]["status"].values.tolist() == [0, 0]
+    assert files["off"].attrs["energy_monitor"].startswith("not monitored: turned off")
+    assert np.isnan(files["off"]["energy_ratio"].values).all()
+
+
+@pytest.mark.compiled
+@pytest.mark.parametrize(("text", "vary", "why"), [
+    (DAMPED, {"c": [1.0, 2.0]}, "the damper `Dd.x` does work"),
+    (DRIVEN, {"m": [1.0, 2.0]}, "the model depends on time explicitly"),
+])
+def test_compiled_batch_and_study_of_a_model_that_does_work_are_not_monitored(text, vary,
+                                                                             why):
+    """A damper, a time-dependent model: every run passes unmonitored, and says why."""
+    study = kidym.sweep(kidym.parse(text), vary=vary, t_end=1.0)
+    assert study.status.tolist() == [0, 0] and np.isnan(study.energy_ratio).all()
+    assert study.options["energy_monitor"].startswith(f"not monitored: {why}")
+    (name, values), = vary.items()
+    batch = kidym.simulate_batch(kidym.parse(text), parameters=[{name: v} for v in values],
+                                 t_end=1.0, workers=2)
+    assert batch.success.all()
+    for r in batch.results:
+        assert not r.stats["energy_monitor"]["monitored"]
+        assert r.stats["energy_monitor"]["reason"].startswith(why)

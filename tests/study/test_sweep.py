@@ -166,6 +166,14 @@ def test_dask_threads_and_loop_give_identical_results(dask_client) -> None:
     alone = kidym.simulate(model, engine="compiled", t_end=2.0, n_points=21,
                            parameters={"l": 1.5}, initial={"phi": 1.0})
     np.testing.assert_array_equal(runs["dask"]["phi"][7], alone["phi"])
+    # the energy monitor on every executor (the pendulum is conservative): the same
+    # ratios, each the one of the run alone (issue 27)
+    for ex in ("threads", "dask"):
+        np.testing.assert_array_equal(runs[ex].energy_ratio, runs["loop"].energy_ratio)
+    assert runs["dask"].options["energy_monitor"] == "on"
+    assert (runs["dask"].energy_ratio < 1).all()
+    assert runs["dask"].energy_ratio[7] == pytest.approx(
+        alone.stats["energy_monitor"]["ratio"], rel=1e-6)
 
 
 def test_cli_sweep_on_dask_writes_one_directory(dask_client, tmp_path, capsys) -> None:
