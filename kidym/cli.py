@@ -499,7 +499,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="do not search the model's first integrals nor report their drift")
     p.add_argument("--no-energy-monitor", action="store_true", dest="no_energy_monitor",
                    help="do not fail a run of a conservative model whose energy moves more "
-                        "than its tolerances allow (docs/simulation.md, \"The energy "
+                        "than its tolerances allow (docs/output.md, \"The energy "
                         "monitor\")")
     _add_force(p)
     _add_run_output_options(p)
