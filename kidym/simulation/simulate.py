@@ -24,6 +24,7 @@ from kidym.eom.events import (
 )
 from kidym.errors import SimulationError
 from kidym.simulation import faults
+from kidym.simulation.compiled_methods import scipy_tolerances
 from kidym.simulation.constrained import measure, project
 from kidym.simulation.events import EventFunctions, crossed
 from kidym.simulation.finish import assemble
@@ -362,6 +363,10 @@ def run_numpy(system: NumpySystem, spec: RunSpec, options: RunOptions
         options.max_step
     partitioning, jacobian = options.partitioning, options.jacobian
     ali3 = options.ali3
+    # what SciPy's solver is asked for (DOP853: tighter, DOP853_TOL_FACTOR); the rest of
+    # the run (projections, the step-collapse rules, the bridges of ali3, the energy
+    # monitor) keeps the requested rtol
+    solver_rtol, solver_atol = scipy_tolerances(method, rtol, atol)
     quaternion_stabilization = options.quaternion_stabilization
     model = system.equations.model
     stab = spec.stabilization
@@ -417,12 +422,12 @@ def run_numpy(system: NumpySystem, spec: RunSpec, options: RunOptions
             from scipy.integrate import solve_ivp  # (a compiled run does without SciPy)
 
             sol = solve_ivp(fun, (ta, tb), ya, method=solver, t_eval=seg_times,
-                            rtol=rtol, atol=atol, max_step=max_step,
+                            rtol=solver_rtol, atol=solver_atol, max_step=max_step,
                             **({"jac": jac} if jac is not None else {}))
             return sol.success, sol.status, sol.message, sol.nfev, sol.t, sol.y, {}, None
         return _solve_with_events(
             fun, evf, p, ta, tb, ya, seg_times, state_names=system.state_names,
-            method=solver, rtol=rtol, atol=atol, max_step=max_step, jac=jac)
+            method=solver, rtol=solver_rtol, atol=solver_atol, max_step=max_step, jac=jac)
 
     if spec.inputs is not None and spec.inputs.breakpoints(t0, t1).size:
         segment = _restarting(segment, spec.inputs.breakpoints(t0, t1), spec.inputs.window)
@@ -437,8 +442,8 @@ def run_numpy(system: NumpySystem, spec: RunSpec, options: RunOptions
         elif partitioning is not None:
             (ok, status, message, nfev, t_out, y_out, minimal_stats, fault) = run_minimal(
                 system, p, t0, t1, y0, times, options=partitioning,
-                tol=min(stab.tolerance * 1e-3, 1e-15), method=solver, rtol=rtol, atol=atol,
-                max_step=max_step)
+                tol=min(stab.tolerance * 1e-3, 1e-15), method=solver, rtol=solver_rtol,
+                atol=solver_atol, max_step=max_step)
         elif system.equations.constraints is not None and stab.method == "projection":
             (ok, status, message, nfev, t_out, y_out, recorded, fault, projections
              ) = _projected_run(system, segment, p, t0, t1, y0, times, stab.tolerance)
@@ -463,8 +468,8 @@ def run_numpy(system: NumpySystem, spec: RunSpec, options: RunOptions
             from scipy.integrate import solve_ivp
 
             sol = solve_ivp(lambda tt, yy: system.rhs(tt, yy, p), (ta, tb), ya,
-                            method=method, t_eval=seg_times, rtol=rtol, atol=atol,
-                            max_step=max_step)
+                            method=method, t_eval=seg_times, rtol=solver_rtol,
+                            atol=solver_atol, max_step=max_step)
             return sol.t, sol.y.T
 
         t_out, y_out, error = _passage_check(system, t_out, y_out, p, refine)
@@ -530,6 +535,7 @@ def run_numpy(system: NumpySystem, spec: RunSpec, options: RunOptions
             "initial_adjusted": adjusted})
     outs = _outputs(system, t_out, y_out, p, partial=error is not None)
     stats = {"engine": "numpy", "method": method, "rtol": rtol, "atol": atol,
+             "scipy_tolerances": (solver_rtol, solver_atol),
              "wall_time_s": wall, "max_step": max_step,
              **({"events": recorded} if evf is not None else {}),
              **({"jacobian": "fd" if jac is None else "analytic"}
