@@ -39,6 +39,11 @@ faster of NumPy and the cached compiled run). A small run in each engine comes f
 so that what the process pays once (imports) is in none of the columns (it was in the
 default's, which ran first; ``benchmarks/cli.py`` measures the commands whole).
 
+``--numpy-factor``: instead, SciPy's ``DOP853`` in the NumPy engine handed the
+requested ``rtol`` (as before issue 28) and ``rtol × DOP853_TOL_FACTOR`` (the default
+now) at ``rtol`` 1e-6 and 1e-9: the error over ``rtol`` and the evaluations of each —
+the data behind ``DOP853_TOL_FACTOR`` (``docs/compiled.md``).
+
 ``--scan``: instead, the compiled ``ERK8``'s, ``Fehlberg78``'s, ``BDF``'s and ``Adams``'
 error (and its ratio to ``τ``) and steps on each model with the solver handed ``τ`` =
 1e-5 … 1e-11: the data behind the default's tolerance rule and CVODE's factors
@@ -261,6 +266,32 @@ def scan(quick: bool, out=sys.stdout) -> None:
             print(f"{name:<12}{tau:7.0e}  " + "  ".join(cells), file=out, flush=True)
 
 
+def numpy_factor(quick: bool, rtols: list[float], out=sys.stdout) -> None:
+    """What ``DOP853_TOL_FACTOR`` buys in the NumPy engine: SciPy's ``DOP853`` handed the
+    requested ``rtol`` (asked for ``rtol / DOP853_TOL_FACTOR``, as before issue 28) and
+    handed ``rtol × DOP853_TOL_FACTOR`` (asked for ``rtol``, the default now): the error
+    over ``rtol`` and the right-hand-side evaluations of each (``atol = rtol·1e-3``,
+    handed as asked)."""
+    from kidym.simulation.compiled_methods import DOP853_TOL_FACTOR
+
+    print(f"NumPy DOP853 handed rtol (before) and rtol*{DOP853_TOL_FACTOR:g} (now); "
+          "err/rtol, evaluations", file=out)
+    print(f"{'model':<12}{'rtol':>7}{'before':>10}{'nfev':>8}{'now':>10}{'nfev':>8}"
+          f"{'ratio':>7}", file=out)
+    for name, eq, t_end in models(quick):
+        ref = reference(name, eq, t_end)
+        system = NumpySystem.build(eq)
+        for rtol in rtols:
+            cells = []
+            for asked in (rtol / DOP853_TOL_FACTOR, rtol):
+                r = kidym.simulate(system, engine="numpy", method="DOP853", rtol=asked,
+                                   atol=rtol * 1e-3, t_end=t_end, n_points=2)
+                cells.append((final_error(name, eq, r, ref) / rtol, r.nfev))
+            (e0, n0), (e1, n1) = cells
+            print(f"{name:<12}{rtol:7.0e}{e0:10.3g}{n0:8d}{e1:10.3g}{n1:8d}{n1 / n0:7.2f}",
+                  file=out, flush=True)
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rtols", type=float, nargs="+", default=[1e-6, 1e-8, 1e-9, 1e-10])
@@ -272,10 +303,15 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--scan", action="store_true",
                     help="instead: the compiled methods' error and steps against the "
                          "tolerance handed to the solver")
+    ap.add_argument("--numpy-factor", action="store_true",
+                    help="instead: NumPy DOP853 handed rtol and rtol*DOP853_TOL_FACTOR")
     args = ap.parse_args(argv)
     print(machine())
     if args.scan:
         scan(args.quick)
+        return
+    if args.numpy_factor:
+        numpy_factor(args.quick, args.rtols[:1] if args.quick else [1e-6, 1e-9])
         return
     print(f"error at the last time vs the reference; atol = rtol*1e-3; wall: whole "
           f"simulate() call, best of >= {args.repeat}; /best: over the fastest method within "

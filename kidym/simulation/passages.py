@@ -42,6 +42,7 @@ import numpy as np
 from kidym.eom.constraints import Stabilization, solve_augmented
 from kidym.errors import SimulationError
 from kidym.simulation import faults
+from kidym.simulation.compiled_methods import scipy_tolerances
 from kidym.simulation.constrained import project
 from kidym.simulation.monitors import loop_passage, pivot_columns, singular_ratio
 
@@ -397,11 +398,13 @@ def _phase_refine(phase, system, p: np.ndarray, *, method, rtol: float, atol: fl
     if phase is compiled_phase:
         return _refine(system, p, method=method, rtol=rtol, atol=atol, max_step=max_step)
 
+    solver_rtol, solver_atol = scipy_tolerances(method, rtol, atol)
+
     def refine(ta: float, tb: float, ya: np.ndarray, times: np.ndarray) -> tuple:
         from scipy.integrate import solve_ivp
 
         sol = solve_ivp(_rhs(system, p), (ta, tb), ya, method=method, t_eval=times,
-                        rtol=rtol, atol=atol, max_step=max_step)
+                        rtol=solver_rtol, atol=solver_atol, max_step=max_step)
         return sol.t, sol.y.T
     return refine
 
@@ -439,7 +442,10 @@ def numpy_phase(system, p, t, y, t1, watch, emit, *, pending, method, rtol, atol
     del pending
     solver_class = getattr(scipy.integrate, method) if isinstance(method, str) else method
     _r, cols, det = watch.geometry(t, y)
-    solver = solver_class(_rhs(system, p), t, y, t1, rtol=rtol, atol=atol,
+    # SciPy's DOP853 is asked for tighter tolerances (DOP853_TOL_FACTOR); the bridges
+    # and the checks inside a step keep the requested rtol
+    solver_rtol, solver_atol = scipy_tolerances(solver_class, rtol, atol)
+    solver = solver_class(_rhs(system, p), t, y, t1, rtol=solver_rtol, atol=solver_atol,
                           max_step=max_step)
     near, fault = False, None
     while solver.status == "running":

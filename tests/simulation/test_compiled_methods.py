@@ -14,6 +14,11 @@ error's unit) for:
   the virtual constraints they miss by hundreds of times even so, documented in
   ``docs/compiled.md``).
 
+The NumPy default (SciPy's ``DOP853``, handed ``rtol × DOP853_TOL_FACTOR``) is held to
+the same bound on the stiffest of the virtual constraints, α = 1e6 over 0.5 s (about 80
+periods of the fast vibration): handed the requested ``rtol`` itself, SciPy's DOP853
+missed there by 38 × at rtol 1e-6 and 26 × at rtol 1e-9.
+
 References: Andrews' positions published by the Test Set for IVP Solvers
 (:mod:`tests.oracles.andrews`, good to about 3e-10 against runs at rtol 1e-13, far
 below the bound 1e-8 at rtol 1e-9); the chain and the virtual constraints: a compiled
@@ -35,6 +40,9 @@ import kidym
 from kidym.simulation.compiled_methods import (
     ADAMS_TOL_FACTOR,
     BDF_TOL_FACTOR,
+    DOP853_TOL_FACTOR,
+    SCIPY_MIN_RTOL,
+    scipy_tolerances,
     solver_tolerances,
 )
 from tests.codegen.shared import kidym_cache  # noqa: F401
@@ -54,9 +62,11 @@ def _model(name: str) -> tuple[kidym.Equations, float]:
     if name == "andrews":
         return kidym.derive(kidym.load(
             EXAMPLES / "andrews_squeezer" / "andrews_squeezer.kdm")), andrews.T_REF
+    alpha, t_end = {"vc α=1e4": ("1e4", 0.2), "vc α=1e6": ("1e6", 0.5)}[name]
     text = (EXAMPLES / "virtual_constraints" / "test1_circle.kdm").read_text()
     assert "alpha = 1000;" in text
-    return kidym.derive(kidym.parse(text.replace("alpha = 1000;", "alpha = 1e4;"))), 0.2
+    return kidym.derive(kidym.parse(text.replace("alpha = 1000;", f"alpha = {alpha};"))), \
+        t_end
 
 
 def _last(name: str, r: kidym.Result) -> np.ndarray:
@@ -111,3 +121,31 @@ def test_bdf_is_handed_a_tighter_tolerance_within_cvode_floor():
     assert solver_tolerances("Adams", 1e-6, 1e-9) == pytest.approx(
         (1e-6 * ADAMS_TOL_FACTOR, 1e-9 * ADAMS_TOL_FACTOR), rel=1e-12)
     assert solver_tolerances("Fehlberg78", 1e-6, 1e-9) == (1e-6, 1e-9)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rtol", [1e-6, 1e-9])
+def test_the_numpy_default_meets_the_tolerance_on_a_fast_vibration(rtol):
+    assert _error("vc α=1e6", rtol, engine="numpy") <= MEETS * rtol
+
+
+def test_scipy_dop853_is_handed_a_tighter_tolerance_within_scipy_floor():
+    assert scipy_tolerances("DOP853", 1e-6, 1e-9) == pytest.approx(
+        (1e-6 * DOP853_TOL_FACTOR, 1e-9), rel=1e-12)   # atol as asked
+    # never below SciPy's floor (100 eps, where SciPy warns), never looser than asked
+    assert scipy_tolerances("DOP853", 1e-13, 1e-16)[0] == SCIPY_MIN_RTOL
+    assert scipy_tolerances("DOP853", 1e-15, 1e-18)[0] == 1e-15
+    # the other SciPy methods as asked
+    for method in ("RK45", "RK23", "Radau", "BDF", "LSODA"):
+        assert scipy_tolerances(method, 1e-6, 1e-9) == (1e-6, 1e-9)
+
+
+def test_the_numpy_run_says_what_scipy_was_handed():
+    eq, _ = _model("vc α=1e4")
+    r = kidym.simulate(eq, engine="numpy", rtol=1e-6, atol=1e-9, t_end=0.01, n_points=2)
+    assert r.stats["rtol"] == 1e-6
+    assert r.stats["scipy_tolerances"] == pytest.approx(
+        (1e-6 * DOP853_TOL_FACTOR, 1e-9), rel=1e-12)
+    r = kidym.simulate(eq, engine="numpy", method="RK45", rtol=1e-6, atol=1e-9,
+                       t_end=0.01, n_points=2)
+    assert r.stats["scipy_tolerances"] == (1e-6, 1e-9)
