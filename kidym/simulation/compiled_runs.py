@@ -24,17 +24,7 @@ from kidym.errors import SimulationError
 from kidym.simulation import compiled_inputs, faults
 from kidym.simulation.compiled import CompiledSystem
 from kidym.simulation.compiled_calls import NOT_FINITE
-from kidym.simulation.compiled_methods import (  # noqa: F401 (the engine's method names)
-    COMPILED_METHODS,
-    ERK8_TOL_EXPONENT,
-    JACOBIAN_CHOICES,
-    METHOD_ALIASES,
-    OUTPUT_MODES,
-    arkode_options,
-    erk8_tolerances,
-    output_mode_of,
-    wants_jacobian,
-)
+from kidym.simulation.compiled_methods import COMPILED_METHODS, METHOD_ALIASES, wants_jacobian
 from kidym.simulation.events import states_after
 from kidym.simulation.finish import assemble
 from kidym.simulation.inputs import InputBinding, pieces
