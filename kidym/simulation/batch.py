@@ -25,6 +25,7 @@ from kidym.eom.stored import derived
 from kidym.errors import RunInterrupted
 from kidym.model.model import Model
 from kidym.simulation.compiled import CompiledSystem
+from kidym.simulation.compiled_methods import analytic_jacobian
 from kidym.simulation.compiled_runs import run_compiled
 from kidym.simulation.energy_monitor import monitor_run, unmonitored_reason
 from kidym.simulation.finish import finish, with_energy_balance
@@ -103,10 +104,9 @@ def simulate_batch(system: Model | Equations | CompiledSystem, *,
     if isinstance(system, Model):
         system = derived(system)   # (as kidym.simulate: stored by its file's text)
     if isinstance(system, Equations):
-        # BDF's Newton matrix: with the analytic Jacobian (docs/compiled.md), which
-        # knows nothing of a callback's dependence on the state
-        system = CompiledSystem.build(system, jacobian=method == "BDF"
-                                      and not system.model.inputs)
+        # BDF's Newton matrix: with the analytic Jacobian (docs/compiled.md) where a
+        # single run of the method would have it
+        system = CompiledSystem.build(system, jacobian=analytic_jacobian(system, method))
     initial = list(initial or [])
     parameters = list(parameters or [])
     per_run = isinstance(inputs, Sequence) and not isinstance(inputs, str)

@@ -30,13 +30,19 @@ METHOD_ALIASES = {"DOP853": "ERK8", "RK45": "ERK5"}
 
 
 def wants_jacobian(eq: Equations, options: RunOptions) -> bool:
-    """Whether the compiled library of a run carries the analytic Jacobian: ``BDF``'s
+    """Whether the compiled library of a run carries the analytic Jacobian
+    (:func:`analytic_jacobian` of the run's method and ``jacobian`` option)."""
+    return analytic_jacobian(eq, options.method, options.jacobian)
+
+
+def analytic_jacobian(eq: Equations, method: str, jacobian: str = "auto") -> bool:
+    """Whether a compiled library for ``method`` carries the analytic Jacobian: ``BDF``'s
     Newton matrix, unless ``jacobian="fd"`` or the model has controls (whose solve is
     not differentiated) or external inputs (whose derivatives are unknown). The
-    library's cache key and its C depend on it: the build and ``auto``'s estimate and
-    cache lookup ask this one function."""
-    return (METHOD_ALIASES.get(options.method, options.method) == "BDF"
-            and options.jacobian != "fd" and eq.controls is None and not eq.inputs)
+    library's cache key and its C depend on it: a run's build, ``auto``'s estimate and
+    cache lookup, a batch and a study ask this one function."""
+    return (METHOD_ALIASES.get(method, method) == "BDF" and jacobian != "fd"
+            and eq.controls is None and not eq.inputs)
 
 
 #: How the ARKODE methods produce the state at the output times (``output_mode``).

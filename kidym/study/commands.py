@@ -59,12 +59,13 @@ def _sweep(args: argparse.Namespace, pairs, model, study, out: Path, formats: tu
     from kidym.outdir import staged
     from kidym.progress import seconds
     from kidym.simulation.compiled import CompiledSystem
+    from kidym.simulation.compiled_methods import analytic_jacobian
     from kidym.study.design import from_model
     from kidym.study.output import statistic, summary_plots
     from kidym.study.sweep import recorded_quantities, sweep
 
-    system = CompiledSystem.build(derived(model),
-                                  jacobian=args.method == "BDF" and not model.inputs)
+    eq = derived(model)
+    system = CompiledSystem.build(eq, jacobian=analytic_jacobian(eq, args.method))
     if args.quantity is not None and args.quantity not in recorded_quantities(system):
         raise ValueError(f"--quantity {args.quantity}: not recorded; quantities: "
                          + ", ".join(recorded_quantities(system)))

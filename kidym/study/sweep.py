@@ -44,6 +44,7 @@ from kidym.errors import ModelError, RunInterrupted, SimulationError
 from kidym.model.display import check_sizes
 from kidym.model.model import Model
 from kidym.simulation.compiled import CompiledSystem
+from kidym.simulation.compiled_methods import analytic_jacobian
 from kidym.simulation.energy_monitor import unmonitored_reason
 from kidym.simulation.inputs import bind_inputs
 from kidym.simulation.layout import finite_number
@@ -241,10 +242,9 @@ def sweep(model: Model | str | Path, *, vary: Mapping | Study | None = None,
         model = load(model)
     study = _study(model, vary, samples, seed)
     if system is None:
-        # (the equations a run of the same model file uses: kidym.eom.stored; no
-        # analytic Jacobian with inputs: it knows nothing of a callback's dependence)
-        system = CompiledSystem.build(derived(model),
-                                      jacobian=method == "BDF" and not model.inputs)
+        # (the equations a run of the same model file uses: kidym.eom.stored)
+        eq = derived(model)
+        system = CompiledSystem.build(eq, jacobian=analytic_jacobian(eq, method))
     model = system.equations.model
     _check_names(model, system, study, parameters or {}, initial or {})
     freed = free_states(system, free)
